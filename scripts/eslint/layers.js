@@ -1,0 +1,85 @@
+// ESLint rule `svcplane/layers`: enforces the dependency direction of DESIGN §2
+//   api → core → {storage, runtime} → {apiserver, controllers, wrapper, proxy} → cli
+// Each layer may import itself and the layers before it; the four feature folders may not import each
+// other; nothing imports cli. It also pins each external I/O dependency to the one file allowed to load it.
+import path from 'node:path';
+
+const LAYERS = {
+  api: ['api'],
+  core: ['api', 'core'],
+  storage: ['api', 'core', 'storage'],
+  runtime: ['api', 'core', 'runtime'],
+  apiserver: ['api', 'core', 'storage', 'runtime', 'apiserver'],
+  controllers: ['api', 'core', 'storage', 'runtime', 'controllers'],
+  wrapper: ['api', 'core', 'storage', 'runtime', 'wrapper'],
+  proxy: ['api', 'core', 'storage', 'runtime', 'proxy'],
+  cli: ['api', 'core', 'storage', 'runtime', 'apiserver', 'controllers', 'wrapper', 'proxy', 'cli'],
+};
+
+// External modules that do I/O, and the single source file (relative to the repo root) that may import each.
+const PINNED = {
+  'better-sqlite3': 'src/storage/sqlite/sqlite-store.ts',
+  etcd3: 'src/storage/etcd/etcd-store.ts',
+  '@kubernetes/client-node': 'src/runtime/kubeconfig.ts',
+};
+
+function layerOf(absFile, root) {
+  const rel = path.relative(path.join(root, 'src'), absFile);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+  const first = rel.split(path.sep)[0];
+  return first in LAYERS ? first : undefined;
+}
+
+const isTestFile = (f) => /\.test\.ts$/.test(f) || f.includes(`${path.sep}testing${path.sep}`);
+
+export const layersRule = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'enforce the layer order of src/ (DESIGN §2)' },
+    schema: [],
+    messages: {
+      layer: "'{{from}}' may not import '{{to}}' ({{spec}}): allowed layers are {{allowed}}",
+      unknown: 'src/{{dir}} is not a known layer; add it to scripts/eslint/layers.js',
+      pinned: "'{{mod}}' may only be imported by {{file}}",
+    },
+  },
+  create(context) {
+    const file = context.filename;
+    const root = context.cwd;
+    const from = layerOf(file, root);
+    const relFile = path.relative(root, file).split(path.sep).join('/');
+    function check(node, spec) {
+      if (typeof spec !== 'string') return;
+      if (!spec.startsWith('.')) {
+        const mod = Object.keys(PINNED).find((m) => spec === m || spec.startsWith(`${m}/`));
+        if (mod && relFile.startsWith('src/') && !isTestFile(file) && PINNED[mod] !== relFile) {
+          context.report({ node, messageId: 'pinned', data: { mod, file: PINNED[mod] } });
+        }
+        return;
+      }
+      if (!from) return;
+      const target = path.resolve(path.dirname(file), spec);
+      const to = layerOf(target, root);
+      if (to === undefined) {
+        const rel = path.relative(path.join(root, 'src'), target);
+        if (!rel.startsWith('..') && !isTestFile(file)) {
+          context.report({ node, messageId: 'unknown', data: { dir: rel.split(path.sep)[0] } });
+        }
+        return; // outside src/ (test support): only test files reach there, and they may
+      }
+      if (!LAYERS[from].includes(to)) {
+        context.report({
+          node,
+          messageId: 'layer',
+          data: { from, to, spec, allowed: LAYERS[from].join(', ') },
+        });
+      }
+    }
+    return {
+      ImportDeclaration: (n) => check(n, n.source.value),
+      ExportNamedDeclaration: (n) => n.source && check(n, n.source.value),
+      ExportAllDeclaration: (n) => check(n, n.source.value),
+      ImportExpression: (n) => n.source.type === 'Literal' && check(n, n.source.value),
+    };
+  },
+};

@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// `npm test`: makes sure the external test dependencies exist (a real etcd), then runs every
+// *.test.ts under src/ and test/ with Node's test runner (TypeScript loaded through tsx).
+// Arguments narrow the run: `npm test -- src/storage` runs only the files under that path.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+process.chdir(root);
+
+const etcd = spawnSync('bash', ['scripts/ensure-etcd.sh'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  encoding: 'utf8',
+});
+if (etcd.status !== 0) {
+  console.error('npm test: a real etcd is required for the etcd storage suite (see above)');
+  process.exit(1);
+}
+process.env.ETCD_BIN = etcd.stdout.trim();
+
+function walk(dir, out) {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name.startsWith('.')) continue;
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+const filters = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const passthrough = process.argv.slice(2).filter((a) => a.startsWith('-'));
+let files = [...walk('src', []), ...walk('test', [])].sort();
+if (filters.length > 0) files = files.filter((f) => filters.some((x) => f.startsWith(path.normalize(x))));
+if (files.length === 0) {
+  console.error(`npm test: no test files match ${filters.join(' ')}`);
+  process.exit(1);
+}
+
+const args = ['--import', 'tsx', '--test', '--test-concurrency=2', ...passthrough, ...files];
+const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: process.env });
+process.exit(r.status ?? 1);

@@ -1,0 +1,89 @@
+// Watch for stores that own their change log (memory and sqlite). A watcher is only a cursor, the last
+// revision it has seen; it pulls batches from the shared log and sleeps on one shared "changed" signal.
+// No per-watcher queue exists, so a slow consumer costs nothing and can never overflow: when it falls
+// behind it reads older batches (from the log's own storage) until it catches up, or gets Compacted.
+import { StoreError, type WatchEvent } from './store.js';
+
+export interface ChangeLog {
+  /** Newest revision written. */
+  head(): number;
+  /** Oldest revision a watch may start from. */
+  compacted(): number;
+  /** True once the store is closed. */
+  closed(): boolean;
+  /**
+   * Events under `prefix` with revision > `after`, scanning at most `max` revisions. `through` is the
+   * last revision scanned (>= after), so the cursor advances past revisions that matched nothing.
+   */
+  readAfter(prefix: string, after: number, max: number): { events: WatchEvent[]; through: number };
+  /** Resolves after the next commit (or close). */
+  nextChange(): Promise<void>;
+}
+
+const BATCH = 1000;
+
+export function compactedError(from: number, compactRevision: number): StoreError {
+  return new StoreError(
+    'Compacted',
+    `required revision ${from} has been compacted (oldest available is ${compactRevision})`,
+    { revision: from, compactRevision },
+  );
+}
+
+/**
+ * A watch from `from` delivers changes from revision from+1 on, so it needs from+1 >= the compacted
+ * revision: exactly etcd's rule for a watch whose start revision is from+1.
+ */
+export function checkWatchStart(log: ChangeLog, from: number): void {
+  if (from + 1 < log.compacted()) throw compactedError(from, log.compacted());
+  if (from > log.head()) {
+    throw new StoreError(
+      'FutureRevision',
+      `revision ${from} is newer than the current revision ${log.head()}`,
+      {
+        revision: from,
+      },
+    );
+  }
+}
+
+/** Resolves when `p` settles or `signal` aborts, whichever is first; never rejects on abort. */
+export function untilAborted(p: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err as Error);
+      },
+    );
+  });
+}
+
+export async function* cursorWatch(
+  log: ChangeLog,
+  prefix: string,
+  from: number,
+  signal: AbortSignal,
+): AsyncGenerator<WatchEvent[], void, undefined> {
+  checkWatchStart(log, from);
+  let cursor = from;
+  while (!signal.aborted && !log.closed()) {
+    // Subscribe before reading so a commit between the read and the wait is not missed.
+    const changed = log.nextChange();
+    if (cursor + 1 < log.compacted()) throw compactedError(cursor, log.compacted());
+    const { events, through } = log.readAfter(prefix, cursor, BATCH);
+    cursor = through;
+    if (events.length > 0) {
+      yield events;
+    } else if (cursor >= log.head()) {
+      await untilAborted(changed, signal);
+    }
+  }
+}

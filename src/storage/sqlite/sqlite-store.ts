@@ -1,0 +1,527 @@
+// The embedded Store: one SQLite file in WAL mode, opened by exactly one process, written through a
+// group-commit queue. Design and trade-offs: docs/design/storage.md.
+//
+// - The log is append-only; the row id is the revision (AUTOINCREMENT: never reused).
+// - Compare-and-swap is enforced by SQLite itself: each write is one INSERT … SELECT whose WHERE holds
+//   the precondition, and UNIQUE(name, prev_revision) forbids two successors of one revision.
+// - Group commit: every write that arrives before the queue is flushed (one event-loop turn) shares
+//   one transaction and so one fsync; a write is acknowledged only after its COMMIT returned.
+// - Watch reads an in-memory tail of recent changes, and the table only for watchers that are behind it.
+import Database from 'better-sqlite3';
+import { compactedError, cursorWatch, type ChangeLog } from '../cursor-watch.js';
+import {
+  checkKey,
+  checkLimit,
+  checkPrefix,
+  checkRevision,
+  checkValue,
+  decodeContinue,
+  encodeContinue,
+  prefixEnd,
+} from '../keys.js';
+import {
+  conflictError,
+  StoreError,
+  type KeyValue,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  type WatchEvent,
+} from '../store.js';
+import { TailRing } from './tail-ring.js';
+import {
+  APPLICATION_ID,
+  SCHEMA_SQL,
+  SCHEMA_VERSION,
+  dbPath,
+  inspectFile,
+  openError,
+  prepareDataDir,
+} from './sqlite-files.js';
+
+export interface SqliteStoreOptions {
+  /** Directory holding svcplane.db; created if missing. */
+  readonly dataDir: string;
+  /** FULL (default) acknowledges a write only once it is on disk; NORMAL may lose the newest writes on OS crash. */
+  readonly synchronous?: 'FULL' | 'NORMAL';
+  /** Run PRAGMA quick_check on an existing file before using it (default true). */
+  readonly verify?: boolean;
+  /** Most writes one transaction takes (default 1024). */
+  readonly maxBatch?: number;
+  /** Rows one compaction transaction deletes (default 500), so writers never wait long behind it. */
+  readonly compactBatch?: number;
+  /** Changes kept in memory for watchers (default 20,000). */
+  readonly tailSize?: number;
+}
+
+interface Row {
+  id: number;
+  name: Buffer;
+  create_revision: number;
+  deleted: number;
+  value: Buffer;
+}
+
+type Op =
+  | { kind: 'create'; key: string; name: Buffer; value: Buffer }
+  | { kind: 'update'; key: string; name: Buffer; value: Buffer; expected: number }
+  | { kind: 'delete'; key: string; name: Buffer; expected: number | undefined };
+
+interface Pending {
+  op: Op;
+  resolve: (kv: KeyValue) => void;
+  reject: (err: unknown) => void;
+}
+
+const ROW_COLS = `id, name, IIF(create_revision = 0, id, create_revision) AS create_revision, deleted, value`;
+
+export class SqliteStore implements Store {
+  readonly backend = 'sqlite' as const;
+  readonly file: string;
+  private readonly db: Database.Database;
+  private readonly stmt;
+  private head: number;
+  private compacted: number;
+  private readonly tail: TailRing;
+  private queue: Pending[] = [];
+  private flushScheduled = false;
+  private isClosed = false;
+  private idle: Promise<void> = Promise.resolve();
+  private readonly maxBatch: number;
+  private readonly compactBatch: number;
+  /** Counters for tests and metrics: transactions committed and writes they carried. */
+  readonly stats = { commits: 0, writes: 0, compactedRows: 0 };
+
+  static open(opts: SqliteStoreOptions): SqliteStore {
+    prepareDataDir(opts.dataDir);
+    const file = dbPath(opts.dataDir);
+    const state = inspectFile(file);
+    if (state === 'sqlite') validateExisting(file, opts.verify ?? true);
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(file);
+      db.pragma('busy_timeout = 200');
+      // One process owns the file: a second apiserver on the same file would never see the first
+      // one's writes in its watch tail. EXCLUSIVE locking makes the second open fail fast instead.
+      db.pragma('locking_mode = EXCLUSIVE');
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+      db.pragma('temp_store = MEMORY');
+      db.pragma('journal_size_limit = 67108864');
+      if (state !== 'sqlite') db.exec(`BEGIN IMMEDIATE; ${SCHEMA_SQL}; COMMIT;`);
+      else db.exec('BEGIN IMMEDIATE; COMMIT;'); // takes and keeps the exclusive lock now
+      return new SqliteStore(file, db, opts);
+    } catch (err) {
+      db?.close();
+      throw openError(file, err);
+    }
+  }
+
+  private constructor(file: string, db: Database.Database, opts: SqliteStoreOptions) {
+    this.file = file;
+    this.db = db;
+    this.maxBatch = opts.maxBatch ?? 1024;
+    this.compactBatch = opts.compactBatch ?? 500;
+    this.stmt = {
+      latest: db.prepare<[Buffer], Row>(`SELECT ${ROW_COLS} FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1`),
+      at: db.prepare<[Buffer, number], Row>(
+        `SELECT ${ROW_COLS} FROM kv WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1`,
+      ),
+      create: db.prepare<{ name: Buffer; value: Buffer }>(
+        `INSERT INTO kv (name, create_revision, deleted, prev_revision, value)
+         SELECT :name, 0, 0, COALESCE((SELECT MAX(id) FROM kv WHERE name = :name), 0), :value
+         WHERE NOT EXISTS (SELECT 1 FROM kv WHERE id = (SELECT MAX(id) FROM kv WHERE name = :name) AND deleted = 0)`,
+      ),
+      update: db.prepare<{ name: Buffer; value: Buffer; expected: number }>(
+        `INSERT INTO kv (name, create_revision, deleted, prev_revision, value)
+         SELECT name, IIF(create_revision = 0, id, create_revision), 0, id, :value
+         FROM kv WHERE id = :expected AND name = :name AND deleted = 0`,
+      ),
+      remove: db.prepare<{ name: Buffer; expected: number }>(
+        `INSERT INTO kv (name, create_revision, deleted, prev_revision, value)
+         SELECT name, IIF(create_revision = 0, id, create_revision), 1, id, value
+         FROM kv WHERE id = :expected AND name = :name AND deleted = 0`,
+      ),
+      byId: db.prepare<[number], Row>(`SELECT ${ROW_COLS} FROM kv WHERE id = ?`),
+      list: db.prepare<{ start: Buffer; end: Buffer; rev: number; limit: number }, Row>(
+        `SELECT ${ROW_COLS} FROM kv AS a
+         WHERE a.name >= :start AND a.name < :end AND a.id <= :rev AND a.deleted = 0
+           AND NOT EXISTS (SELECT 1 FROM kv AS b WHERE b.name = a.name AND b.id > a.id AND b.id <= :rev)
+         ORDER BY a.name LIMIT :limit`,
+      ),
+      range: db.prepare<{ after: number; upto: number; start: Buffer; end: Buffer }, Row>(
+        `SELECT ${ROW_COLS} FROM kv WHERE id > :after AND id <= :upto AND name >= :start AND name < :end ORDER BY id`,
+      ),
+      compactable: db.prepare<{ cursor: number; target: number; limit: number }, { id: number }>(
+        `SELECT a.id FROM kv AS a WHERE a.id > :cursor AND a.id < :target
+           AND (a.deleted = 1 OR EXISTS (SELECT 1 FROM kv AS b WHERE b.name = a.name AND b.id > a.id AND b.id <= :target))
+         ORDER BY a.id LIMIT :limit`,
+      ),
+      deleteId: db.prepare<[number]>(`DELETE FROM kv WHERE id = ?`),
+      setCompact: db.prepare<[number]>(`UPDATE meta SET value = ? WHERE key = 'compact_revision'`),
+    };
+    const seq = db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'kv'`).get() as
+      { seq: number } | undefined;
+    this.head = seq?.seq ?? 0;
+    const meta = db.prepare(`SELECT value FROM meta WHERE key = 'compact_revision'`).get() as {
+      value: number;
+    };
+    this.compacted = meta.value;
+    this.tail = new TailRing(opts.tailSize ?? 20_000, this.head + 1);
+  }
+
+  // ---- reads ----
+
+  private ensureOpen(): void {
+    if (this.isClosed) throw new StoreError('Closed', 'store is closed');
+  }
+
+  private readRevision(revision: number | undefined): number {
+    if (revision === undefined || revision === 0) return this.head;
+    checkRevision('revision', revision);
+    if (revision < this.compacted) throw compactedError(revision, this.compacted);
+    if (revision > this.head) {
+      throw new StoreError(
+        'FutureRevision',
+        `revision ${revision} is newer than the current revision ${this.head}`,
+        {
+          revision,
+        },
+      );
+    }
+    return revision;
+  }
+
+  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | undefined> {
+    this.ensureOpen();
+    checkKey(key);
+    const at = this.readRevision(opts.revision);
+    const row = this.stmt.at.get(Buffer.from(key), at);
+    return row === undefined || row.deleted === 1 ? undefined : toKeyValue(row);
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    this.ensureOpen();
+    checkPrefix(prefix);
+    checkLimit(opts.limit);
+    let at: number;
+    let start = Buffer.from(prefix);
+    if (opts.continue !== undefined && opts.continue !== '') {
+      const token = decodeContinue(opts.continue, prefix);
+      at = this.readRevision(token.rev);
+      start = Buffer.concat([Buffer.from(token.after), Buffer.from([0])]);
+    } else {
+      at = this.readRevision(opts.revision);
+    }
+    const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : -1;
+    const rows = this.stmt.list.all({
+      start,
+      end: prefixEnd(Buffer.from(prefix)),
+      rev: at,
+      limit: limit > 0 ? limit + 1 : -1,
+    });
+    const more = limit > 0 && rows.length > limit;
+    const items = (more ? rows.slice(0, limit) : rows).map(toKeyValue);
+    const last = items[items.length - 1];
+    return more && last !== undefined
+      ? { revision: at, items, continue: encodeContinue({ rev: at, prefix, after: last.key }) }
+      : { revision: at, items };
+  }
+
+  async currentRevision(): Promise<number> {
+    this.ensureOpen();
+    return this.head;
+  }
+
+  async compactRevision(): Promise<number> {
+    this.ensureOpen();
+    return this.compacted;
+  }
+
+  // ---- writes (group commit) ----
+
+  create(key: string, value: Uint8Array): Promise<KeyValue> {
+    return this.enqueue(() => {
+      checkKey(key);
+      checkValue(key, value);
+      return { kind: 'create', key, name: Buffer.from(key), value: asBuffer(value) };
+    });
+  }
+
+  update(key: string, value: Uint8Array, expectedRevision: number): Promise<KeyValue> {
+    return this.enqueue(() => {
+      checkKey(key);
+      checkValue(key, value);
+      checkRevision('expectedRevision', expectedRevision);
+      return {
+        kind: 'update',
+        key,
+        name: Buffer.from(key),
+        value: asBuffer(value),
+        expected: expectedRevision,
+      };
+    });
+  }
+
+  delete(key: string, expectedRevision?: number): Promise<KeyValue> {
+    return this.enqueue(() => {
+      checkKey(key);
+      if (expectedRevision !== undefined) checkRevision('expectedRevision', expectedRevision);
+      return { kind: 'delete', key, name: Buffer.from(key), expected: expectedRevision };
+    });
+  }
+
+  private enqueue(build: () => Op): Promise<KeyValue> {
+    return new Promise<KeyValue>((resolve, reject) => {
+      this.ensureOpen();
+      this.queue.push({ op: build(), resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        this.idle = new Promise<void>((done) =>
+          setImmediate(() => {
+            try {
+              this.flush();
+            } finally {
+              done();
+            }
+          }),
+        );
+      }
+    });
+  }
+
+  /** Commits everything queued so far as one transaction (in chunks of maxBatch). */
+  private flush(): void {
+    this.flushScheduled = false;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.commitBatch(batch);
+    }
+  }
+
+  private commitBatch(batch: Pending[]): void {
+    const outcomes: Array<{ ok: true; kv: KeyValue; event: WatchEvent } | { ok: false; err: unknown }> = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (err) {
+      for (const p of batch)
+        p.reject(new StoreError('Unavailable', `cannot write: ${errMsg(err)}`, {}, { cause: err }));
+      return;
+    }
+    let failure: unknown;
+    for (const p of batch) {
+      try {
+        outcomes.push({ ok: true, ...this.apply(p.op) });
+      } catch (err) {
+        // A failed precondition only fails its own write; a storage failure (I/O error, disk full)
+        // may have rolled the whole transaction back, so it fails the batch.
+        if (err instanceof StoreError && err.code === 'Unavailable') {
+          failure = err;
+          break;
+        }
+        outcomes.push({ ok: false, err });
+      }
+    }
+    try {
+      if (failure !== undefined) throw failure;
+      this.db.exec('COMMIT');
+    } catch (err) {
+      // Nothing of this batch is durable: roll back and fail every write in it.
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        /* already rolled back by SQLite */
+      }
+      const fail =
+        err instanceof StoreError
+          ? err
+          : new StoreError('Unavailable', `commit failed: ${errMsg(err)}`, {}, { cause: err });
+      for (const p of batch) p.reject(fail);
+      return;
+    }
+    this.stats.commits++;
+    batch.forEach((p, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) {
+        this.stats.writes++;
+        this.head = o.kv.modRevision;
+        this.tail.push(o.event);
+      }
+    });
+    this.tail.wake();
+    batch.forEach((p, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) p.resolve(o.kv);
+      else p.reject(o.err);
+    });
+  }
+
+  /** Applies one write inside the open transaction; throws the StoreError the caller should see. */
+  private apply(op: Op): { kv: KeyValue; event: WatchEvent } {
+    let info: Database.RunResult;
+    try {
+      if (op.kind === 'create') info = this.stmt.create.run({ name: op.name, value: op.value });
+      else if (op.kind === 'update') {
+        info = this.stmt.update.run({ name: op.name, value: op.value, expected: op.expected });
+      } else {
+        const expected = op.expected ?? this.stmt.latest.get(op.name)?.id ?? 0;
+        info = this.stmt.remove.run({ name: op.name, expected });
+      }
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw this.explain(op);
+      throw new StoreError(
+        'Unavailable',
+        `write of ${op.key} failed: ${errMsg(err)}`,
+        { key: op.key },
+        { cause: err },
+      );
+    }
+    if (info.changes !== 1) throw this.explain(op);
+    const row = this.stmt.byId.get(Number(info.lastInsertRowid))!;
+    const kv = toKeyValue(row);
+    const event: WatchEvent = {
+      type: row.deleted === 1 ? 'DELETE' : 'PUT',
+      key: op.key,
+      value: row.value,
+      revision: row.id,
+      createRevision: row.create_revision,
+    };
+    return { kv, event };
+  }
+
+  /** Why a write's precondition failed, read inside the same transaction. */
+  private explain(op: Op): StoreError {
+    const cur = this.stmt.latest.get(op.name);
+    const live = cur !== undefined && cur.deleted === 0;
+    if (op.kind === 'create') {
+      return live
+        ? new StoreError('AlreadyExists', `key ${op.key} already exists`, { key: op.key })
+        : new StoreError('Conflict', `key ${op.key} changed concurrently`, { key: op.key });
+    }
+    if (!live) return new StoreError('NotFound', `key ${op.key} not found`, { key: op.key });
+    return conflictError(op.key, op.expected ?? 0, cur.id);
+  }
+
+  // ---- watch ----
+
+  watch(prefix: string, fromRevision: number, signal: AbortSignal): AsyncIterable<WatchEvent[]> {
+    this.ensureOpen();
+    checkPrefix(prefix);
+    checkRevision('fromRevision', fromRevision);
+    const log: ChangeLog = {
+      head: () => this.head,
+      compacted: () => this.compacted,
+      closed: () => this.isClosed,
+      nextChange: () => this.tail.nextChange(),
+      readAfter: (p, after, max) => this.readAfter(p, after, max),
+    };
+    return cursorWatch(log, prefix, fromRevision, signal);
+  }
+
+  private readAfter(prefix: string, after: number, max: number): { events: WatchEvent[]; through: number } {
+    if (this.tail.covers(after + 1)) return this.tail.readAfter(prefix, after, max, this.head);
+    // Behind the in-memory tail: read the table, up to where the tail starts.
+    const upto = Math.min(after + max, this.tail.start - 1, this.head);
+    const p = Buffer.from(prefix);
+    const rows = this.stmt.range.all({ after, upto, start: p, end: prefixEnd(p) });
+    const events = rows.map<WatchEvent>((r) => ({
+      type: r.deleted === 1 ? 'DELETE' : 'PUT',
+      key: r.name.toString('utf8'),
+      value: r.value,
+      revision: r.id,
+      createRevision: r.create_revision,
+    }));
+    return { events, through: Math.max(after, upto) };
+  }
+
+  // ---- compaction ----
+
+  async compact(revision: number): Promise<void> {
+    this.ensureOpen();
+    checkRevision('revision', revision);
+    await this.idle;
+    if (revision > this.head) {
+      throw new StoreError('FutureRevision', `cannot compact to ${revision}: newer than ${this.head}`, {
+        revision,
+      });
+    }
+    if (revision <= this.compacted) return;
+    // Record the new floor first: from here on, reads below it fail cleanly instead of seeing holes.
+    this.stmt.setCompact.run(revision);
+    this.compacted = revision;
+    let cursor = 0;
+    for (;;) {
+      if (this.isClosed) return;
+      const ids = this.stmt.compactable.all({ cursor, target: revision, limit: this.compactBatch });
+      if (ids.length === 0) return;
+      this.db.transaction(() => {
+        for (const { id } of ids) this.stmt.deleteId.run(id);
+      })();
+      this.stats.compactedRows += ids.length;
+      cursor = ids[ids.length - 1]!.id;
+      // Let queued writes commit between batches.
+      await new Promise<void>((r) => setImmediate(r));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    await this.idle;
+    if (this.queue.length > 0) this.flush();
+    this.isClosed = true;
+    this.tail.wake();
+    this.db.close();
+  }
+}
+
+/** Opens an existing file read-only and checks it is an intact svcplane database, writing nothing. */
+function validateExisting(file: string, verify: boolean): void {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 200');
+    const appId = db.pragma('application_id', { simple: true }) as number;
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (appId !== APPLICATION_ID) {
+      const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master`).get() as { n: number };
+      if (appId !== 0 || tables.n > 0) {
+        throw new StoreError(
+          'NotSvcplaneDatabase',
+          `${file} is not a svcplane database (a SQLite file of another application); refusing to open it`,
+        );
+      }
+    } else if (version > SCHEMA_VERSION) {
+      throw new StoreError(
+        'NotSvcplaneDatabase',
+        `${file} was written by a newer svcplane (schema ${version}, this one knows ${SCHEMA_VERSION})`,
+      );
+    }
+    if (verify) {
+      const result = db.pragma('quick_check', { simple: true }) as string;
+      if (result !== 'ok') {
+        throw new StoreError(
+          'Corrupt',
+          `${file} is corrupt (${result.split('\n')[0]}); svcplane left it untouched: restore it from a backup`,
+        );
+      }
+    }
+  } catch (err) {
+    throw openError(file, err);
+  } finally {
+    db?.close();
+  }
+}
+
+function toKeyValue(row: Row): KeyValue {
+  return {
+    key: row.name.toString('utf8'),
+    value: row.value,
+    createRevision: row.create_revision,
+    modRevision: row.id,
+  };
+}
+
+const asBuffer = (v: Uint8Array): Buffer =>
+  Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
+const errMsg = (err: unknown): string => (err instanceof Error ? err.message : String(err));
