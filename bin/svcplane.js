@@ -1,14 +1,3 @@
 #!/usr/bin/env node
-// Entry point for the `svcplane` command. The TypeScript sources are compiled to dist/ by `npm ci`
-// (the `prepare` script); this shim only loads the compiled CLI.
-import { main } from '../dist/cli/main.js';
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err) => {
-    process.stderr.write(`svcplane: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+// The `svcplane` command. `npm ci` compiles src/ to dist/ (the `prepare` script); this only loads it.
+import '../dist/cli/svcplane.js';

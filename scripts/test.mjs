@@ -19,6 +19,15 @@ if (etcd.status !== 0) {
 }
 process.env.ETCD_BIN = etcd.stdout.trim();
 
+// The end-to-end tests run the compiled `svcplane` bin, so compile first (as `npm ci` does).
+const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+  stdio: 'inherit',
+});
+if (build.status !== 0) {
+  console.error('npm test: the build failed');
+  process.exit(1);
+}
+
 function walk(dir, out) {
   for (const name of readdirSync(dir)) {
     if (name === 'node_modules' || name.startsWith('.')) continue;

@@ -19,6 +19,7 @@ const LAYERS = {
 // External modules that do I/O, and the single source file (relative to the repo root) that may import each.
 const PINNED = {
   'better-sqlite3': 'src/storage/sqlite/sqlite-store.ts',
+  cockatiel: 'src/storage/etcd/etcd-store.ts',
   etcd3: 'src/storage/etcd/etcd-store.ts',
   '@kubernetes/client-node': 'src/runtime/kubeconfig.ts',
 };

@@ -8,6 +8,7 @@
 //   one transaction and so one fsync; a write is acknowledged only after its COMMIT returned.
 // - Watch reads an in-memory tail of recent changes, and the table only for watchers that are behind it.
 import Database from 'better-sqlite3';
+import { existsSync, rmSync } from 'node:fs';
 import { compactedError, cursorWatch, type ChangeLog } from '../cursor-watch.js';
 import {
   checkKey,
@@ -476,6 +477,8 @@ export class SqliteStore implements Store {
 
 /** Opens an existing file read-only and checks it is an intact svcplane database, writing nothing. */
 function validateExisting(file: string, verify: boolean): void {
+  // Reading a WAL-mode file makes SQLite create -wal/-shm side files; remove the ones we caused.
+  const sideFiles = [`${file}-wal`, `${file}-shm`].filter((f) => !existsSync(f));
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
@@ -509,6 +512,7 @@ function validateExisting(file: string, verify: boolean): void {
     throw openError(file, err);
   } finally {
     db?.close();
+    for (const f of sideFiles) rmSync(f, { force: true });
   }
 }
 

@@ -1,0 +1,47 @@
+// Flag parsing shared by every subcommand: node's parseArgs in strict mode, with usage errors that
+// exit with status 2 and a one-line reason, as kube-* binaries do.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+
+export function parseFlags<T extends FlagSpec>(
+  args: string[],
+  options: T,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals: true });
+    return { values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    // Keep node's first sentence ("Unknown option '--x'"), drop its advice about positionals.
+    throw new UsageError(msg.split('\n')[0]!.replace(/\. To specify a positional argument.*$/, ''));
+  }
+}
+
+export function intFlag(name: string, raw: string | boolean | undefined, min = 0): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want an integer >= ${min}`);
+  }
+  return n;
+}
+
+export function oneOf<T extends string>(
+  name: string,
+  raw: string | boolean | undefined,
+  allowed: readonly T[],
+  def: T,
+): T {
+  if (raw === undefined) return def;
+  if (typeof raw !== 'string' || !(allowed as readonly string[]).includes(raw)) {
+    throw new UsageError(
+      `invalid value ${JSON.stringify(raw)} for --${name}: want one of ${allowed.join(', ')}`,
+    );
+  }
+  return raw as T;
+}

@@ -1,0 +1,64 @@
+// `svcplane`: flags → config → composition, nothing else (DESIGN §4).
+import { readFileSync } from 'node:fs';
+import { isStoreError } from '../storage/store.js';
+import { UsageError, parseFlags } from './flags.js';
+import { STORE_HELP, storeCommand } from './store-command.js';
+import { upCommand, UP_HELP } from './up-command.js';
+
+const version = (): string =>
+  (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
+
+export const HELP = `svcplane: a Kubernetes-compatible Service networking control plane for edge and multi-zone clusters
+
+Usage: svcplane <command> [flags]
+
+Commands:
+  up          all-in-one server on the embedded store (the API server arrives with the next release)
+  store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
+  version     print the version
+
+Run 'svcplane <command> --help' for the flags of a command.
+`;
+
+const out = (s: string): void => {
+  process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+};
+
+/** Runs the CLI; resolves to the process exit status. Usage errors are 2, runtime failures 1. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        out(HELP);
+        return command === undefined ? 2 : 0;
+      case 'version':
+      case '--version':
+        parseFlags(rest, {});
+        out(`svcplane ${version()}`);
+        return 0;
+      case 'up':
+        return await upCommand(rest, out);
+      case 'store':
+        return await storeCommand(rest, out);
+      default:
+        throw new UsageError(`unknown command "${command}" (see 'svcplane --help')`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`svcplane: ${err.message}\n`);
+      return 2;
+    }
+    if (isStoreError(err)) {
+      process.stderr.write(`svcplane: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+export { STORE_HELP, UP_HELP };

@@ -1,0 +1,179 @@
+// etcd-specific behaviour beyond the conformance suite: the key layout in etcd, several apiservers
+// sharing one etcd, and clear failures when etcd is unreachable or goes away.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { isStoreError, type WatchEvent } from '../store.js';
+import { EtcdStore } from './etcd-store.js';
+import { findEtcd, freePort, startEtcd, type EtcdServer } from './testing/etcd-server.js';
+import path from 'node:path';
+
+const enc = (s: string): Buffer => Buffer.from(s);
+const dec = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
+
+function etcdctl(endpoint: string, ...args: string[]): string {
+  const bin = path.join(path.dirname(findEtcd()), 'etcdctl');
+  const r = spawnSync(bin, [`--endpoints=${endpoint}`, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ETCDCTL_API: '3' },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+describe('etcd store', () => {
+  let etcd: EtcdServer;
+  const stores: EtcdStore[] = [];
+  const open = async (prefix?: string): Promise<EtcdStore> => {
+    const s = await EtcdStore.open({ endpoints: [etcd.endpoint], ...(prefix ? { prefix } : {}) });
+    stores.push(s);
+    return s;
+  };
+  before(async () => {
+    etcd = await startEtcd();
+  });
+  after(async () => {
+    for (const s of stores) await s.close();
+    await etcd.stop();
+  });
+
+  it('keeps keys under /registry by default, where kube-apiserver keeps them', async () => {
+    const s = await open();
+    await s.create('/services/specs/default/web', enc('{"kind":"Service"}'));
+    const out = etcdctl(etcd.endpoint, 'get', '--prefix', '/registry/services/');
+    assert.deepEqual(out.trim().split('\n'), ['/registry/services/specs/default/web', '{"kind":"Service"}']);
+    const other = await open('/elsewhere/');
+    assert.equal(await other.get('/services/specs/default/web'), undefined);
+  });
+
+  it('several apiservers on one etcd share revisions, CAS and watches', async () => {
+    const a = await open('/shared');
+    const b = await open('/shared');
+    const start = await a.create('/cnt', enc('0'));
+    const watched: WatchEvent[] = [];
+    const ac = new AbortController();
+    const watching = (async () => {
+      for await (const batch of b.watch('/', start.modRevision, ac.signal)) {
+        watched.push(...batch);
+        if (watched.length >= 400) return;
+      }
+    })();
+    const increment = async (s: EtcdStore): Promise<void> => {
+      for (;;) {
+        const cur = (await s.get('/cnt'))!;
+        try {
+          await s.update('/cnt', enc(String(Number(dec(cur.value)) + 1)), cur.modRevision);
+          return;
+        } catch (err) {
+          if (!isStoreError(err, 'Conflict')) throw err;
+        }
+      }
+    };
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 50; i++) await increment(w % 2 === 0 ? a : b);
+      }),
+    );
+    await watching;
+    ac.abort();
+    assert.equal(dec((await b.get('/cnt'))!.value), '400');
+    assert.equal(await a.currentRevision(), await b.currentRevision());
+    assert.deepEqual(
+      watched.map((e) => dec(e.value)),
+      Array.from({ length: 400 }, (_, i) => String(i + 1)),
+    );
+  });
+
+  it('records compaction in compact_rev_key, where kube-apiserver records it', async () => {
+    const s = await open('/compaction');
+    const kv = await s.create('/k', enc('1'));
+    await s.compact(kv.modRevision);
+    assert.equal(
+      etcdctl(etcd.endpoint, 'get', 'compact_rev_key', '--print-value-only').trim(),
+      String(kv.modRevision),
+    );
+    await s.compact(kv.modRevision - 1); // never lowers it
+    assert.equal(await s.compactRevision(), kv.modRevision);
+  });
+
+  it('refuses a value that etcd would refuse, before sending it', async () => {
+    const s = await open('/big');
+    await assert.rejects(s.create('/k', Buffer.alloc(2 * 1024 * 1024)), (e: unknown) =>
+      isStoreError(e, 'TooLarge'),
+    );
+  });
+});
+
+describe('etcd store failures', () => {
+  it('open() of a closed port fails quickly with one clear line', async () => {
+    const port = await freePort();
+    const t0 = Date.now();
+    await assert.rejects(
+      EtcdStore.open({ endpoints: [`http://127.0.0.1:${port}`], timeoutMs: 3000 }),
+      (e: unknown) => {
+        assert.ok(isStoreError(e, 'Unavailable'), String(e));
+        assert.match(e.message, new RegExp(`^etcd at http://127\\.0\\.0\\.1:${port} is unreachable: `));
+        assert.ok(!e.message.includes('\n'));
+        return true;
+      },
+    );
+    assert.ok(Date.now() - t0 < 10_000);
+  });
+
+  it('open() of a server that never answers times out', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((sock) => sockets.push(sock)); // accepts, never speaks
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    const t0 = Date.now();
+    try {
+      await assert.rejects(
+        EtcdStore.open({ endpoints: [`http://127.0.0.1:${port}`], timeoutMs: 1500 }),
+        (e: unknown) => isStoreError(e, 'Unavailable') && /is unreachable/.test(e.message),
+      );
+      const took = Date.now() - t0;
+      assert.ok(took >= 1000 && took < 10_000, `gave up after ${took} ms`);
+    } finally {
+      sockets.forEach((s) => s.destroy());
+      silent.close();
+    }
+  });
+
+  it('rejects endpoints that are not URLs', async () => {
+    await assert.rejects(EtcdStore.open({ endpoints: ['127.0.0.1:2379'] }), (e: unknown) =>
+      isStoreError(e, 'InvalidArgument'),
+    );
+    await assert.rejects(EtcdStore.open({ endpoints: [] }), (e: unknown) =>
+      isStoreError(e, 'InvalidArgument'),
+    );
+  });
+
+  it('a watch ends with Unavailable when etcd goes away, instead of hanging or skipping events', async () => {
+    const etcd = await startEtcd();
+    const s = await EtcdStore.open({ endpoints: [etcd.endpoint], timeoutMs: 2000 });
+    try {
+      const kv = await s.create('/w/a', enc('a'));
+      const ac = new AbortController();
+      const seen: WatchEvent[] = [];
+      const watching = (async () => {
+        for await (const batch of s.watch('/w/', kv.modRevision - 1, ac.signal)) seen.push(...batch);
+      })();
+      const outcome = watching.then(
+        () => 'ended without an error',
+        (e: unknown) => e,
+      );
+      while (seen.length === 0) await new Promise((r) => setTimeout(r, 10));
+      await etcd.stop();
+      const timer = setTimeout(() => ac.abort(), 30_000);
+      const err = await outcome;
+      assert.ok(isStoreError(err, 'Unavailable'), String(err));
+      clearTimeout(timer);
+      assert.equal(seen.length, 1);
+      await assert.rejects(s.get('/w/a'), (e: unknown) => isStoreError(e, 'Unavailable'));
+    } finally {
+      await s.close();
+      await etcd.stop();
+    }
+  });
+});

@@ -1,0 +1,464 @@
+// The Store on etcd v3, for when one machine is not enough: several apiservers share one etcd cluster,
+// and etcd's revision is the resourceVersion for all of them.
+//
+// - Keys live under a prefix (default /registry), as kube-apiserver lays them out.
+// - Every write is one txn whose compares carry the precondition (mod_revision for CAS).
+// - No write is retried automatically: a retried txn whose first attempt did land would report a false
+//   Conflict or AlreadyExists. Failures surface as Unavailable and the caller decides.
+// - Watch starts at a revision with prev_kv (DELETE events carry the last value). A disconnect ends the
+//   watch with Unavailable instead of letting the client library resume on its own: it resumes from
+//   the response header revision, which can skip events it had not yet delivered.
+import { noop } from 'cockatiel';
+import { Etcd3, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
+import {
+  checkKey,
+  checkLimit,
+  checkPrefix,
+  checkRevision,
+  checkValue,
+  decodeContinue,
+  encodeContinue,
+  prefixEnd,
+} from '../keys.js';
+import {
+  conflictError,
+  StoreError,
+  type KeyValue,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  type WatchEvent,
+} from '../store.js';
+
+export interface EtcdStoreOptions {
+  /** Client URLs, e.g. ["http://127.0.0.1:2379"] (kube-apiserver's --etcd-servers). */
+  readonly endpoints: readonly string[];
+  /** Prefix for every key (kube-apiserver's --etcd-prefix); default "/registry". */
+  readonly prefix?: string;
+  /** How long open() waits for etcd to answer, and each request's deadline (default 5000 ms). */
+  readonly timeoutMs?: number;
+  /** Most events a watch buffers for a slow consumer before ending with WatchOverflow (default 100,000). */
+  readonly maxWatchBacklog?: number;
+  readonly credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
+  readonly auth?: { username: string; password: string };
+}
+
+/** kube-apiserver's compactor records the last compaction here, outside any prefix, for every apiserver. */
+const COMPACT_REV_KEY = Buffer.from('compact_rev_key');
+
+export class EtcdStore implements Store {
+  readonly backend = 'etcd' as const;
+  private readonly client: Etcd3;
+  private readonly prefix: string;
+  private readonly timeoutMs: number;
+  private readonly maxBacklog: number;
+  private isClosed = false;
+  private readonly watches = new Set<() => void>();
+
+  /** Connects and checks that etcd answers within the timeout; rejects with Unavailable otherwise. */
+  static async open(opts: EtcdStoreOptions): Promise<EtcdStore> {
+    if (opts.endpoints.length === 0) throw new StoreError('InvalidArgument', 'no etcd endpoints given');
+    for (const e of opts.endpoints) {
+      if (!/^https?:\/\/[^/]+\/?$/.test(e)) {
+        throw new StoreError(
+          'InvalidArgument',
+          `invalid etcd endpoint ${JSON.stringify(e)}: want http(s)://host:port`,
+        );
+      }
+    }
+    const store = new EtcdStore(opts);
+    try {
+      await store.currentRevision();
+    } catch (err) {
+      await store.close();
+      throw new StoreError(
+        'Unavailable',
+        `etcd at ${opts.endpoints.join(',')} is unreachable: ${unreachableReason(err, store.timeoutMs)}`,
+        {},
+        { cause: err },
+      );
+    }
+    return store;
+  }
+
+  private constructor(opts: EtcdStoreOptions) {
+    this.prefix = (opts.prefix ?? '/registry').replace(/\/+$/, '');
+    this.timeoutMs = opts.timeoutMs ?? 5000;
+    this.maxBacklog = opts.maxWatchBacklog ?? 100_000;
+    const timeoutMs = this.timeoutMs;
+    this.client = new Etcd3({
+      hosts: [...opts.endpoints],
+      dialTimeout: timeoutMs,
+      ...(opts.credentials ? { credentials: opts.credentials } : {}),
+      ...(opts.auth ? { auth: opts.auth } : {}),
+      // Values may be 1.5 MiB and a watch response carries value and prev_kv for several events.
+      grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+      faultHandling: { global: noop, host: () => noop },
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
+    });
+  }
+
+  private phys(key: string): Buffer {
+    return Buffer.from(this.prefix + key);
+  }
+
+  private logical(physKey: Buffer): string {
+    return physKey.toString('utf8').slice(this.prefix.length);
+  }
+
+  private toKeyValue(kv: IKeyValue, modRevision = Number(kv.mod_revision)): KeyValue {
+    return {
+      key: this.logical(kv.key),
+      value: kv.value,
+      createRevision: Number(kv.create_revision),
+      modRevision,
+    };
+  }
+
+  private ensureOpen(): void {
+    if (this.isClosed) throw new StoreError('Closed', 'store is closed');
+  }
+
+  /** Runs one etcd call, mapping every failure to a StoreError. */
+  private async call<T>(what: string, fn: () => Promise<T>, key?: string): Promise<T> {
+    this.ensureOpen();
+    try {
+      return await fn();
+    } catch (err) {
+      throw mapError(what, err, key);
+    }
+  }
+
+  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | undefined> {
+    checkKey(key);
+    if (opts.revision !== undefined) checkRevision('revision', opts.revision);
+    const res = await this.call(
+      `get ${key}`,
+      () => this.client.kv.range({ key: this.phys(key), revision: opts.revision ?? 0 }),
+      key,
+    );
+    const kv = res.kvs[0];
+    return kv === undefined ? undefined : this.toKeyValue(kv);
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    checkPrefix(prefix);
+    checkLimit(opts.limit);
+    let revision = opts.revision ?? 0;
+    let start = this.phys(prefix);
+    if (opts.continue !== undefined && opts.continue !== '') {
+      const token = decodeContinue(opts.continue, prefix);
+      revision = token.rev;
+      start = Buffer.concat([this.phys(token.after), Buffer.from([0])]);
+    }
+    checkRevision('revision', revision);
+    const limit = opts.limit ?? 0;
+    const res = await this.call(`list ${prefix}`, () =>
+      this.client.kv.range({
+        key: start,
+        range_end: prefixEnd(this.phys(prefix)),
+        revision,
+        limit,
+      }),
+    );
+    const at = Number(res.header.revision);
+    const readAt = revision === 0 ? at : revision;
+    const items = res.kvs.map((kv) => this.toKeyValue(kv));
+    const last = items[items.length - 1];
+    return res.more && last !== undefined
+      ? { revision: readAt, items, continue: encodeContinue({ rev: readAt, prefix, after: last.key }) }
+      : { revision: readAt, items };
+  }
+
+  async create(key: string, value: Uint8Array): Promise<KeyValue> {
+    checkKey(key);
+    checkValue(key, value);
+    const k = this.phys(key);
+    const res = await this.call(
+      `create ${key}`,
+      () =>
+        this.client.kv.txn({
+          compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: 0 }],
+          success: [{ request_put: { key: k, value: Buffer.from(value) } }],
+          failure: [],
+        }),
+      key,
+    );
+    if (!res.succeeded) throw new StoreError('AlreadyExists', `key ${key} already exists`, { key });
+    const rev = Number(res.header.revision);
+    return { key, value, createRevision: rev, modRevision: rev };
+  }
+
+  async update(key: string, value: Uint8Array, expectedRevision: number): Promise<KeyValue> {
+    checkKey(key);
+    checkValue(key, value);
+    checkRevision('expectedRevision', expectedRevision);
+    const k = this.phys(key);
+    const res = await this.call(
+      `update ${key}`,
+      () =>
+        this.client.kv.txn({
+          compare: [
+            { key: k, target: 'Version', result: 'Greater', version: 0 },
+            { key: k, target: 'Mod', result: 'Equal', mod_revision: expectedRevision },
+          ],
+          success: [{ request_put: { key: k, value: Buffer.from(value), prev_kv: true } }],
+          failure: [{ request_range: { key: k } }],
+        }),
+      key,
+    );
+    if (!res.succeeded)
+      throw this.preconditionFailed(key, expectedRevision, res.responses[0]?.response_range.kvs);
+    const prev = res.responses[0]?.response_put.prev_kv;
+    const rev = Number(res.header.revision);
+    return { key, value, createRevision: prev ? Number(prev.create_revision) : rev, modRevision: rev };
+  }
+
+  async delete(key: string, expectedRevision?: number): Promise<KeyValue> {
+    checkKey(key);
+    if (expectedRevision !== undefined) checkRevision('expectedRevision', expectedRevision);
+    const k = this.phys(key);
+    const res = await this.call(
+      `delete ${key}`,
+      () =>
+        this.client.kv.txn({
+          compare: [
+            { key: k, target: 'Version', result: 'Greater', version: 0 },
+            ...(expectedRevision === undefined
+              ? []
+              : [
+                  {
+                    key: k,
+                    target: 'Mod' as const,
+                    result: 'Equal' as const,
+                    mod_revision: expectedRevision,
+                  },
+                ]),
+          ],
+          success: [{ request_delete_range: { key: k, prev_kv: true } }],
+          failure: [{ request_range: { key: k } }],
+        }),
+      key,
+    );
+    if (!res.succeeded)
+      throw this.preconditionFailed(key, expectedRevision ?? 0, res.responses[0]?.response_range.kvs);
+    const prev = res.responses[0]?.response_delete_range.prev_kvs[0];
+    if (prev === undefined) throw new StoreError('NotFound', `key ${key} not found`, { key });
+    return this.toKeyValue(prev, Number(res.header.revision));
+  }
+
+  private preconditionFailed(key: string, expected: number, kvs: IKeyValue[] | undefined): StoreError {
+    const cur = kvs?.[0];
+    if (cur === undefined) return new StoreError('NotFound', `key ${key} not found`, { key });
+    return conflictError(key, expected, Number(cur.mod_revision));
+  }
+
+  async currentRevision(): Promise<number> {
+    const res = await this.call('read the current revision', () =>
+      this.client.kv.range({ key: this.phys('/'), range_end: prefixEnd(this.phys('/')), count_only: true }),
+    );
+    return Number(res.header.revision);
+  }
+
+  async compactRevision(): Promise<number> {
+    const res = await this.call('read the compacted revision', () =>
+      this.client.kv.range({ key: COMPACT_REV_KEY }),
+    );
+    const kv = res.kvs[0];
+    return kv === undefined ? 0 : Number(kv.value.toString());
+  }
+
+  async compact(revision: number): Promise<void> {
+    checkRevision('revision', revision);
+    const current = await this.currentRevision();
+    if (revision > current) {
+      throw new StoreError('FutureRevision', `cannot compact to ${revision}: newer than ${current}`, {
+        revision,
+      });
+    }
+    // Record the floor with a CAS, like kube-apiserver's compactor, so apiservers sharing this etcd
+    // agree on it and a lower request never lowers it.
+    for (;;) {
+      const res = await this.call('read the compacted revision', () =>
+        this.client.kv.range({ key: COMPACT_REV_KEY }),
+      );
+      const kv = res.kvs[0];
+      const known = kv === undefined ? 0 : Number(kv.value.toString());
+      if (revision <= known) break;
+      const txn = await this.call('record the compacted revision', () =>
+        this.client.kv.txn({
+          compare: [
+            { key: COMPACT_REV_KEY, target: 'Mod', result: 'Equal', mod_revision: kv?.mod_revision ?? 0 },
+          ],
+          success: [{ request_put: { key: COMPACT_REV_KEY, value: Buffer.from(String(revision)) } }],
+          failure: [],
+        }),
+      );
+      if (txn.succeeded) break;
+    }
+    try {
+      await this.call('compact', () => this.client.kv.compact({ revision, physical: true }));
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'Compacted') return; // someone compacted further already
+      throw err;
+    }
+  }
+
+  watch(prefix: string, fromRevision: number, signal: AbortSignal): AsyncIterable<WatchEvent[]> {
+    this.ensureOpen();
+    checkPrefix(prefix);
+    checkRevision('fromRevision', fromRevision);
+    return this.watchLoop(prefix, fromRevision, signal);
+  }
+
+  private async *watchLoop(prefix: string, from: number, signal: AbortSignal): AsyncGenerator<WatchEvent[]> {
+    const head = await this.currentRevision();
+    if (from > head) {
+      throw new StoreError('FutureRevision', `revision ${from} is newer than the current revision ${head}`, {
+        revision: from,
+      });
+    }
+    const queue: WatchEvent[][] = [];
+    let queued = 0;
+    let failure: StoreError | undefined;
+    let lastRevision = from;
+    let wake: (() => void) | undefined;
+    const notify = (): void => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    const fail = (err: StoreError): void => {
+      failure ??= err;
+      notify();
+    };
+    let watcher: Watcher | undefined;
+    const stop = (): void => notify();
+    this.watches.add(stop);
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      watcher = await this.call(`watch ${prefix}`, () =>
+        this.client
+          .watch()
+          .prefix(this.phys(prefix))
+          .startRevision(String(from + 1))
+          .withPreviousKV()
+          .create(),
+      );
+      watcher.on('data', (res: IWatchResponse) => {
+        if (res.events.length === 0) return;
+        const batch = res.events.map<WatchEvent>((ev) => {
+          const isDelete = ev.type === 'Delete';
+          const source = isDelete ? ev.prev_kv : ev.kv;
+          return {
+            type: isDelete ? 'DELETE' : 'PUT',
+            key: this.logical(ev.kv.key),
+            value: source?.value ?? Buffer.alloc(0),
+            revision: Number(ev.kv.mod_revision),
+            createRevision: Number(source?.create_revision ?? ev.kv.create_revision),
+          };
+        });
+        queue.push(batch);
+        queued += batch.length;
+        if (queued > this.maxBacklog) {
+          fail(
+            new StoreError(
+              'WatchOverflow',
+              `watch on ${prefix} fell more than ${this.maxBacklog} events behind`,
+            ),
+          );
+        }
+        notify();
+      });
+      watcher.on('disconnected', (err: Error) =>
+        fail(
+          new StoreError(
+            'Unavailable',
+            `watch on ${prefix} lost its etcd stream: ${err.message}`,
+            {},
+            { cause: err },
+          ),
+        ),
+      );
+      watcher.on('error', (err: Error) => {
+        void this.explainCancel(prefix, lastRevision, err).then(fail);
+      });
+      while (!signal.aborted && !this.isClosed) {
+        const batch = queue.shift();
+        if (batch !== undefined) {
+          queued -= batch.length;
+          lastRevision = batch[batch.length - 1]!.revision;
+          yield batch;
+          continue;
+        }
+        if (failure !== undefined) throw failure;
+        await new Promise<void>((r) => (wake = r));
+      }
+    } finally {
+      this.watches.delete(stop);
+      signal.removeEventListener('abort', stop);
+      if (watcher !== undefined) {
+        watcher.removeAllListeners();
+        watcher.on('error', () => undefined);
+        await watcher.cancel().catch(() => undefined);
+      }
+    }
+  }
+
+  /** etcd cancels a watch whose start was compacted; tell that apart from other cancellations. */
+  private async explainCancel(prefix: string, after: number, err: Error): Promise<StoreError> {
+    try {
+      await this.client.kv.range({ key: this.phys(prefix), revision: after + 1, count_only: true });
+    } catch (probe) {
+      const mapped = mapError('watch', probe);
+      if (mapped.code === 'Compacted') return mapped;
+    }
+    return new StoreError(
+      'Unavailable',
+      `watch on ${prefix} was cancelled by etcd: ${err.message}`,
+      {},
+      { cause: err },
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    for (const stop of this.watches) stop();
+    this.client.close();
+  }
+}
+
+/** A short reason for a failed first contact: the socket error, or the deadline that passed. */
+function unreachableReason(err: unknown, timeoutMs: number): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  const errno = /\b(E[A-Z]{3,})\b/.exec(msg)?.[1];
+  if (errno !== undefined) return `${errno === 'ECONNREFUSED' ? 'connection refused' : errno} (${errno})`;
+  if (/deadline|timed? ?out/i.test(msg)) return `no answer within ${timeoutMs} ms`;
+  return msg.split('\n')[0]!.replace(/\s*Resolution note:.*$/, '');
+}
+
+function mapError(what: string, err: unknown, key?: string): StoreError {
+  if (err instanceof StoreError) return err;
+  const msg = err instanceof Error ? err.message : String(err);
+  const details = key === undefined ? {} : { key };
+  if (msg.includes('required revision has been compacted')) {
+    return new StoreError('Compacted', `${what}: required revision has been compacted`, details, {
+      cause: err,
+    });
+  }
+  if (msg.includes('future revision')) {
+    return new StoreError('FutureRevision', `${what}: required revision is a future revision`, details, {
+      cause: err,
+    });
+  }
+  if (msg.includes('request is too large') || msg.includes('larger than max')) {
+    return new StoreError('TooLarge', `${what}: etcd refused the request as too large (${msg})`, details, {
+      cause: err,
+    });
+  }
+  if (err instanceof Error && err.name === 'ClientClosedError') {
+    return new StoreError('Closed', 'store is closed', details, { cause: err });
+  }
+  return new StoreError('Unavailable', `${what}: ${msg}`, details, { cause: err });
+}

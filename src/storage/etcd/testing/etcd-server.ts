@@ -1,0 +1,101 @@
+// Starts a real, throwaway etcd for tests and benchmarks: loopback only, free ports, a temporary data
+// directory, stopped (and its directory removed) afterwards. The binary comes from $ETCD_BIN or PATH;
+// when missing, scripts/ensure-etcd.sh installs Debian's etcd-server (as root) or fails clearly.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface EtcdServer {
+  readonly endpoint: string;
+  readonly dataDir: string;
+  stop(): Promise<void>;
+}
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+export function findEtcd(): string {
+  const fromEnv = process.env.ETCD_BIN;
+  if (fromEnv && existsSync(fromEnv)) return fromEnv;
+  const r = spawnSync('bash', [path.join(repoRoot, 'scripts/ensure-etcd.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error('a real etcd is required (scripts/ensure-etcd.sh failed; see above)');
+  const bin = r.stdout.trim();
+  process.env.ETCD_BIN = bin;
+  return bin;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function healthy(endpoint: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(1000) });
+    const body = (await res.json()) as { health?: string };
+    return body.health === 'true';
+  } catch {
+    return false;
+  }
+}
+
+export async function startEtcd(opts: { extraArgs?: string[] } = {}): Promise<EtcdServer> {
+  const bin = findEtcd();
+  for (let attempt = 0; ; attempt++) {
+    const [client, peer] = [await freePort(), await freePort()];
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'svcplane-etcd-'));
+    const endpoint = `http://127.0.0.1:${client}`;
+    const peerUrl = `http://127.0.0.1:${peer}`;
+    const child: ChildProcess = spawn(
+      bin,
+      [
+        '--name=svcplane-test',
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${endpoint}`,
+        `--advertise-client-urls=${endpoint}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=svcplane-test=${peerUrl}`,
+        // Objects may be 1.5 MiB; etcd's default request limit is exactly that, leaving no room for the key.
+        '--max-request-bytes=2097152',
+        '--logger=zap',
+        '--log-level=error',
+        ...(opts.extraArgs ?? []),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    const deadline = Date.now() + 20_000;
+    while (!exited && Date.now() < deadline && !(await healthy(endpoint))) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const stop = async (): Promise<void> => {
+      if (!exited) {
+        const done = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await done;
+        clearTimeout(t);
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    };
+    if (!exited && (await healthy(endpoint))) return { endpoint, dataDir, stop };
+    await stop();
+    if (attempt >= 2) throw new Error(`etcd did not become healthy on ${endpoint}: ${stderr.trim()}`);
+  }
+}
