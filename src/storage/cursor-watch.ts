@@ -14,10 +14,17 @@ export interface ChangeLog {
   /**
    * Events under `prefix` with revision > `after`, scanning at most `max` revisions. `through` is the
    * last revision scanned (>= after), so the cursor advances past revisions that matched nothing.
+   * Undefined when this log can no longer serve `after` (a watcher fell behind an in-memory ring).
    */
-  readAfter(prefix: string, after: number, max: number): { events: WatchEvent[]; through: number };
+  readAfter(
+    prefix: string,
+    after: number,
+    max: number,
+  ): { events: WatchEvent[]; through: number } | undefined;
   /** Resolves after the next commit (or close). */
   nextChange(): Promise<void>;
+  /** Set when the log itself failed (e.g. its upstream was lost); every watcher then fails with it. */
+  failure?(): Error | undefined;
 }
 
 const BATCH = 1000;
@@ -73,17 +80,34 @@ export async function* cursorWatch(
   signal: AbortSignal,
 ): AsyncGenerator<WatchEvent[], void, undefined> {
   checkWatchStart(log, from);
+  yield* cursorLoop(log, prefix, from, signal);
+}
+
+/**
+ * The watch loop itself, without the start checks. Returns the cursor (the last revision delivered
+ * or skipped) if the log stops being able to serve it, so the caller can continue elsewhere.
+ */
+export async function* cursorLoop(
+  log: ChangeLog,
+  prefix: string,
+  from: number,
+  signal: AbortSignal,
+): AsyncGenerator<WatchEvent[], number | undefined, undefined> {
   let cursor = from;
   while (!signal.aborted && !log.closed()) {
     // Subscribe before reading so a commit between the read and the wait is not missed.
     const changed = log.nextChange();
     if (cursor + 1 < log.compacted()) throw compactedError(cursor, log.compacted());
-    const { events, through } = log.readAfter(prefix, cursor, BATCH);
-    cursor = through;
-    if (events.length > 0) {
-      yield events;
+    const read = log.readAfter(prefix, cursor, BATCH);
+    if (read === undefined) return cursor;
+    cursor = read.through;
+    if (read.events.length > 0) {
+      yield read.events;
     } else if (cursor >= log.head()) {
+      const failed = log.failure?.();
+      if (failed !== undefined) throw failed;
       await untilAborted(changed, signal);
     }
   }
+  return undefined;
 }

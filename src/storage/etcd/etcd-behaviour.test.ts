@@ -85,6 +85,31 @@ describe('etcd store', () => {
     );
   });
 
+  it('local watchers share one etcd watch: 50 watchers, one upstream watch, each sees every event', async () => {
+    const s = await open('/fanout');
+    const from = await s.currentRevision();
+    const ac = new AbortController();
+    const got = Array.from({ length: 50 }, () => [] as string[]);
+    const watchers = got.map(async (out, i) => {
+      for await (const batch of s.watch(i % 2 === 0 ? '/' : '/a/', from, ac.signal)) {
+        out.push(...batch.map((e) => e.key));
+        if (out.length >= (i % 2 === 0 ? 20 : 10)) return;
+      }
+    });
+    for (let i = 0; i < 10; i++) {
+      await s.create(`/a/${i}`, enc('x'));
+      await s.create(`/b/${i}`, enc('y'));
+    }
+    await Promise.all(watchers);
+    ac.abort();
+    assert.equal(s.sharedWatchesOpened, 1);
+    got.forEach((keys, i) => assert.equal(keys.length, i % 2 === 0 ? 20 : 10));
+    assert.deepEqual(
+      got[1],
+      Array.from({ length: 10 }, (_, i) => `/a/${i}`),
+    );
+  });
+
   it('records compaction in compact_rev_key, where kube-apiserver records it', async () => {
     const s = await open('/compaction');
     const kv = await s.create('/k', enc('1'));

@@ -9,7 +9,8 @@
 //   watch with Unavailable instead of letting the client library resume on its own: it resumes from
 //   the response header revision, which can skip events it had not yet delivered.
 import { noop } from 'cockatiel';
-import { Etcd3, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
+import { Etcd3, type IKeyValue, type IWatchResponse } from 'etcd3';
+import { setMaxListeners } from 'node:events';
 import {
   checkKey,
   checkLimit,
@@ -20,6 +21,7 @@ import {
   encodeContinue,
   prefixEnd,
 } from '../keys.js';
+import { etcdWatch, WatchHub, type OpenRawWatch } from './etcd-watch.js';
 import {
   conflictError,
   StoreError,
@@ -39,6 +41,8 @@ export interface EtcdStoreOptions {
   readonly timeoutMs?: number;
   /** Most events a watch buffers for a slow consumer before ending with WatchOverflow (default 100,000). */
   readonly maxWatchBacklog?: number;
+  /** Changes the shared watch keeps in memory for local watchers (default 20,000). */
+  readonly watchCacheSize?: number;
   readonly credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
   readonly auth?: { username: string; password: string };
 }
@@ -53,7 +57,14 @@ export class EtcdStore implements Store {
   private readonly timeoutMs: number;
   private readonly maxBacklog: number;
   private isClosed = false;
-  private readonly watches = new Set<() => void>();
+  /** Aborted by close(): ends every open watch. */
+  private readonly closing = new AbortController();
+  private readonly hub: WatchHub;
+
+  /** How many shared etcd watches this store has opened (one, unless one failed and was restarted). */
+  get sharedWatchesOpened(): number {
+    return this.hub.opened;
+  }
 
   /** Connects and checks that etcd answers within the timeout; rejects with Unavailable otherwise. */
   static async open(opts: EtcdStoreOptions): Promise<EtcdStore> {
@@ -85,6 +96,8 @@ export class EtcdStore implements Store {
     this.prefix = (opts.prefix ?? '/registry').replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.maxBacklog = opts.maxWatchBacklog ?? 100_000;
+    this.hub = new WatchHub(this.openRaw, opts.watchCacheSize ?? 20_000);
+    setMaxListeners(0, this.closing.signal); // every watch listens on it
     const timeoutMs = this.timeoutMs;
     this.client = new Etcd3({
       hosts: [...opts.endpoints],
@@ -308,7 +321,7 @@ export class EtcdStore implements Store {
     this.ensureOpen();
     checkPrefix(prefix);
     checkRevision('fromRevision', fromRevision);
-    return this.watchLoop(prefix, fromRevision, signal);
+    return this.watchLoop(prefix, fromRevision, AbortSignal.any([signal, this.closing.signal]));
   }
 
   private async *watchLoop(prefix: string, from: number, signal: AbortSignal): AsyncGenerator<WatchEvent[]> {
@@ -318,92 +331,73 @@ export class EtcdStore implements Store {
         revision: from,
       });
     }
-    const queue: WatchEvent[][] = [];
-    let queued = 0;
-    let failure: StoreError | undefined;
-    let lastRevision = from;
-    let wake: (() => void) | undefined;
-    const notify = (): void => {
-      const w = wake;
-      wake = undefined;
-      w?.();
-    };
-    const fail = (err: StoreError): void => {
-      failure ??= err;
-      notify();
-    };
-    let watcher: Watcher | undefined;
-    const stop = (): void => notify();
-    this.watches.add(stop);
-    signal.addEventListener('abort', stop, { once: true });
-    try {
-      watcher = await this.call(`watch ${prefix}`, () =>
-        this.client
-          .watch()
-          .prefix(this.phys(prefix))
-          .startRevision(String(from + 1))
-          .withPreviousKV()
-          .create(),
-      );
-      watcher.on('data', (res: IWatchResponse) => {
-        if (res.events.length === 0) return;
-        const batch = res.events.map<WatchEvent>((ev) => {
-          const isDelete = ev.type === 'Delete';
-          const source = isDelete ? ev.prev_kv : ev.kv;
-          return {
-            type: isDelete ? 'DELETE' : 'PUT',
-            key: this.logical(ev.kv.key),
-            value: source?.value ?? Buffer.alloc(0),
-            revision: Number(ev.kv.mod_revision),
-            createRevision: Number(source?.create_revision ?? ev.kv.create_revision),
-          };
-        });
-        queue.push(batch);
-        queued += batch.length;
-        if (queued > this.maxBacklog) {
-          fail(
-            new StoreError(
-              'WatchOverflow',
-              `watch on ${prefix} fell more than ${this.maxBacklog} events behind`,
-            ),
-          );
-        }
-        notify();
-      });
-      watcher.on('disconnected', (err: Error) =>
-        fail(
-          new StoreError(
-            'Unavailable',
-            `watch on ${prefix} lost its etcd stream: ${err.message}`,
-            {},
-            { cause: err },
-          ),
-        ),
-      );
-      watcher.on('error', (err: Error) => {
-        void this.explainCancel(prefix, lastRevision, err).then(fail);
-      });
-      while (!signal.aborted && !this.isClosed) {
-        const batch = queue.shift();
-        if (batch !== undefined) {
-          queued -= batch.length;
-          lastRevision = batch[batch.length - 1]!.revision;
-          yield batch;
-          continue;
-        }
-        if (failure !== undefined) throw failure;
-        await new Promise<void>((r) => (wake = r));
+    if (!this.hub.running()) {
+      // Start the shared watch here, once we know etcd still has the history after `from`.
+      if (from < head) {
+        await this.call('watch', () =>
+          this.client.kv.range({ key: this.phys(prefix), revision: from + 1, count_only: true }),
+        );
       }
-    } finally {
-      this.watches.delete(stop);
-      signal.removeEventListener('abort', stop);
-      if (watcher !== undefined) {
+      await this.hub.ensure(from);
+    }
+    yield* etcdWatch(this.hub, this.openRaw, prefix, from, signal, this.maxBacklog);
+  }
+
+  /** One etcd watch (with prev_kv) on a logical prefix, from after `after`; see etcd-watch.ts. */
+  private readonly openRaw: OpenRawWatch = async (prefix, after, h) => {
+    const watcher = await this.call(`watch ${prefix}`, () =>
+      this.client
+        .watch()
+        .prefix(this.phys(prefix))
+        .startRevision(String(after + 1))
+        .withPreviousKV()
+        .create(),
+    );
+    let last = after;
+    let done = false;
+    const fail = (err: StoreError): void => {
+      if (done) return;
+      done = true;
+      h.failed(err);
+    };
+    watcher.on('data', (res: IWatchResponse) => {
+      if (done || res.events.length === 0) return;
+      const batch = res.events.map<WatchEvent>((ev) => {
+        const isDelete = ev.type === 'Delete';
+        const source = isDelete ? ev.prev_kv : ev.kv;
+        return {
+          type: isDelete ? 'DELETE' : 'PUT',
+          key: this.logical(ev.kv.key),
+          value: source?.value ?? Buffer.alloc(0),
+          revision: Number(ev.kv.mod_revision),
+          createRevision: Number(source?.create_revision ?? ev.kv.create_revision),
+        };
+      });
+      last = batch[batch.length - 1]!.revision;
+      h.events(batch);
+    });
+    watcher.on('disconnected', (err: Error) =>
+      fail(
+        new StoreError(
+          'Unavailable',
+          `watch on ${prefix} lost its etcd stream: ${err.message}`,
+          {},
+          { cause: err },
+        ),
+      ),
+    );
+    watcher.on('error', (err: Error) => {
+      void this.explainCancel(prefix, last, err).then(fail);
+    });
+    return {
+      cancel: async () => {
+        done = true;
         watcher.removeAllListeners();
         watcher.on('error', () => undefined);
         await watcher.cancel().catch(() => undefined);
-      }
-    }
-  }
+      },
+    };
+  };
 
   /** etcd cancels a watch whose start was compacted; tell that apart from other cancellations. */
   private async explainCancel(prefix: string, after: number, err: Error): Promise<StoreError> {
@@ -424,7 +418,8 @@ export class EtcdStore implements Store {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    for (const stop of this.watches) stop();
+    this.closing.abort();
+    await this.hub.close();
     this.client.close();
   }
 }

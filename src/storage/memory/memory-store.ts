@@ -1,6 +1,7 @@
 // The reference Store: everything in memory, written for obviousness rather than speed. Unit tests of
 // higher layers use it; the conformance suite holds the sqlite and etcd backends to its behaviour.
 import { compactedError, cursorWatch, type ChangeLog } from '../cursor-watch.js';
+import { deferred } from '../tail-ring.js';
 import {
   checkKey,
   checkLimit,
@@ -265,10 +266,4 @@ export class MemoryStore implements Store, ChangeLog {
     this.isClosed = true;
     this.wake.resolve();
   }
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }

@@ -29,7 +29,7 @@ import {
   type Store,
   type WatchEvent,
 } from '../store.js';
-import { TailRing } from './tail-ring.js';
+import { TailRing } from '../tail-ring.js';
 import {
   APPLICATION_ID,
   SCHEMA_SQL,
@@ -168,7 +168,7 @@ export class SqliteStore implements Store {
       value: number;
     };
     this.compacted = meta.value;
-    this.tail = new TailRing(opts.tailSize ?? 20_000, this.head + 1);
+    this.tail = new TailRing(opts.tailSize ?? 20_000, this.head);
   }
 
   // ---- reads ----
@@ -420,9 +420,9 @@ export class SqliteStore implements Store {
   }
 
   private readAfter(prefix: string, after: number, max: number): { events: WatchEvent[]; through: number } {
-    if (this.tail.covers(after + 1)) return this.tail.readAfter(prefix, after, max, this.head);
+    if (this.tail.covers(after)) return this.tail.readAfter(prefix, after, max);
     // Behind the in-memory tail: read the table, up to where the tail starts.
-    const upto = Math.min(after + max, this.tail.start - 1, this.head);
+    const upto = Math.min(after + max, this.tail.floor, this.head);
     const p = Buffer.from(prefix);
     const rows = this.stmt.range.all({ after, upto, start: p, end: prefixEnd(p) });
     const events = rows.map<WatchEvent>((r) => ({

@@ -1,0 +1,44 @@
+// The store benchmark must keep working: run it in --quick mode (tiny sizes, numbers meaningless)
+// and check it writes its JSON with every figure. Performance itself is never asserted in tests.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { it } from 'node:test';
+
+it('npm run bench -- store --quick writes bench results with every metric', { timeout: 120_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'store', '--quick'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_RESULTS_DIR: dir },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(readFileSync(path.join(dir, 'store.json'), 'utf8')) as {
+      medians: Record<'sqlite' | 'etcd', Record<string, number>>;
+      raw: Record<string, number>;
+      ratios: Record<string, number>;
+    };
+    for (const backend of ['sqlite', 'etcd'] as const) {
+      for (const k of [
+        'sequentialCreates',
+        'concurrentCreates',
+        'casUpdates',
+        'list10kMs',
+        'watchP50Ms',
+        'watchP99Ms',
+      ]) {
+        assert.ok(
+          Number.isFinite(out.medians[backend][k]) && out.medians[backend][k]! > 0,
+          `${backend}.${k}`,
+        );
+      }
+    }
+    assert.ok(out.raw.sqliteSingleRowTxnInsertsPerSec! > 0 && out.raw.etcdPutsPerSec! > 0);
+    assert.ok(out.ratios.etcdConcurrentVsRawPuts! > 0);
+    assert.match(r.stdout, /ratio: concurrent creates \/ raw/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,76 @@
+// The layer rule that keeps src/ in DESIGN §2's dependency order: checked with ESLint's RuleTester.
+import { RuleTester } from 'eslint';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+// @ts-expect-error -- a plain-JS ESLint rule without type declarations
+import { layersRule } from '../../scripts/eslint/layers.js';
+
+RuleTester.describe = describe;
+RuleTester.it = it;
+RuleTester.itOnly = it.only;
+
+const at = (rel: string): string => path.join(process.cwd(), rel);
+const tester = new RuleTester({ languageOptions: { ecmaVersion: 2022, sourceType: 'module' } });
+
+tester.run('svcplane/layers', layersRule, {
+  valid: [
+    { filename: at('src/storage/sqlite/x.ts'), code: "import { a } from '../../core/allocator/bitmap.js';" },
+    { filename: at('src/core/topology/x.ts'), code: "import { a } from '../../api/types.js';" },
+    // src/core/proxy is core, not the src/proxy feature folder.
+    { filename: at('src/core/topology/x.ts'), code: "import { a } from '../proxy/rules.js';" },
+    { filename: at('src/cli/x.ts'), code: "import { a } from '../apiserver/server.js';" },
+    { filename: at('src/storage/sqlite/sqlite-store.ts'), code: "import Database from 'better-sqlite3';" },
+    {
+      filename: at('src/storage/sqlite/sqlite-store.test.ts'),
+      code: "import { x } from '../../../test/support/x.js';",
+    },
+  ],
+  invalid: [
+    {
+      filename: at('src/core/x.ts'),
+      code: "import { a } from '../storage/store.js';",
+      errors: [{ messageId: 'layer' }],
+    },
+    {
+      filename: at('src/core/topology/x.ts'),
+      code: "import { a } from '../../proxy/sync.js';",
+      errors: [{ messageId: 'layer' }],
+    },
+    { filename: at('src/api/x.ts'), code: "export * from '../core/y.js';", errors: [{ messageId: 'layer' }] },
+    {
+      filename: at('src/controllers/endpoints/x.ts'),
+      code: "import { a } from '../../apiserver/server.js';",
+      errors: [{ messageId: 'layer' }],
+    },
+    {
+      filename: at('src/wrapper/x.ts'),
+      code: "import { a } from '../proxy/x.js';",
+      errors: [{ messageId: 'layer' }],
+    },
+    {
+      filename: at('src/storage/x.ts'),
+      code: "import { a } from '../cli/main.js';",
+      errors: [{ messageId: 'layer' }],
+    },
+    {
+      filename: at('src/storage/x.ts'),
+      code: "const m = import('../runtime/client.js');",
+      errors: [{ messageId: 'layer' }],
+    },
+    {
+      filename: at('src/storage/etcd/etcd-store.ts'),
+      code: "import Database from 'better-sqlite3';",
+      errors: [{ messageId: 'pinned' }],
+    },
+    {
+      filename: at('src/apiserver/x.ts'),
+      code: "import { Etcd3 } from 'etcd3';",
+      errors: [{ messageId: 'pinned' }],
+    },
+    {
+      filename: at('src/storage/x.ts'),
+      code: "import { a } from '../nosuchlayer/x.js';",
+      errors: [{ messageId: 'unknown' }],
+    },
+  ],
+});
