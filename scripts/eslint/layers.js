@@ -52,6 +52,8 @@ export const layersRule = {
     function check(node, spec) {
       if (typeof spec !== 'string') return;
       if (!spec.startsWith('.')) {
+        // A type-only import loads nothing at run time, so it does not count as using the module.
+        if (node.importKind === 'type' || node.exportKind === 'type') return;
         const mod = Object.keys(PINNED).find((m) => spec === m || spec.startsWith(`${m}/`));
         if (mod && relFile.startsWith('src/') && !isTestFile(file) && PINNED[mod] !== relFile) {
           context.report({ node, messageId: 'pinned', data: { mod, file: PINNED[mod] } });

@@ -2,7 +2,8 @@
 // revision it has seen; it pulls batches from the shared log and sleeps on one shared "changed" signal.
 // No per-watcher queue exists, so a slow consumer costs nothing and can never overflow: when it falls
 // behind it reads older batches (from the log's own storage) until it catches up, or gets Compacted.
-import { StoreError, type WatchEvent } from './store.js';
+import { compactedError, futureRevisionError } from './revisions.js';
+import type { WatchEvent } from './store.js';
 
 export interface ChangeLog {
   /** Newest revision written. */
@@ -29,14 +30,6 @@ export interface ChangeLog {
 
 const BATCH = 1000;
 
-export function compactedError(from: number, compactRevision: number): StoreError {
-  return new StoreError(
-    'Compacted',
-    `required revision ${from} has been compacted (oldest available is ${compactRevision})`,
-    { revision: from, compactRevision },
-  );
-}
-
 /**
  * A watch from `from` delivers changes from revision from+1 on, so it needs from+1 >= the compacted
  * revision: exactly etcd's rule for a watch whose start revision is from+1.
@@ -44,13 +37,7 @@ export function compactedError(from: number, compactRevision: number): StoreErro
 export function checkWatchStart(log: ChangeLog, from: number): void {
   if (from + 1 < log.compacted()) throw compactedError(from, log.compacted());
   if (from > log.head()) {
-    throw new StoreError(
-      'FutureRevision',
-      `revision ${from} is newer than the current revision ${log.head()}`,
-      {
-        revision: from,
-      },
-    );
+    throw futureRevisionError(from, log.head());
   }
 }
 

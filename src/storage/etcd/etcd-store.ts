@@ -21,6 +21,8 @@ import {
   encodeContinue,
   prefixEnd,
 } from '../keys.js';
+import { futureRevisionError } from '../revisions.js';
+import { mapError, unreachableReason } from './etcd-errors.js';
 import { etcdWatch, WatchHub, type OpenRawWatch } from './etcd-watch.js';
 import {
   conflictError,
@@ -285,9 +287,7 @@ export class EtcdStore implements Store {
     checkRevision('revision', revision);
     const current = await this.currentRevision();
     if (revision > current) {
-      throw new StoreError('FutureRevision', `cannot compact to ${revision}: newer than ${current}`, {
-        revision,
-      });
+      throw futureRevisionError(revision, current, 'compaction revision');
     }
     // Record the floor with a CAS, like kube-apiserver's compactor, so apiservers sharing this etcd
     // agree on it and a lower request never lowers it.
@@ -327,9 +327,7 @@ export class EtcdStore implements Store {
   private async *watchLoop(prefix: string, from: number, signal: AbortSignal): AsyncGenerator<WatchEvent[]> {
     const head = await this.currentRevision();
     if (from > head) {
-      throw new StoreError('FutureRevision', `revision ${from} is newer than the current revision ${head}`, {
-        revision: from,
-      });
+      throw futureRevisionError(from, head);
     }
     if (!this.hub.running()) {
       // Start the shared watch here, once we know etcd still has the history after `from`.
@@ -422,38 +420,4 @@ export class EtcdStore implements Store {
     await this.hub.close();
     this.client.close();
   }
-}
-
-/** A short reason for a failed first contact: the socket error, or the deadline that passed. */
-function unreachableReason(err: unknown, timeoutMs: number): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  const errno = /\b(E[A-Z]{3,})\b/.exec(msg)?.[1];
-  if (errno !== undefined) return `${errno === 'ECONNREFUSED' ? 'connection refused' : errno} (${errno})`;
-  if (/deadline|timed? ?out/i.test(msg)) return `no answer within ${timeoutMs} ms`;
-  return msg.split('\n')[0]!.replace(/\s*Resolution note:.*$/, '');
-}
-
-function mapError(what: string, err: unknown, key?: string): StoreError {
-  if (err instanceof StoreError) return err;
-  const msg = err instanceof Error ? err.message : String(err);
-  const details = key === undefined ? {} : { key };
-  if (msg.includes('required revision has been compacted')) {
-    return new StoreError('Compacted', `${what}: required revision has been compacted`, details, {
-      cause: err,
-    });
-  }
-  if (msg.includes('future revision')) {
-    return new StoreError('FutureRevision', `${what}: required revision is a future revision`, details, {
-      cause: err,
-    });
-  }
-  if (msg.includes('request is too large') || msg.includes('larger than max')) {
-    return new StoreError('TooLarge', `${what}: etcd refused the request as too large (${msg})`, details, {
-      cause: err,
-    });
-  }
-  if (err instanceof Error && err.name === 'ClientClosedError') {
-    return new StoreError('Closed', 'store is closed', details, { cause: err });
-  }
-  return new StoreError('Unavailable', `${what}: ${msg}`, details, { cause: err });
 }

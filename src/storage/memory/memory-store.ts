@@ -1,6 +1,7 @@
 // The reference Store: everything in memory, written for obviousness rather than speed. Unit tests of
 // higher layers use it; the conformance suite holds the sqlite and etcd backends to its behaviour.
-import { compactedError, cursorWatch, type ChangeLog } from '../cursor-watch.js';
+import { cursorWatch, type ChangeLog } from '../cursor-watch.js';
+import { futureRevisionError, resolveReadRevision } from '../revisions.js';
 import { deferred } from '../tail-ring.js';
 import {
   checkKey,
@@ -71,19 +72,7 @@ export class MemoryStore implements Store, ChangeLog {
   }
 
   private checkReadRevision(revision: number | undefined): number {
-    if (revision === undefined || revision === 0) return this.rev;
-    checkRevision('revision', revision);
-    if (revision < this.compactedRev) throw compactedError(revision, this.compactedRev);
-    if (revision > this.rev) {
-      throw new StoreError(
-        'FutureRevision',
-        `revision ${revision} is newer than the current revision ${this.rev}`,
-        {
-          revision,
-        },
-      );
-    }
-    return revision;
+    return resolveReadRevision(revision, this.rev, this.compactedRev);
   }
 
   private versionAt(key: string, revision: number): Version | undefined {
@@ -235,9 +224,7 @@ export class MemoryStore implements Store, ChangeLog {
     this.ensureOpen();
     checkRevision('revision', revision);
     if (revision > this.rev) {
-      throw new StoreError('FutureRevision', `cannot compact to ${revision}: newer than ${this.rev}`, {
-        revision,
-      });
+      throw futureRevisionError(revision, this.rev, 'compaction revision');
     }
     if (revision <= this.compactedRev) return;
     this.compactedRev = revision;

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { KeyValue } from '../store.js';
-import { prng } from '../testing/conformance.js';
+import { prng } from '../testing/helpers.js';
 import { dbPath } from './sqlite-files.js';
 import { SqliteStore } from './sqlite-store.js';
 

@@ -1,6 +1,17 @@
 // File-level checks for the SQLite store, done before SQLite ever opens the file, so that a wrong path
 // is refused with a clear one-line error and the file is left exactly as it was.
-import { accessSync, closeSync, constants, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import { StoreError } from '../store.js';
 
@@ -127,23 +138,47 @@ export function openError(file: string, err: unknown): StoreError {
   return new StoreError('Unavailable', `cannot open ${file}: ${msg}`, {}, { cause: err });
 }
 
-// The log: one row per change; the row id is the revision. `create_revision` 0 means "this row's own
-// id" (the row is a create), so a create needs no second write to learn its id. A delete appends a
-// tombstone row (deleted = 1) whose value is the last value, for the DELETE event.
-// UNIQUE(name, prev_revision) is the compare-and-swap: two changes can never both follow one revision.
-export const SCHEMA_SQL = `
-CREATE TABLE kv (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  name BLOB NOT NULL,
-  create_revision INTEGER NOT NULL,
-  deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
-  prev_revision INTEGER NOT NULL,
-  value BLOB NOT NULL
-);
-CREATE UNIQUE INDEX kv_name_prev ON kv (name, prev_revision);
-CREATE INDEX kv_name_id ON kv (name, id);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO meta (key, value) VALUES ('compact_revision', 0);
-PRAGMA application_id = ${APPLICATION_ID};
-PRAGMA user_version = ${SCHEMA_VERSION};
-`;
+/** Opens an existing file read-only and checks it is an intact svcplane database, writing nothing. */
+export function validateExisting(
+  file: string,
+  verify: boolean,
+  open: (file: string, opts: { readonly: true; fileMustExist: true }) => Database.Database,
+): void {
+  // Reading a WAL-mode file makes SQLite create -wal/-shm side files; remove the ones we caused.
+  const sideFiles = [`${file}-wal`, `${file}-shm`].filter((f) => !existsSync(f));
+  let db: Database.Database | undefined;
+  try {
+    db = open(file, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 200');
+    const appId = db.pragma('application_id', { simple: true }) as number;
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (appId !== APPLICATION_ID) {
+      const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master`).get() as { n: number };
+      if (appId !== 0 || tables.n > 0) {
+        throw new StoreError(
+          'NotSvcplaneDatabase',
+          `${file} is not a svcplane database (a SQLite file of another application); refusing to open it`,
+        );
+      }
+    } else if (version > SCHEMA_VERSION) {
+      throw new StoreError(
+        'NotSvcplaneDatabase',
+        `${file} was written by a newer svcplane (schema ${version}, this one knows ${SCHEMA_VERSION})`,
+      );
+    }
+    if (verify) {
+      const result = db.pragma('quick_check', { simple: true }) as string;
+      if (result !== 'ok') {
+        throw new StoreError(
+          'Corrupt',
+          `${file} is corrupt (${result.split('\n')[0]}); svcplane left it untouched: restore it from a backup`,
+        );
+      }
+    }
+  } catch (err) {
+    throw openError(file, err);
+  } finally {
+    db?.close();
+    for (const f of sideFiles) rmSync(f, { force: true });
+  }
+}

@@ -8,8 +8,8 @@
 //   one transaction and so one fsync; a write is acknowledged only after its COMMIT returned.
 // - Watch reads an in-memory tail of recent changes, and the table only for watchers that are behind it.
 import Database from 'better-sqlite3';
-import { existsSync, rmSync } from 'node:fs';
-import { compactedError, cursorWatch, type ChangeLog } from '../cursor-watch.js';
+import { cursorWatch, type ChangeLog } from '../cursor-watch.js';
+import { futureRevisionError, resolveReadRevision } from '../revisions.js';
 import {
   checkKey,
   checkLimit,
@@ -30,15 +30,8 @@ import {
   type WatchEvent,
 } from '../store.js';
 import { TailRing } from '../tail-ring.js';
-import {
-  APPLICATION_ID,
-  SCHEMA_SQL,
-  SCHEMA_VERSION,
-  dbPath,
-  inspectFile,
-  openError,
-  prepareDataDir,
-} from './sqlite-files.js';
+import { dbPath, inspectFile, openError, prepareDataDir, validateExisting } from './sqlite-files.js';
+import { prepareStatements, SCHEMA_SQL, type Row, type Statements } from './sqlite-sql.js';
 
 export interface SqliteStoreOptions {
   /** Directory holding svcplane.db; created if missing. */
@@ -55,14 +48,6 @@ export interface SqliteStoreOptions {
   readonly tailSize?: number;
 }
 
-interface Row {
-  id: number;
-  name: Buffer;
-  create_revision: number;
-  deleted: number;
-  value: Buffer;
-}
-
 type Op =
   | { kind: 'create'; key: string; name: Buffer; value: Buffer }
   | { kind: 'update'; key: string; name: Buffer; value: Buffer; expected: number }
@@ -74,13 +59,11 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-const ROW_COLS = `id, name, IIF(create_revision = 0, id, create_revision) AS create_revision, deleted, value`;
-
 export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   readonly file: string;
   private readonly db: Database.Database;
-  private readonly stmt;
+  private readonly stmt: Statements;
   private head: number;
   private compacted: number;
   private readonly tail: TailRing;
@@ -97,7 +80,7 @@ export class SqliteStore implements Store {
     prepareDataDir(opts.dataDir);
     const file = dbPath(opts.dataDir);
     const state = inspectFile(file);
-    if (state === 'sqlite') validateExisting(file, opts.verify ?? true);
+    if (state === 'sqlite') validateExisting(file, opts.verify ?? true, (f, o) => new Database(f, o));
     let db: Database.Database | undefined;
     try {
       db = new Database(file);
@@ -123,44 +106,7 @@ export class SqliteStore implements Store {
     this.db = db;
     this.maxBatch = opts.maxBatch ?? 1024;
     this.compactBatch = opts.compactBatch ?? 500;
-    this.stmt = {
-      latest: db.prepare<[Buffer], Row>(`SELECT ${ROW_COLS} FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1`),
-      at: db.prepare<[Buffer, number], Row>(
-        `SELECT ${ROW_COLS} FROM kv WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1`,
-      ),
-      create: db.prepare<{ name: Buffer; value: Buffer }>(
-        `INSERT INTO kv (name, create_revision, deleted, prev_revision, value)
-         SELECT :name, 0, 0, COALESCE((SELECT MAX(id) FROM kv WHERE name = :name), 0), :value
-         WHERE NOT EXISTS (SELECT 1 FROM kv WHERE id = (SELECT MAX(id) FROM kv WHERE name = :name) AND deleted = 0)`,
-      ),
-      update: db.prepare<{ name: Buffer; value: Buffer; expected: number }>(
-        `INSERT INTO kv (name, create_revision, deleted, prev_revision, value)
-         SELECT name, IIF(create_revision = 0, id, create_revision), 0, id, :value
-         FROM kv WHERE id = :expected AND name = :name AND deleted = 0`,
-      ),
-      remove: db.prepare<{ name: Buffer; expected: number }>(
-        `INSERT INTO kv (name, create_revision, deleted, prev_revision, value)
-         SELECT name, IIF(create_revision = 0, id, create_revision), 1, id, value
-         FROM kv WHERE id = :expected AND name = :name AND deleted = 0`,
-      ),
-      byId: db.prepare<[number], Row>(`SELECT ${ROW_COLS} FROM kv WHERE id = ?`),
-      list: db.prepare<{ start: Buffer; end: Buffer; rev: number; limit: number }, Row>(
-        `SELECT ${ROW_COLS} FROM kv AS a
-         WHERE a.name >= :start AND a.name < :end AND a.id <= :rev AND a.deleted = 0
-           AND NOT EXISTS (SELECT 1 FROM kv AS b WHERE b.name = a.name AND b.id > a.id AND b.id <= :rev)
-         ORDER BY a.name LIMIT :limit`,
-      ),
-      range: db.prepare<{ after: number; upto: number; start: Buffer; end: Buffer }, Row>(
-        `SELECT ${ROW_COLS} FROM kv WHERE id > :after AND id <= :upto AND name >= :start AND name < :end ORDER BY id`,
-      ),
-      compactable: db.prepare<{ cursor: number; target: number; limit: number }, { id: number }>(
-        `SELECT a.id FROM kv AS a WHERE a.id > :cursor AND a.id < :target
-           AND (a.deleted = 1 OR EXISTS (SELECT 1 FROM kv AS b WHERE b.name = a.name AND b.id > a.id AND b.id <= :target))
-         ORDER BY a.id LIMIT :limit`,
-      ),
-      deleteId: db.prepare<[number]>(`DELETE FROM kv WHERE id = ?`),
-      setCompact: db.prepare<[number]>(`UPDATE meta SET value = ? WHERE key = 'compact_revision'`),
-    };
+    this.stmt = prepareStatements(db);
     const seq = db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'kv'`).get() as
       { seq: number } | undefined;
     this.head = seq?.seq ?? 0;
@@ -178,19 +124,7 @@ export class SqliteStore implements Store {
   }
 
   private readRevision(revision: number | undefined): number {
-    if (revision === undefined || revision === 0) return this.head;
-    checkRevision('revision', revision);
-    if (revision < this.compacted) throw compactedError(revision, this.compacted);
-    if (revision > this.head) {
-      throw new StoreError(
-        'FutureRevision',
-        `revision ${revision} is newer than the current revision ${this.head}`,
-        {
-          revision,
-        },
-      );
-    }
-    return revision;
+    return resolveReadRevision(revision, this.head, this.compacted);
   }
 
   async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | undefined> {
@@ -442,9 +376,7 @@ export class SqliteStore implements Store {
     checkRevision('revision', revision);
     await this.idle;
     if (revision > this.head) {
-      throw new StoreError('FutureRevision', `cannot compact to ${revision}: newer than ${this.head}`, {
-        revision,
-      });
+      throw futureRevisionError(revision, this.head, 'compaction revision');
     }
     if (revision <= this.compacted) return;
     // Record the new floor first: from here on, reads below it fail cleanly instead of seeing holes.
@@ -472,47 +404,6 @@ export class SqliteStore implements Store {
     this.isClosed = true;
     this.tail.wake();
     this.db.close();
-  }
-}
-
-/** Opens an existing file read-only and checks it is an intact svcplane database, writing nothing. */
-function validateExisting(file: string, verify: boolean): void {
-  // Reading a WAL-mode file makes SQLite create -wal/-shm side files; remove the ones we caused.
-  const sideFiles = [`${file}-wal`, `${file}-shm`].filter((f) => !existsSync(f));
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-    db.pragma('busy_timeout = 200');
-    const appId = db.pragma('application_id', { simple: true }) as number;
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (appId !== APPLICATION_ID) {
-      const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master`).get() as { n: number };
-      if (appId !== 0 || tables.n > 0) {
-        throw new StoreError(
-          'NotSvcplaneDatabase',
-          `${file} is not a svcplane database (a SQLite file of another application); refusing to open it`,
-        );
-      }
-    } else if (version > SCHEMA_VERSION) {
-      throw new StoreError(
-        'NotSvcplaneDatabase',
-        `${file} was written by a newer svcplane (schema ${version}, this one knows ${SCHEMA_VERSION})`,
-      );
-    }
-    if (verify) {
-      const result = db.pragma('quick_check', { simple: true }) as string;
-      if (result !== 'ok') {
-        throw new StoreError(
-          'Corrupt',
-          `${file} is corrupt (${result.split('\n')[0]}); svcplane left it untouched: restore it from a backup`,
-        );
-      }
-    }
-  } catch (err) {
-    throw openError(file, err);
-  } finally {
-    db?.close();
-    for (const f of sideFiles) rmSync(f, { force: true });
   }
 }
 
