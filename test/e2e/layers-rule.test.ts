@@ -7,7 +7,6 @@ import { layersRule } from '../../scripts/eslint/layers.js';
 
 RuleTester.describe = describe;
 RuleTester.it = it;
-RuleTester.itOnly = it.only;
 
 const at = (rel: string): string => path.join(process.cwd(), rel);
 const tester = new RuleTester({ languageOptions: { ecmaVersion: 2022, sourceType: 'module' } });

@@ -93,6 +93,17 @@ describe('sqlite store', () => {
     await t.close();
   });
 
+  it('an empty SQLite file (a header, no tables) is initialised as a new store', async () => {
+    const dir = tempDir();
+    const blank = new Database(path.join(dir, DB_FILE_NAME));
+    blank.pragma('journal_mode = WAL'); // writes the header, creates nothing
+    blank.close();
+    const s = SqliteStore.open({ dataDir: dir });
+    const kv = await s.create('/e/a', enc('a'));
+    assert.equal(kv.modRevision, 1);
+    await s.close();
+  });
+
   it('a second process cannot open a data directory in use (Locked), and nothing is changed', async () => {
     const dir = tempDir();
     const s = SqliteStore.open({ dataDir: dir });

@@ -92,8 +92,10 @@ export class SqliteStore implements Store {
       db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
       db.pragma('temp_store = MEMORY');
       db.pragma('journal_size_limit = 67108864');
-      if (state !== 'sqlite') db.exec(`BEGIN IMMEDIATE; ${SCHEMA_SQL}; COMMIT;`);
-      else db.exec('BEGIN IMMEDIATE; COMMIT;'); // takes and keeps the exclusive lock now
+      // A new file, or an empty SQLite database (validation allowed it only with no tables), gets the
+      // schema; BEGIN IMMEDIATE takes the exclusive lock now and keeps it.
+      const hasSchema = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kv'`).get();
+      db.exec(hasSchema ? 'BEGIN IMMEDIATE; COMMIT;' : `BEGIN IMMEDIATE; ${SCHEMA_SQL}; COMMIT;`);
       return new SqliteStore(file, db, opts);
     } catch (err) {
       db?.close();
