@@ -47,6 +47,16 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-const args = ['--import', 'tsx', '--test', '--test-concurrency=2', ...passthrough, ...files];
+// No test may hang CI: each gets at most 3 minutes unless it sets its own timeout, and a file whose
+// tests finished exits even if a handle leaked (the leak tests check for leaks in their own child).
+const args = [
+  '--import',
+  'tsx',
+  '--test',
+  '--test-concurrency=2',
+  '--test-timeout=180000',
+  ...passthrough,
+  ...files,
+];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: process.env });
 process.exit(r.status ?? 1);

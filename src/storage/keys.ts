@@ -3,12 +3,18 @@ import { MAX_VALUE_BYTES, StoreError } from './store.js';
 
 const MAX_KEY_BYTES = 4096;
 
+/** A lone UTF-16 surrogate has no UTF-8 form: it would be stored as U+FFFD and collide with other keys. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** Keys start with "/" and fit etcd's comfortable limits; anything else is a programming error upstream. */
 export function checkKey(key: string): void {
   if (typeof key !== 'string' || !key.startsWith('/')) {
     throw new StoreError('InvalidArgument', `invalid key ${JSON.stringify(key)}: keys must start with "/"`, {
       key,
     });
+  }
+  if (LONE_SURROGATE.test(key)) {
+    throw new StoreError('InvalidArgument', `invalid key ${JSON.stringify(key)}: not valid Unicode`, { key });
   }
   if (Buffer.byteLength(key) > MAX_KEY_BYTES) {
     throw new StoreError('InvalidArgument', `invalid key: longer than ${MAX_KEY_BYTES} bytes`, { key });
@@ -18,6 +24,9 @@ export function checkKey(key: string): void {
 export function checkPrefix(prefix: string): void {
   if (typeof prefix !== 'string' || !prefix.startsWith('/')) {
     throw new StoreError('InvalidArgument', `invalid prefix ${JSON.stringify(prefix)}: must start with "/"`);
+  }
+  if (LONE_SURROGATE.test(prefix)) {
+    throw new StoreError('InvalidArgument', `invalid prefix ${JSON.stringify(prefix)}: not valid Unicode`);
   }
 }
 

@@ -1,7 +1,8 @@
 // The newest changes, kept in memory so that watchers that keep up never touch the backend. A bounded
-// ring of events in increasing revision order; it holds every change with revision > `floor` (under
-// the prefix it is fed from), and knows everything up to `through`. Oldest events fall off as new
-// ones arrive, raising `floor`.
+// ring of events in revision order; it holds every change with revision > `floor` (under the prefix it
+// is fed from), and knows everything up to `through`. Oldest events fall off as new ones arrive,
+// raising `floor`. Several events may share a revision (an etcd txn or delete-range by another etcd
+// client changes several keys at one revision); a read never stops inside a revision.
 import type { WatchEvent } from './store.js';
 
 export class TailRing {
@@ -25,10 +26,11 @@ export class TailRing {
     this.through = floorRevision;
   }
 
-  /** Appends a change; revisions must increase. */
+  /** Appends a change; revisions never decrease (equal: another change of the same revision). */
   push(ev: WatchEvent): void {
-    if (ev.revision <= this.through) {
-      throw new Error(`tail ring: revision ${ev.revision} does not follow ${this.through}`);
+    const last = this.count > 0 ? this.at(this.count - 1).revision : this.floor;
+    if (ev.revision < last || (ev.revision === last && this.count === 0)) {
+      throw new Error(`tail ring: revision ${ev.revision} does not follow ${last}`);
     }
     if (this.count === this.capacity) {
       this.floor = this.buf[this.first]!.revision;
@@ -63,7 +65,9 @@ export class TailRing {
       else hi = mid;
     }
     const events: WatchEvent[] = [];
-    const end = Math.min(this.count, lo + max);
+    let end = Math.min(this.count, lo + max);
+    // Never stop inside a revision: the cursor is a revision, so the rest of it would be skipped.
+    while (end > lo && end < this.count && this.at(end).revision === this.at(end - 1).revision) end++;
     for (let i = lo; i < end; i++) {
       const ev = this.at(i);
       if (ev.key.startsWith(prefix)) events.push(ev);

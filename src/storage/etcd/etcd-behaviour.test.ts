@@ -110,6 +110,57 @@ describe('etcd store', () => {
     );
   });
 
+  it('several changes at one revision (a delete-range by another client) reach every watcher', async () => {
+    const s = await open('/multi');
+    for (const k of ['a', 'b', 'c']) await s.create(`/ev/${k}`, enc(k));
+    const from = await s.currentRevision();
+    const ac = new AbortController();
+    const shared = (async () => {
+      const out: WatchEvent[] = [];
+      for await (const batch of s.watch('/ev/', from, ac.signal)) {
+        out.push(...batch);
+        if (out.length >= 4) return out;
+      }
+      return out;
+    })();
+    // etcdctl deletes the three keys in one request: one revision, three DELETE events.
+    assert.equal(etcdctl(etcd.endpoint, 'del', '--prefix', '/multi/ev/').trim(), '3');
+    await s.create('/ev/d', enc('d'));
+    const got = await shared;
+    ac.abort();
+    assert.deepEqual(
+      got.map((e) => [e.type, e.key]),
+      [
+        ['DELETE', '/ev/a'],
+        ['DELETE', '/ev/b'],
+        ['DELETE', '/ev/c'],
+        ['PUT', '/ev/d'],
+      ],
+    );
+    assert.equal(got[0]!.revision, got[2]!.revision);
+    assert.equal(dec(got[1]!.value), 'b', 'a DELETE carries the last value');
+  });
+
+  it('a watch from a compacted revision fails with Compacted even while the shared ring holds it', async () => {
+    const s = await open('/hubcompact');
+    const start = await s.create('/k', enc('0'));
+    const ac = new AbortController();
+    const first = s.watch('/', start.modRevision, ac.signal)[Symbol.asyncIterator]();
+    const next = first.next(); // starts the shared watch at start.modRevision
+    let kv = start;
+    for (let i = 1; i <= 3; i++) kv = await s.update('/k', enc(String(i)), kv.modRevision);
+    await next;
+    await s.compact(kv.modRevision);
+    await assert.rejects(
+      (async () => {
+        for await (const _ of s.watch('/', start.modRevision, ac.signal)) return;
+      })(),
+      (e: unknown) => isStoreError(e, 'Compacted'),
+    );
+    ac.abort();
+    await first.return?.();
+  });
+
   it('records compaction in compact_rev_key, where kube-apiserver records it', async () => {
     const s = await open('/compaction');
     const kv = await s.create('/k', enc('1'));
@@ -163,6 +214,78 @@ describe('etcd store failures', () => {
       sockets.forEach((s) => s.destroy());
       silent.close();
     }
+  });
+
+  it('with several endpoints, a dead one is skipped: every write lands on the live one', async () => {
+    const etcd = await startEtcd();
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    try {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const s = await EtcdStore.open({ endpoints: [dead, etcd.endpoint], timeoutMs: 2000 });
+        for (let i = 0; i < 20; i++) await s.create(`/fo/${attempt}/${i}`, enc('x'));
+        assert.equal((await s.list(`/fo/${attempt}/`)).items.length, 20);
+        await s.close();
+      }
+    } finally {
+      await etcd.stop();
+    }
+  });
+
+  it('when etcd stops answering, an aborted watch ends and close() returns promptly', async () => {
+    const etcd = await startEtcd();
+    const s = await EtcdStore.open({ endpoints: [etcd.endpoint], timeoutMs: 1000 });
+    try {
+      const kv = await s.create('/fz/a', enc('a'));
+      const ac = new AbortController();
+      let seen = 0;
+      const watching = (async () => {
+        for await (const batch of s.watch('/fz/', kv.modRevision - 1, ac.signal)) seen += batch.length;
+      })();
+      while (seen === 0) await new Promise((r) => setTimeout(r, 10));
+      etcd.pause();
+      const t0 = Date.now();
+      ac.abort();
+      await watching;
+      const other = new AbortController();
+      // A new watch needs etcd: it must give up within the timeout instead of hanging.
+      const stuck = (async () => {
+        for await (const _ of s.watch('/fz/', kv.modRevision, other.signal)) return;
+      })().then(
+        () => 'ended',
+        (e: unknown) => (isStoreError(e) ? e.code : String(e)),
+      );
+      assert.equal(await stuck, 'Unavailable');
+      await s.close();
+      assert.ok(Date.now() - t0 < 8000, `took ${Date.now() - t0} ms`);
+    } finally {
+      etcd.resume();
+      await s.close();
+      await etcd.stop();
+    }
+  });
+
+  it('a store closed while its shared watch is starting leaves nothing running (the process exits)', () => {
+    const script = `
+      import { EtcdStore } from ${JSON.stringify(path.resolve('src/storage/etcd/etcd-store.ts'))};
+      import { startEtcd } from ${JSON.stringify(path.resolve('src/storage/etcd/testing/etcd-server.ts'))};
+      const etcd = await startEtcd();
+      for (let i = 0; i < 5; i++) {
+        const s = await EtcdStore.open({ endpoints: [etcd.endpoint] });
+        const it = s.watch('/', 0, new AbortController().signal)[Symbol.asyncIterator]();
+        const first = it.next().catch(() => undefined);
+        await new Promise((r) => setTimeout(r, i * 3));
+        await s.close();
+        await first;
+      }
+      await etcd.stop();
+      console.log('done');`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(r.signal, null, 'the process had to be killed: something kept it alive');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'done');
   });
 
   it('rejects endpoints that are not URLs', async () => {

@@ -3,14 +3,14 @@
 //
 // - Keys live under a prefix (default /registry), as kube-apiserver lays them out.
 // - Every write is one txn whose compares carry the precondition (mod_revision for CAS).
-// - No write is retried automatically: a retried txn whose first attempt did land would report a false
-//   Conflict or AlreadyExists. Failures surface as Unavailable and the caller decides.
+// - A call is retried (on another endpoint) only when it provably never reached etcd: a retried txn
+//   whose first attempt did land would report a false Conflict or AlreadyExists. Other failures
+//   surface as Unavailable and the caller decides.
 // - Watch starts at a revision with prev_kv (DELETE events carry the last value). A disconnect ends the
 //   watch with Unavailable instead of letting the client library resume on its own: it resumes from
 //   the response header revision, which can skip events it had not yet delivered.
-import { noop } from 'cockatiel';
-import { Etcd3, type IKeyValue, type IWatchResponse } from 'etcd3';
-import { setMaxListeners } from 'node:events';
+import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, retry } from 'cockatiel';
+import { Etcd3, type IKeyValue, type IOptions, type IWatchResponse } from 'etcd3';
 import {
   checkKey,
   checkLimit,
@@ -49,6 +49,24 @@ export interface EtcdStoreOptions {
   readonly auth?: { username: string; password: string };
 }
 
+/**
+ * A call that failed like this never reached etcd (no connection, or a breaker kept it back), so
+ * trying it on another endpoint is safe even for a write. Nothing else is retried.
+ */
+const neverSent = (err: Error): boolean =>
+  err instanceof BrokenCircuitError ||
+  /No connection established|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN/.test(err.message);
+
+/** With several endpoints, a dead one is skipped for 5 s and its never-sent calls go to another. */
+function failover(endpoints: number): NonNullable<IOptions['faultHandling']> {
+  if (endpoints <= 1) return { global: noop, host: () => noop };
+  return {
+    global: retry(handleWhen(neverSent), { maxAttempts: endpoints - 1 }),
+    host: () =>
+      circuitBreaker(handleWhen(neverSent), { halfOpenAfter: 5000, breaker: new ConsecutiveBreaker(1) }),
+  };
+}
+
 /** kube-apiserver's compactor records the last compaction here, outside any prefix, for every apiserver. */
 const COMPACT_REV_KEY = Buffer.from('compact_rev_key');
 
@@ -59,8 +77,8 @@ export class EtcdStore implements Store {
   private readonly timeoutMs: number;
   private readonly maxBacklog: number;
   private isClosed = false;
-  /** Aborted by close(): ends every open watch. */
-  private readonly closing = new AbortController();
+  /** One per open watch; close() aborts them all. */
+  private readonly watchControllers = new Set<AbortController>();
   private readonly hub: WatchHub;
 
   /** How many shared etcd watches this store has opened (one, unless one failed and was restarted). */
@@ -99,7 +117,6 @@ export class EtcdStore implements Store {
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.maxBacklog = opts.maxWatchBacklog ?? 100_000;
     this.hub = new WatchHub(this.openRaw, opts.watchCacheSize ?? 20_000);
-    setMaxListeners(0, this.closing.signal); // every watch listens on it
     const timeoutMs = this.timeoutMs;
     this.client = new Etcd3({
       hosts: [...opts.endpoints],
@@ -108,7 +125,7 @@ export class EtcdStore implements Store {
       ...(opts.auth ? { auth: opts.auth } : {}),
       // Values may be 1.5 MiB and a watch response carries value and prev_kv for several events.
       grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
-      faultHandling: { global: noop, host: () => noop },
+      faultHandling: failover(opts.endpoints.length),
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     });
   }
@@ -321,43 +338,71 @@ export class EtcdStore implements Store {
     this.ensureOpen();
     checkPrefix(prefix);
     checkRevision('fromRevision', fromRevision);
-    return this.watchLoop(prefix, fromRevision, AbortSignal.any([signal, this.closing.signal]));
+    return this.watchLoop(prefix, fromRevision, signal);
   }
 
-  private async *watchLoop(prefix: string, from: number, signal: AbortSignal): AsyncGenerator<WatchEvent[]> {
-    const head = await this.currentRevision();
-    if (from > head) {
-      throw futureRevisionError(from, head);
-    }
-    if (!this.hub.running()) {
-      // Start the shared watch here, once we know etcd still has the history after `from`.
+  private async *watchLoop(prefix: string, from: number, outer: AbortSignal): AsyncGenerator<WatchEvent[]> {
+    // One controller per watch, aborted by the caller's signal or by close(). (AbortSignal.any would
+    // keep a reference per watch on the store's lifetime signal in Node 20.)
+    const ac = new AbortController();
+    const abort = (): void => ac.abort();
+    outer.addEventListener('abort', abort, { once: true });
+    if (outer.aborted) ac.abort();
+    this.watchControllers.add(ac);
+    try {
+      const head = await this.currentRevision();
+      if (from > head) throw futureRevisionError(from, head);
       if (from < head) {
+        // etcd must still have every change after `from` (etcd's rule: from + 1 >= compacted revision),
+        // whether or not the shared ring could serve it: the contract is the same for every backend.
         await this.call('watch', () =>
           this.client.kv.range({ key: this.phys(prefix), revision: from + 1, count_only: true }),
         );
       }
       await this.hub.ensure(from);
+      yield* etcdWatch(this.hub, this.openRaw, prefix, from, ac.signal, this.maxBacklog);
+    } finally {
+      outer.removeEventListener('abort', abort);
+      this.watchControllers.delete(ac);
     }
-    yield* etcdWatch(this.hub, this.openRaw, prefix, from, signal, this.maxBacklog);
   }
 
-  /** One etcd watch (with prev_kv) on a logical prefix, from after `after`; see etcd-watch.ts. */
-  private readonly openRaw: OpenRawWatch = async (prefix, after, h) => {
-    const watcher = await this.call(`watch ${prefix}`, () =>
-      this.client
-        .watch()
-        .prefix(this.phys(prefix))
-        .startRevision(String(after + 1))
-        .withPreviousKV()
-        .create(),
-    );
+  /**
+   * One etcd watch (with prev_kv) on a logical prefix, from after `after`; see etcd-watch.ts. Its
+   * listeners are attached before it connects, so no response can arrive unheard; it must be created
+   * within the store's timeout; cancel() does not wait for etcd, which may be gone.
+   */
+  private readonly openRaw: OpenRawWatch = async (prefix, after, h, signal) => {
+    this.ensureOpen();
+    const watcher = this.client
+      .watch()
+      .prefix(this.phys(prefix))
+      .startRevision(String(after + 1))
+      .withPreviousKV()
+      .watcher();
     let last = after;
     let done = false;
+    let settle: ((err?: StoreError) => void) | undefined;
+    const connected = new Promise<void>((resolve, reject) => {
+      settle = (err) => {
+        settle = undefined;
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+    });
     const fail = (err: StoreError): void => {
       if (done) return;
       done = true;
-      h.failed(err);
+      if (settle !== undefined) settle(err);
+      else h.failed(err);
     };
+    const cancel = (): void => {
+      done = true;
+      watcher.removeAllListeners();
+      watcher.on('error', () => undefined);
+      void watcher.cancel().catch(() => undefined);
+    };
+    watcher.on('connected', () => settle?.());
     watcher.on('data', (res: IWatchResponse) => {
       if (done || res.events.length === 0) return;
       const batch = res.events.map<WatchEvent>((ev) => {
@@ -387,14 +432,28 @@ export class EtcdStore implements Store {
     watcher.on('error', (err: Error) => {
       void this.explainCancel(prefix, last, err).then(fail);
     });
-    return {
-      cancel: async () => {
-        done = true;
-        watcher.removeAllListeners();
-        watcher.on('error', () => undefined);
-        await watcher.cancel().catch(() => undefined);
-      },
-    };
+    const timer = setTimeout(
+      () =>
+        fail(
+          new StoreError(
+            'Unavailable',
+            `etcd did not start a watch on ${prefix} within ${this.timeoutMs} ms`,
+          ),
+        ),
+      this.timeoutMs,
+    );
+    const onAbort = (): void => fail(new StoreError('Closed', 'watch aborted while connecting'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await connected;
+    } catch (err) {
+      cancel();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    return { cancel };
   };
 
   /** etcd cancels a watch whose start was compacted; tell that apart from other cancellations. */
@@ -416,8 +475,8 @@ export class EtcdStore implements Store {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    this.closing.abort();
-    await this.hub.close();
+    for (const ac of this.watchControllers) ac.abort();
+    this.hub.close();
     this.client.close();
   }
 }

@@ -7,25 +7,32 @@ import { StoreError, type WatchEvent } from '../store.js';
 import { deferred, TailRing } from '../tail-ring.js';
 
 export interface RawWatchHandlers {
-  /** Events of one etcd watch response, in revision order. */
+  /** Events of one etcd watch response, in revision order. May be called before open resolves. */
   events(batch: WatchEvent[]): void;
-  /** The watch ended: Compacted, Unavailable (stream lost) or another StoreError. */
+  /** The watch ended after it was established: Compacted, Unavailable (stream lost), … */
   failed(err: StoreError): void;
 }
 
-/** Opens an etcd watch on a (logical) prefix delivering changes after `after`. */
+/**
+ * Opens an etcd watch on a (logical) prefix delivering changes after `after`. Resolves once etcd has
+ * created it, rejects if it could not be (within the store's timeout, or when `signal` aborts).
+ * `cancel` never waits for etcd.
+ */
 export type OpenRawWatch = (
   prefix: string,
   after: number,
   h: RawWatchHandlers,
-) => Promise<{ cancel(): Promise<void> }>;
+  signal?: AbortSignal,
+) => Promise<{ cancel(): void }>;
 
 /** The shared watch: one etcd watch on the whole store, and the ring it fills. */
 export class WatchHub implements ChangeLog {
   private ring: TailRing | undefined;
   private failed: StoreError | undefined;
-  private cancel: (() => Promise<void>) | undefined;
+  private cancelRaw: (() => void) | undefined;
   private starting: Promise<void> | undefined;
+  /** Bumped by every (re)start, so callbacks of a replaced etcd watch are ignored. */
+  private generation = 0;
   private isClosed = false;
   /** Number of etcd watches the hub has opened (tests check that watchers share one). */
   opened = 0;
@@ -35,38 +42,48 @@ export class WatchHub implements ChangeLog {
     private readonly capacity: number,
   ) {}
 
-  /** Makes sure a healthy hub runs, starting it at `from` if none does. */
-  async ensure(from: number): Promise<void> {
-    while (this.starting !== undefined) await this.starting;
-    if (this.ring !== undefined && this.failed === undefined) return;
-    await this.cancel?.().catch(() => undefined);
-    this.starting = this.start(from);
-    try {
-      await this.starting;
-    } finally {
+  /** Makes sure a healthy hub runs, (re)starting it at `from` if none does. Concurrent callers share one start. */
+  ensure(from: number): Promise<void> {
+    if (this.starting !== undefined) return this.starting;
+    if (this.running() || this.isClosed) return Promise.resolve();
+    this.starting = this.start(from).finally(() => {
       this.starting = undefined;
-    }
+    });
+    return this.starting;
   }
 
   private async start(from: number): Promise<void> {
-    const ring = new TailRing(this.capacity, from);
-    this.ring = undefined;
+    const gen = ++this.generation;
+    this.cancelRaw?.();
+    this.cancelRaw = undefined;
+    this.ring = undefined; // watchers of the old ring continue on private watches from their cursor
     this.failed = undefined;
+    const ring = new TailRing(this.capacity, from);
     const raw = await this.openRaw('/', from, {
       events: (batch) => {
-        if (this.ring !== ring) return;
-        for (const ev of batch) ring.push(ev);
+        if (gen !== this.generation || this.failed !== undefined) return;
+        try {
+          for (const ev of batch) ring.push(ev);
+        } catch (err) {
+          // Out-of-order revisions would be an etcd or client bug: fail the hub (watchers relist)
+          // rather than throw inside the client library's event emitter.
+          this.failed = new StoreError('Unavailable', `shared watch: ${String(err)}`, {}, { cause: err });
+        }
         ring.wake();
       },
       failed: (err) => {
-        if (this.ring !== ring) return;
+        if (gen !== this.generation) return;
         this.failed = err;
         ring.wake();
       },
     });
+    if (this.isClosed || gen !== this.generation) {
+      raw.cancel();
+      return;
+    }
     this.opened++;
     this.ring = ring;
-    this.cancel = () => raw.cancel();
+    this.cancelRaw = raw.cancel;
   }
 
   /** True while the hub runs and has not failed. */
@@ -76,14 +93,14 @@ export class WatchHub implements ChangeLog {
 
   /** True when the running hub holds every change after `after`. */
   covers(after: number): boolean {
-    return this.ring !== undefined && this.failed === undefined && this.ring.covers(after);
+    return this.running() && this.ring!.covers(after);
   }
 
   head(): number {
     return this.ring?.through ?? 0;
   }
   compacted(): number {
-    return 0; // the ring is in memory: etcd compaction cannot reach it
+    return 0; // the ring is in memory: etcd compaction cannot reach it (watch() checks the start)
   }
   closed(): boolean {
     return this.isClosed;
@@ -104,10 +121,12 @@ export class WatchHub implements ChangeLog {
     return ring.readAfter(prefix, after, max);
   }
 
-  async close(): Promise<void> {
+  close(): void {
     this.isClosed = true;
+    this.generation++;
     this.ring?.wake();
-    await this.cancel?.().catch(() => undefined);
+    this.cancelRaw?.();
+    this.cancelRaw = undefined;
   }
 }
 
@@ -127,7 +146,7 @@ export async function* etcdWatch(
   if (hub.covers(from)) {
     const stoppedAt = yield* cursorLoop(hub, prefix, from, signal);
     if (stoppedAt === undefined) return; // aborted or closed
-    cursor = stoppedAt; // fell behind the ring
+    cursor = stoppedAt; // fell behind the ring, or the hub was restarted without it
   }
   yield* privateWatch(openRaw, prefix, cursor, signal, maxBacklog);
 }
@@ -149,24 +168,35 @@ async function* privateWatch(
     wake = deferred();
     w.resolve();
   };
-  const raw = await openRaw(prefix, from, {
-    events: (batch) => {
-      if (failure !== undefined) return; // overflowed: the consumer resumes from what it took
-      queue.push(batch);
-      queued += batch.length;
-      if (queued > maxBacklog) {
-        failure ??= new StoreError(
-          'WatchOverflow',
-          `watch on ${prefix} fell more than ${maxBacklog} events behind`,
-        );
-      }
-      notify();
-    },
-    failed: (err) => {
-      failure ??= err;
-      notify();
-    },
-  });
+  let raw: { cancel(): void };
+  try {
+    raw = await openRaw(
+      prefix,
+      from,
+      {
+        events: (batch) => {
+          if (failure !== undefined) return; // overflowed: the consumer resumes from what it took
+          queue.push(batch);
+          queued += batch.length;
+          if (queued > maxBacklog) {
+            failure = new StoreError(
+              'WatchOverflow',
+              `watch on ${prefix} fell more than ${maxBacklog} events behind`,
+            );
+          }
+          notify();
+        },
+        failed: (err) => {
+          failure ??= err;
+          notify();
+        },
+      },
+      signal,
+    );
+  } catch (err) {
+    if (signal.aborted) return;
+    throw err;
+  }
   try {
     while (!signal.aborted) {
       const batch = queue.shift();
@@ -179,6 +209,6 @@ async function* privateWatch(
       await untilAborted(wake.promise, signal);
     }
   } finally {
-    await raw.cancel().catch(() => undefined);
+    raw.cancel();
   }
 }

@@ -377,6 +377,7 @@ export class SqliteStore implements Store {
     this.ensureOpen();
     checkRevision('revision', revision);
     await this.idle;
+    this.ensureOpen(); // close() may have run while we waited
     if (revision > this.head) {
       throw futureRevisionError(revision, this.head, 'compaction revision');
     }

@@ -302,6 +302,10 @@ export function runStoreConformance(name: string, harness: StoreHarness): void {
       await rejectsWith(s.create('relative', enc('x')), 'InvalidArgument');
       await rejectsWith(s.list('rel'), 'InvalidArgument');
       await rejectsWith(s.get('', {}), 'InvalidArgument');
+      // A lone surrogate has no UTF-8 form; stored, it would collide with every other such key.
+      await rejectsWith(s.create('/x/\uD800', enc('a')), 'InvalidArgument');
+      await rejectsWith(s.create('/x/\uDC00b', enc('a')), 'InvalidArgument');
+      await rejectsWith(s.list('/x/\uD83D'), 'InvalidArgument');
     });
 
     watchConformance(open);

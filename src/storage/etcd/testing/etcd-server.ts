@@ -11,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 export interface EtcdServer {
   readonly endpoint: string;
   readonly dataDir: string;
+  /** Freezes the process (SIGSTOP): it keeps its sockets open but answers nothing. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -86,6 +89,7 @@ export async function startEtcd(opts: { extraArgs?: string[] } = {}): Promise<Et
     }
     const stop = async (): Promise<void> => {
       if (!exited) {
+        child.kill('SIGCONT');
         const done = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
         const t = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -94,7 +98,15 @@ export async function startEtcd(opts: { extraArgs?: string[] } = {}): Promise<Et
       }
       rmSync(dataDir, { recursive: true, force: true });
     };
-    if (!exited && (await healthy(endpoint))) return { endpoint, dataDir, stop };
+    if (!exited && (await healthy(endpoint))) {
+      return {
+        endpoint,
+        dataDir,
+        stop,
+        pause: () => void child.kill('SIGSTOP'),
+        resume: () => void child.kill('SIGCONT'),
+      };
+    }
     await stop();
     if (attempt >= 2) throw new Error(`etcd did not become healthy on ${endpoint}: ${stderr.trim()}`);
   }
