@@ -295,6 +295,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       raw: {
         sqliteSingleRowTxnInsertsPerSec: med((r) => r.rawSqlite),
         etcdPutsPerSec: med((r) => r.rawEtcd),
+        etcdCreateTxnsPerSec: med((r) => r.rawEtcdTxn),
       },
       ratios,
       goals,

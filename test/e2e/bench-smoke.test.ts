@@ -36,6 +36,7 @@ it('npm run bench -- store --quick writes bench results with every metric', { ti
       }
     }
     assert.ok(out.raw.sqliteSingleRowTxnInsertsPerSec! > 0 && out.raw.etcdPutsPerSec! > 0);
+    assert.ok(out.raw.etcdCreateTxnsPerSec! > 0 && out.ratios.etcdConcurrentVsRawCreateTxns! > 0);
     assert.ok(out.ratios.etcdConcurrentVsRawPuts! > 0);
     assert.match(r.stdout, /ratio: concurrent creates \/ raw/);
   } finally {
