@@ -10,7 +10,7 @@
 //   watch with Unavailable instead of letting the client library resume on its own: it resumes from
 //   the response header revision, which can skip events it had not yet delivered.
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, retry } from 'cockatiel';
-import { Etcd3, type IKeyValue, type IOptions, type IWatchResponse } from 'etcd3';
+import { Etcd3, type IKeyValue, type IOptions } from 'etcd3';
 import {
   checkKey,
   checkLimit,
@@ -23,6 +23,7 @@ import {
 } from '../keys.js';
 import { futureRevisionError } from '../revisions.js';
 import { mapError, unreachableReason } from './etcd-errors.js';
+import { rawWatchOpener } from './etcd-raw-watch.js';
 import { etcdWatch, WatchHub, type OpenRawWatch } from './etcd-watch.js';
 import {
   conflictError,
@@ -80,6 +81,7 @@ export class EtcdStore implements Store {
   /** One per open watch; close() aborts them all. */
   private readonly watchControllers = new Set<AbortController>();
   private readonly hub: WatchHub;
+  private readonly openRaw: OpenRawWatch;
 
   /** How many shared etcd watches this store has opened (one, unless one failed and was restarted). */
   get sharedWatchesOpened(): number {
@@ -116,7 +118,6 @@ export class EtcdStore implements Store {
     this.prefix = (opts.prefix ?? '/registry').replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.maxBacklog = opts.maxWatchBacklog ?? 100_000;
-    this.hub = new WatchHub(this.openRaw, opts.watchCacheSize ?? 20_000);
     const timeoutMs = this.timeoutMs;
     this.client = new Etcd3({
       hosts: [...opts.endpoints],
@@ -128,6 +129,14 @@ export class EtcdStore implements Store {
       faultHandling: failover(opts.endpoints.length),
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     });
+    this.openRaw = rawWatchOpener({
+      client: this.client,
+      timeoutMs: this.timeoutMs,
+      phys: (key) => this.phys(key),
+      logical: (k) => this.logical(k),
+      ensureOpen: () => this.ensureOpen(),
+    });
+    this.hub = new WatchHub(this.openRaw, opts.watchCacheSize ?? 20_000);
   }
 
   private phys(key: string): Buffer {
@@ -365,111 +374,6 @@ export class EtcdStore implements Store {
       outer.removeEventListener('abort', abort);
       this.watchControllers.delete(ac);
     }
-  }
-
-  /**
-   * One etcd watch (with prev_kv) on a logical prefix, from after `after`; see etcd-watch.ts. Its
-   * listeners are attached before it connects, so no response can arrive unheard; it must be created
-   * within the store's timeout; cancel() does not wait for etcd, which may be gone.
-   */
-  private readonly openRaw: OpenRawWatch = async (prefix, after, h, signal) => {
-    this.ensureOpen();
-    const watcher = this.client
-      .watch()
-      .prefix(this.phys(prefix))
-      .startRevision(String(after + 1))
-      .withPreviousKV()
-      .watcher();
-    let last = after;
-    let done = false;
-    let settle: ((err?: StoreError) => void) | undefined;
-    const connected = new Promise<void>((resolve, reject) => {
-      settle = (err) => {
-        settle = undefined;
-        if (err === undefined) resolve();
-        else reject(err);
-      };
-    });
-    const fail = (err: StoreError): void => {
-      if (done) return;
-      done = true;
-      if (settle !== undefined) settle(err);
-      else h.failed(err);
-    };
-    const cancel = (): void => {
-      done = true;
-      watcher.removeAllListeners();
-      watcher.on('error', () => undefined);
-      void watcher.cancel().catch(() => undefined);
-    };
-    watcher.on('connected', () => settle?.());
-    watcher.on('data', (res: IWatchResponse) => {
-      if (done || res.events.length === 0) return;
-      const batch = res.events.map<WatchEvent>((ev) => {
-        const isDelete = ev.type === 'Delete';
-        const source = isDelete ? ev.prev_kv : ev.kv;
-        return {
-          type: isDelete ? 'DELETE' : 'PUT',
-          key: this.logical(ev.kv.key),
-          value: source?.value ?? Buffer.alloc(0),
-          revision: Number(ev.kv.mod_revision),
-          createRevision: Number(source?.create_revision ?? ev.kv.create_revision),
-        };
-      });
-      last = batch[batch.length - 1]!.revision;
-      h.events(batch);
-    });
-    watcher.on('disconnected', (err: Error) =>
-      fail(
-        new StoreError(
-          'Unavailable',
-          `watch on ${prefix} lost its etcd stream: ${err.message}`,
-          {},
-          { cause: err },
-        ),
-      ),
-    );
-    watcher.on('error', (err: Error) => {
-      void this.explainCancel(prefix, last, err).then(fail);
-    });
-    const timer = setTimeout(
-      () =>
-        fail(
-          new StoreError(
-            'Unavailable',
-            `etcd did not start a watch on ${prefix} within ${this.timeoutMs} ms`,
-          ),
-        ),
-      this.timeoutMs,
-    );
-    const onAbort = (): void => fail(new StoreError('Closed', 'watch aborted while connecting'));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      await connected;
-    } catch (err) {
-      cancel();
-      throw err;
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    }
-    return { cancel };
-  };
-
-  /** etcd cancels a watch whose start was compacted; tell that apart from other cancellations. */
-  private async explainCancel(prefix: string, after: number, err: Error): Promise<StoreError> {
-    try {
-      await this.client.kv.range({ key: this.phys(prefix), revision: after + 1, count_only: true });
-    } catch (probe) {
-      const mapped = mapError('watch', probe);
-      if (mapped.code === 'Compacted') return mapped;
-    }
-    return new StoreError(
-      'Unavailable',
-      `watch on ${prefix} was cancelled by etcd: ${err.message}`,
-      {},
-      { cause: err },
-    );
   }
 
   async close(): Promise<void> {

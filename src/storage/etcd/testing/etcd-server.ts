@@ -2,7 +2,7 @@
 // directory, stopped (and its directory removed) afterwards. The binary comes from $ETCD_BIN or PATH;
 // when missing, scripts/ensure-etcd.sh installs Debian's etcd-server (as root) or fails clearly.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,8 +11,11 @@ import { fileURLToPath } from 'node:url';
 export interface EtcdServer {
   readonly endpoint: string;
   readonly dataDir: string;
-  /** Freezes the process (SIGSTOP): it keeps its sockets open but answers nothing. */
-  pause(): void;
+  /**
+   * Freezes the process (SIGSTOP): it keeps its sockets open but answers nothing. Resolves once the
+   * kernel reports it stopped, so no request can still be answered after this.
+   */
+  pause(): Promise<void>;
   resume(): void;
   stop(): Promise<void>;
 }
@@ -30,6 +33,12 @@ export function findEtcd(): string {
   const bin = r.stdout.trim();
   process.env.ETCD_BIN = bin;
   return bin;
+}
+
+/** The state letter of /proc/<pid>/stat ('T' = stopped). */
+function processState(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 }
 
 export function freePort(): Promise<number> {
@@ -103,7 +112,14 @@ export async function startEtcd(opts: { extraArgs?: string[] } = {}): Promise<Et
         endpoint,
         dataDir,
         stop,
-        pause: () => void child.kill('SIGSTOP'),
+        pause: async () => {
+          child.kill('SIGSTOP');
+          const until = Date.now() + 5000;
+          while (processState(child.pid!) !== 'T') {
+            if (Date.now() > until) throw new Error(`etcd (pid ${child.pid}) did not stop`);
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        },
         resume: () => void child.kill('SIGCONT'),
       };
     }
