@@ -1,0 +1,29 @@
+// JSON merge patch (RFC 7386), what `application/merge-patch+json` means: objects merge key by key,
+// null deletes a key, and anything else (arrays included) replaces the target wholesale.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+const isObject = (v: unknown): v is { [key: string]: Json } =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A deep copy of a JSON value, so a result never shares structure with the patch. */
+export function cloneJson<T extends Json>(v: T): T {
+  if (Array.isArray(v)) return v.map((x) => cloneJson(x)) as T;
+  if (isObject(v)) {
+    const out: { [key: string]: Json } = {};
+    for (const [k, x] of Object.entries(v)) out[k] = cloneJson(x);
+    return out as T;
+  }
+  return v;
+}
+
+/** Applies `patch` to `target` without modifying either. */
+export function applyMergePatch(target: Json | undefined, patch: Json): Json {
+  if (!isObject(patch)) return cloneJson(patch);
+  const result: { [key: string]: Json } = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = applyMergePatch(result[key], value);
+  }
+  return result;
+}
