@@ -6,12 +6,20 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 const isObject = (v: unknown): v is { [key: string]: Json } =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * Sets an own property. Plain assignment to "__proto__" (a key JSON.parse happily produces) would set
+ * the object's prototype instead of adding a member.
+ */
+function setOwn(o: { [key: string]: Json }, key: string, value: Json): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** A deep copy of a JSON value, so a result never shares structure with the patch. */
 export function cloneJson<T extends Json>(v: T): T {
   if (Array.isArray(v)) return v.map((x) => cloneJson(x)) as T;
   if (isObject(v)) {
     const out: { [key: string]: Json } = {};
-    for (const [k, x] of Object.entries(v)) out[k] = cloneJson(x);
+    for (const [k, x] of Object.entries(v)) setOwn(out, k, cloneJson(x));
     return out as T;
   }
   return v;
@@ -23,7 +31,7 @@ export function applyMergePatch(target: Json | undefined, patch: Json): Json {
   const result: { [key: string]: Json } = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else result[key] = applyMergePatch(result[key], value);
+    else setOwn(result, key, applyMergePatch(Object.hasOwn(result, key) ? result[key] : undefined, value));
   }
   return result;
 }

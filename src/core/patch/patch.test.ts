@@ -46,6 +46,17 @@ describe('JSON merge patch (RFC 7386, appendix A)', () => {
     });
   });
 
+  it('treats a "__proto__" key as data, never as the prototype', () => {
+    const patch = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as Json;
+    const out = applyMergePatch({}, patch) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.deepEqual(Object.keys(out).sort(), ['__proto__', 'a']);
+    assert.equal(JSON.stringify(out), '{"__proto__":{"polluted":true},"a":1}');
+    assert.equal(({} as { polluted?: boolean }).polluted, undefined);
+    const removed = applyMergePatch(out as Json, JSON.parse('{"__proto__": null}') as Json);
+    assert.deepEqual(Object.keys(removed as object), ['a']);
+  });
+
   it('is idempotent, and never shares structure with the patch', () => {
     const json: fc.Arbitrary<Json> = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>;
     fc.assert(
