@@ -3,6 +3,7 @@
 // is fed from), and knows everything up to `through`. Oldest events fall off as new ones arrive,
 // raising `floor`. Several events may share a revision (an etcd txn or delete-range by another etcd
 // client changes several keys at one revision); a read never stops inside a revision.
+import { ChangeSignal } from './change-signal.js';
 import type { WatchEvent } from './store.js';
 
 export class TailRing {
@@ -13,7 +14,7 @@ export class TailRing {
   floor: number;
   /** Every change up to this revision has been pushed. */
   through: number;
-  private wakeUp = deferred();
+  private readonly changed = new ChangeSignal();
 
   constructor(
     private readonly capacity: number,
@@ -78,19 +79,11 @@ export class TailRing {
 
   /** Resolves at the next wake(). */
   nextChange(): Promise<void> {
-    return this.wakeUp.promise;
+    return this.changed.next();
   }
 
   /** Wakes every watcher waiting in nextChange(). */
   wake(): void {
-    const w = this.wakeUp;
-    this.wakeUp = deferred();
-    w.resolve();
+    this.changed.fire();
   }
-}
-
-export function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }

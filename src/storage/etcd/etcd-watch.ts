@@ -4,7 +4,8 @@
 // floor, or falls behind the ring, gets a private etcd watch from its own revision instead.
 import { cursorLoop, untilAborted, type ChangeLog } from '../cursor-watch.js';
 import { StoreError, type WatchEvent } from '../store.js';
-import { deferred, TailRing } from '../tail-ring.js';
+import { ChangeSignal } from '../change-signal.js';
+import { TailRing } from '../tail-ring.js';
 
 export interface RawWatchHandlers {
   /** Events of one etcd watch response, in revision order. May be called before open resolves. */
@@ -162,12 +163,8 @@ async function* privateWatch(
   const queue: WatchEvent[][] = [];
   let queued = 0;
   let failure: StoreError | undefined;
-  let wake = deferred();
-  const notify = (): void => {
-    const w = wake;
-    wake = deferred();
-    w.resolve();
-  };
+  const changed = new ChangeSignal();
+  const notify = (): void => changed.fire();
   let raw: { cancel(): void };
   try {
     raw = await openRaw(
@@ -206,7 +203,7 @@ async function* privateWatch(
         continue;
       }
       if (failure !== undefined) throw failure;
-      await untilAborted(wake.promise, signal);
+      await untilAborted(changed.next(), signal);
     }
   } finally {
     raw.cancel();

@@ -2,7 +2,7 @@
 // higher layers use it; the conformance suite holds the sqlite and etcd backends to its behaviour.
 import { cursorWatch, type ChangeLog } from '../cursor-watch.js';
 import { futureRevisionError, resolveReadRevision } from '../revisions.js';
-import { deferred } from '../tail-ring.js';
+import { ChangeSignal } from '../change-signal.js';
 import {
   checkKey,
   checkLimit,
@@ -42,7 +42,7 @@ export class MemoryStore implements Store, ChangeLog {
   private log: WatchEvent[] = [];
   private logBase = 1;
   private isClosed = false;
-  private wake: { promise: Promise<void>; resolve: () => void } = deferred();
+  private readonly changed = new ChangeSignal();
 
   // ChangeLog, for cursorWatch
   head(): number {
@@ -55,7 +55,7 @@ export class MemoryStore implements Store, ChangeLog {
     return this.isClosed;
   }
   nextChange(): Promise<void> {
-    return this.wake.promise;
+    return this.changed.next();
   }
   readAfter(prefix: string, after: number, max: number): { events: WatchEvent[]; through: number } {
     const events: WatchEvent[] = [];
@@ -105,9 +105,7 @@ export class MemoryStore implements Store, ChangeLog {
       createRevision: v.createRevision,
     });
     this.rev = v.revision;
-    const w = this.wake;
-    this.wake = deferred();
-    w.resolve();
+    this.changed.fire();
   }
 
   private insertSorted(key: string): void {
@@ -251,6 +249,6 @@ export class MemoryStore implements Store, ChangeLog {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    this.wake.resolve();
+    this.changed.fire();
   }
 }

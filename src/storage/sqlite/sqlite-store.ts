@@ -315,15 +315,7 @@ export class SqliteStore implements Store {
     }
     if (info.changes !== 1) throw this.explain(op);
     const row = this.stmt.byId.get(Number(info.lastInsertRowid))!;
-    const kv = toKeyValue(row);
-    const event: WatchEvent = {
-      type: row.deleted === 1 ? 'DELETE' : 'PUT',
-      key: op.key,
-      value: row.value,
-      revision: row.id,
-      createRevision: row.create_revision,
-    };
-    return { kv, event };
+    return { kv: toKeyValue(row), event: toEvent(row) };
   }
 
   /** Why a write's precondition failed, read inside the same transaction. */
@@ -361,14 +353,7 @@ export class SqliteStore implements Store {
     const upto = Math.min(after + max, this.tail.floor, this.head);
     const p = Buffer.from(prefix);
     const rows = this.stmt.range.all({ after, upto, start: p, end: prefixEnd(p) });
-    const events = rows.map<WatchEvent>((r) => ({
-      type: r.deleted === 1 ? 'DELETE' : 'PUT',
-      key: r.name.toString('utf8'),
-      value: r.value,
-      revision: r.id,
-      createRevision: r.create_revision,
-    }));
-    return { events, through: Math.max(after, upto) };
+    return { events: rows.map(toEvent), through: Math.max(after, upto) };
   }
 
   // ---- compaction ----
@@ -408,6 +393,17 @@ export class SqliteStore implements Store {
     this.tail.wake();
     this.db.close();
   }
+}
+
+/** A log row as the change it records (a tombstone carries the deleted value). */
+function toEvent(row: Row): WatchEvent {
+  return {
+    type: row.deleted === 1 ? 'DELETE' : 'PUT',
+    key: row.name.toString('utf8'),
+    value: row.value,
+    revision: row.id,
+    createRevision: row.create_revision,
+  };
 }
 
 function toKeyValue(row: Row): KeyValue {
