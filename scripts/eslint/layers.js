@@ -22,6 +22,7 @@ const PINNED = {
   cockatiel: 'src/storage/etcd/etcd-store.ts',
   etcd3: 'src/storage/etcd/etcd-store.ts',
   '@kubernetes/client-node': 'src/runtime/kubeconfig.ts',
+  'node-forge': 'src/apiserver/auth/pki.ts',
 };
 
 function layerOf(absFile, root) {

@@ -1,0 +1,105 @@
+// Who is asking: kube-apiserver's request authentication chain, for the two methods svcplane has.
+//
+//   union(x509 client certificate, bearer token) → add "system:authenticated" → else anonymous
+//
+// as upstream builds it (pkg/kubeapiserver/authenticator): methods are tried in order, the first that
+// succeeds wins, and a method that fails only matters if none succeeds. Consequences worth knowing:
+//  - a verified client certificate with a CN authenticates the request even when the Authorization header
+//    carries a bad token (the token is never looked at);
+//  - a certificate that failed verification is not fatal by itself: a good bearer token still wins;
+//  - a bad bearer token (or a failed certificate) without any success is 401, never anonymous;
+//  - a header that is not "Bearer <token>" (other schemes, "Bearer" alone, "Bearer  x" with two spaces)
+//    is ignored, so such a request is anonymous;
+//  - a verified certificate with an empty CN is ignored (upstream: no opinion).
+// The WebSocket subprotocol token ("base64url.bearer.authorization.k8s.io.…") is not supported.
+import { lookupToken, type TokenDigest } from './token-file.js';
+import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME, type UserInfo } from './types.js';
+
+/** The subject of a peer certificate as node:tls reports it (a repeated attribute becomes an array). */
+export interface CertificateSubject {
+  readonly CN?: string | readonly string[] | undefined;
+  readonly O?: string | readonly string[] | undefined;
+}
+
+export interface AuthenticationRequest {
+  /** The Authorization header. */
+  readonly authorization?: string | undefined;
+  /**
+   * tlsSocket.getPeerCertificate(): node returns {} when the client sent none. Its identity is used only if
+   * the TLS layer verified the chain against the client CA (see peerCertificateVerified).
+   */
+  readonly peerCertificate?: { readonly subject?: CertificateSubject | undefined } | undefined;
+  /**
+   * tlsSocket.authorized. Leave it out only when the TLS server rejects unverified client certificates
+   * itself (rejectUnauthorized: true); false makes a presented certificate count as a failed attempt.
+   */
+  readonly peerCertificateVerified?: boolean | undefined;
+}
+
+export interface AuthenticatorOptions {
+  /**
+   * From parseTokenFile. Without a table the Authorization header is not looked at, as upstream has no
+   * bearer-token authenticator in its chain then (an empty table rejects every token instead).
+   */
+  readonly tokens?: ReadonlyMap<TokenDigest, UserInfo> | undefined;
+  /** kube-apiserver's --anonymous-auth (default true): when false, a request without credentials is 'invalid'. */
+  readonly anonymous?: boolean | undefined;
+}
+
+/**
+ * The user a request authenticates as (with "system:authenticated" added), 'anonymous' when it carries no
+ * credentials (answer with ANONYMOUS_USER), or 'invalid' when its credentials are wrong (answer 401).
+ */
+export function authenticate(
+  req: AuthenticationRequest,
+  opts: AuthenticatorOptions = {},
+): UserInfo | 'anonymous' | 'invalid' {
+  let failed = false;
+
+  const cert = req.peerCertificate;
+  if (cert !== undefined && Object.keys(cert).length > 0) {
+    if (req.peerCertificateVerified === false) {
+      failed = true;
+    } else {
+      const user = certificateUser(cert.subject ?? {});
+      if (user !== undefined) return withAuthenticatedGroup(user);
+    }
+  }
+
+  const token = bearerToken(req.authorization);
+  if (opts.tokens !== undefined && token !== undefined) {
+    const user = lookupToken(opts.tokens, token);
+    if (user !== undefined) return withAuthenticatedGroup(user);
+    failed = true;
+  }
+
+  if (failed || opts.anonymous === false) return 'invalid';
+  return 'anonymous';
+}
+
+/** CN → name, each O → a group; no CN → no identity. Repeated CNs: the last one (as Go's pkix.Name reads it). */
+function certificateUser(subject: CertificateSubject): UserInfo | undefined {
+  const cn = typeof subject.CN === 'string' ? subject.CN : subject.CN?.at(-1);
+  if (cn === undefined || cn === '') return undefined;
+  const groups = subject.O === undefined ? [] : typeof subject.O === 'string' ? [subject.O] : [...subject.O];
+  return { name: cn, uid: '', groups };
+}
+
+/**
+ * The token of "Bearer <token>" (scheme case-insensitive, surrounding whitespace trimmed, anything after a
+ * second space ignored, as upstream splits it), or undefined when the header is absent or not a bearer token.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const parts = header.trim().split(' ');
+  if (parts.length < 2 || parts[0]?.toLowerCase() !== 'bearer') return undefined;
+  const token = parts[1];
+  return token === undefined || token === '' ? undefined : token;
+}
+
+/** Upstream's AuthenticatedGroupAdder: every authenticated user is in system:authenticated. */
+function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  if (user.name === ANONYMOUS_USER_NAME) return user;
+  if (user.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return user;
+  return { name: user.name, uid: user.uid, groups: [...user.groups, ALL_AUTHENTICATED] };
+}

@@ -1,0 +1,205 @@
+// The generated certificates as TLS sees them: real handshakes on 127.0.0.1 with the CA as the only trust
+// root, SANs for IPs and DNS names, and client certificates whose CN/O become the user.
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import tls from 'node:tls';
+import { authenticate } from './authenticator.js';
+import { generateCA, ipToBytes, issueClientCert, issueServingCert, type CertKeyPair } from './pki.js';
+import { parseTokenFile } from './token-file.js';
+
+const ca = generateCA('svcplane-ca');
+const serving = issueServingCert(ca, {
+  commonName: 'svcplane-apiserver',
+  ipAddresses: ['127.0.0.1', '::1', '10.96.0.1'],
+  dnsNames: ['localhost', 'kubernetes.default.svc'],
+});
+const alice = issueClientCert(ca, { commonName: 'alice', organizations: ['system:masters', 'dev'] });
+
+interface ServerView {
+  readonly authorized: boolean;
+  readonly authorizationError: string | null;
+  readonly user: unknown;
+}
+
+/**
+ * A TLS server on 127.0.0.1 that asks for (but does not require) a client certificate and answers with
+ * what authenticate() makes of the connection; then one client connection with `client` options.
+ */
+async function handshake(
+  client: tls.ConnectionOptions,
+  server: CertKeyPair = serving,
+  authorization?: string,
+): Promise<{ readonly socket: tls.TLSSocket; readonly view: ServerView }> {
+  const tokens = parseTokenFile('tok-1,bob,uid-bob\n');
+  const srv = tls.createServer(
+    {
+      key: server.keyPem,
+      cert: server.certPem,
+      ca: [ca.certPem],
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
+    (socket) => {
+      const user = authenticate(
+        {
+          authorization,
+          peerCertificate: socket.getPeerCertificate(),
+          peerCertificateVerified: socket.authorized,
+        },
+        { tokens },
+      );
+      const err = socket.authorizationError as Error | string | null;
+      const authorizationError = err === null ? null : typeof err === 'string' ? err : err.message;
+      socket.end(JSON.stringify({ authorized: socket.authorized, authorizationError, user }));
+    },
+  );
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (srv.address() as AddressInfo).port;
+    return await new Promise((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port, ...client });
+      let body = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (body += d));
+      socket.on('end', () => resolve({ socket, view: JSON.parse(body) as ServerView }));
+      socket.on('error', reject);
+    });
+  } finally {
+    srv.close();
+  }
+}
+
+describe('pki', () => {
+  it('makes a CA: self-signed, CA:TRUE, positive random serial, 10 years', () => {
+    const x = new X509Certificate(ca.certPem);
+    assert.equal(x.ca, true);
+    assert.equal(x.subject, 'CN=svcplane-ca');
+    assert.equal(x.issuer, 'CN=svcplane-ca');
+    assert.ok(x.verify(x.publicKey), 'self-signed');
+    assert.ok(x.checkIssued(x));
+    assert.equal(x.publicKey.asymmetricKeyDetails?.modulusLength, 2048);
+    assert.match(x.serialNumber, /^[4-7][0-9A-F]{31}$/, 'positive, 16 octets, no leading zero octet');
+    assert.notEqual(generateCA('svcplane-ca').certPem, ca.certPem);
+    const years = (Date.parse(x.validTo) - Date.now()) / (365.25 * 24 * 3600 * 1000);
+    assert.ok(years > 9.9 && years < 10.1, `valid for ${years} years`);
+    assert.ok(Date.parse(x.validFrom) < Date.now());
+  });
+
+  it('makes a serving certificate with IP and DNS SANs, signed by the CA, for serverAuth', () => {
+    const x = new X509Certificate(serving.certPem);
+    const caX = new X509Certificate(ca.certPem);
+    assert.equal(x.ca, false);
+    assert.ok(x.checkIssued(caX));
+    assert.ok(x.verify(caX.publicKey));
+    assert.equal(
+      x.subjectAltName,
+      'DNS:localhost, DNS:kubernetes.default.svc, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, IP Address:10.96.0.1',
+    );
+    assert.equal(x.checkIP('127.0.0.1'), '127.0.0.1');
+    assert.equal(x.checkIP('::1'), '::1');
+    assert.equal(x.checkHost('localhost'), 'localhost');
+    assert.equal(x.checkHost('example.com'), undefined);
+    assert.deepEqual(x.keyUsage, ['1.3.6.1.5.5.7.3.1']);
+  });
+
+  it('makes a client certificate: CN and one O per group, for clientAuth', () => {
+    const x = new X509Certificate(alice.certPem);
+    assert.equal(x.subject, 'O=system:masters\nO=dev\nCN=alice');
+    assert.deepEqual(x.keyUsage, ['1.3.6.1.5.5.7.3.2']);
+    assert.ok(x.checkIssued(new X509Certificate(ca.certPem)));
+  });
+
+  it('keeps each certificate well under a second', () => {
+    for (const make of [
+      () => generateCA('t'),
+      () => issueServingCert(ca, { commonName: 't', ipAddresses: ['127.0.0.1'], dnsNames: [] }),
+      () => issueClientCert(ca, { commonName: 't', organizations: [] }),
+    ]) {
+      const start = performance.now();
+      make();
+      const ms = performance.now() - start;
+      assert.ok(ms < 1000, `took ${ms.toFixed(0)} ms`);
+    }
+  });
+
+  it('completes a TLS handshake to 127.0.0.1 with the CA as the only trust root', async () => {
+    const { socket, view } = await handshake({ ca: [ca.certPem] });
+    assert.equal(socket.authorized, true);
+    assert.equal(view.authorized, false, 'no client certificate was sent');
+    assert.equal(view.user, 'anonymous');
+  });
+
+  it('completes a TLS handshake with servername localhost', async () => {
+    const { socket } = await handshake({ ca: [ca.certPem], servername: 'localhost' });
+    assert.equal(socket.authorized, true);
+  });
+
+  it('fails the handshake for a name the certificate does not carry', async () => {
+    await assert.rejects(handshake({ ca: [ca.certPem], servername: 'example.com' }), {
+      code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+    });
+  });
+
+  it('fails the handshake without the CA', async () => {
+    // The server sends its chain including the CA (it is in its `ca` list), hence "self-signed in chain".
+    await assert.rejects(handshake({ ca: [generateCA('other').certPem] }), {
+      code: /^(SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)$/,
+    });
+  });
+
+  it('turns a verified client certificate into its CN and O groups', async () => {
+    const { view } = await handshake({ ca: [ca.certPem], cert: alice.certPem, key: alice.keyPem });
+    assert.equal(view.authorized, true);
+    assert.deepEqual(view.user, {
+      name: 'alice',
+      uid: '',
+      groups: ['system:masters', 'dev', 'system:authenticated'],
+    });
+  });
+
+  it('does not trust a client certificate from another CA (401 unless a token succeeds)', async () => {
+    const other = generateCA('other');
+    const mallory = issueClientCert(other, { commonName: 'mallory', organizations: ['system:masters'] });
+    const opts = { ca: [ca.certPem], cert: mallory.certPem, key: mallory.keyPem };
+    const { view } = await handshake(opts);
+    assert.equal(view.authorized, false);
+    assert.equal(view.user, 'invalid');
+    const withToken = await handshake(opts, serving, 'Bearer tok-1');
+    assert.deepEqual(withToken.view.user, { name: 'bob', uid: 'uid-bob', groups: ['system:authenticated'] });
+  });
+
+  it('does not accept a serving certificate as a client certificate (EKU)', async () => {
+    const { view } = await handshake({ ca: [ca.certPem], cert: serving.certPem, key: serving.keyPem });
+    assert.equal(view.authorized, false);
+    assert.equal(view.authorizationError, 'INVALID_PURPOSE');
+    assert.equal(view.user, 'invalid');
+  });
+
+  it('writes IP SANs as raw octets', () => {
+    const hex = (ip: string): string => Buffer.from(ipToBytes(ip), 'latin1').toString('hex');
+    assert.equal(hex('127.0.0.1'), '7f000001');
+    assert.equal(hex('::1'), '00000000000000000000000000000001');
+    assert.equal(hex('::'), '0'.repeat(32));
+    assert.equal(hex('fd00:10:96::1'), 'fd000010009600000000000000000001');
+    assert.equal(hex('2001:db8::8a2e:370:7334'), '20010db80000000000008a2e03707334');
+    assert.equal(hex('::ffff:10.0.0.1'), '00000000000000000000ffff0a000001');
+    assert.equal(hex('1:2:3:4:5:6:7:8'), '00010002000300040005000600070008');
+    assert.throws(() => ipToBytes('localhost'), /invalid IP address/);
+    assert.throws(() => ipToBytes('256.0.0.1'), /invalid IP address/);
+  });
+
+  it('rejects certificates that could not identify anything', () => {
+    assert.throws(() => generateCA(''), /commonName/);
+    assert.throws(
+      () => issueServingCert(ca, { commonName: 'x', ipAddresses: [], dnsNames: [] }),
+      /at least one IP address or DNS name/,
+    );
+    assert.throws(
+      () => issueServingCert(ca, { commonName: 'x', ipAddresses: ['nope'], dnsNames: [] }),
+      /invalid IP/,
+    );
+    assert.throws(() => issueClientCert(ca, { commonName: 'x', organizations: [''] }), /organization/);
+  });
+});
