@@ -4,6 +4,7 @@ import { isStoreError } from '../storage/store.js';
 import { UsageError, parseFlags } from './flags.js';
 import { STORE_HELP, storeCommand } from './store-command.js';
 import { upCommand, UP_HELP } from './up-command.js';
+import { apiserverCommand, APISERVER_HELP } from './apiserver-command.js';
 
 const version = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -14,7 +15,8 @@ export const HELP = `svcplane: a Kubernetes-compatible Service networking contro
 Usage: svcplane <command> [flags]
 
 Commands:
-  up          all-in-one server on the embedded store (the API server arrives with the next release)
+  up          all-in-one server: the Kubernetes API server on the embedded store, with a kubeconfig
+  apiserver   the API server alone, with kube-apiserver's flags
   store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
   version     print the version
 
@@ -42,7 +44,9 @@ export async function main(argv: string[]): Promise<number> {
         out(`svcplane ${version()}`);
         return 0;
       case 'up':
-        return await upCommand(rest, out);
+        return await upCommand(rest, out, version());
+      case 'apiserver':
+        return await apiserverCommand(rest, out, version());
       case 'store':
         return await storeCommand(rest, out);
       default:
@@ -57,8 +61,14 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`svcplane: ${err.message}\n`);
       return 1;
     }
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+      // A system error (EADDRINUSE, EACCES, …): one line, not a stack trace.
+      process.stderr.write(`svcplane: ${(err as Error).message}\n`);
+      return 1;
+    }
     throw err;
   }
 }
 
-export { STORE_HELP, UP_HELP };
+export { APISERVER_HELP, STORE_HELP, UP_HELP };

@@ -1,0 +1,123 @@
+// Discovery documents built from the resource table: aggregated discovery (apidiscovery.k8s.io v2 and
+// v2beta1, whose Content-Type decides how kubectl parses them) and the legacy APIVersions,
+// APIGroupList, APIGroup and APIResourceList.
+import { RESOURCE_VERBS, RESOURCES, groupVersion, type ResourceInfo } from '../../api/resources.js';
+
+export const AGGREGATED_CONTENT_TYPE = (v: 'v2' | 'v2beta1'): string =>
+  `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`;
+
+/** Groups in the order discovery lists them (kube: core first, then by priority; ours: table order). */
+function groups(): { group: string; versions: string[] }[] {
+  const out: { group: string; versions: string[] }[] = [];
+  for (const r of RESOURCES) {
+    if (r.group === '') continue;
+    let g = out.find((x) => x.group === r.group);
+    if (g === undefined) out.push((g = { group: r.group, versions: [] }));
+    if (!g.versions.includes(r.version)) g.versions.push(r.version);
+  }
+  return out;
+}
+
+const resourcesOf = (group: string, version: string): ResourceInfo[] =>
+  RESOURCES.filter((r) => r.group === group && r.version === version);
+
+function aggregatedResource(r: ResourceInfo): Record<string, unknown> {
+  return {
+    resource: r.resource,
+    responseKind: { group: r.group, version: r.version, kind: r.kind },
+    scope: r.namespaced ? 'Namespaced' : 'Cluster',
+    singularResource: r.singular,
+    verbs: [...RESOURCE_VERBS],
+    ...(r.shortNames.length > 0 ? { shortNames: [...r.shortNames] } : {}),
+    ...(r.categories.length > 0 ? { categories: [...r.categories] } : {}),
+    ...(r.hasStatus
+      ? {
+          subresources: [
+            {
+              subresource: 'status',
+              responseKind: { group: r.group, version: r.version, kind: r.kind },
+              verbs: ['get', 'patch', 'update'],
+            },
+          ],
+        }
+      : {}),
+  };
+}
+
+function aggregatedGroup(group: string, versions: string[]): Record<string, unknown> {
+  return {
+    metadata: { name: group, creationTimestamp: null },
+    versions: versions.map((version) => ({
+      version,
+      resources: resourcesOf(group, version).map(aggregatedResource),
+      freshness: 'Current',
+    })),
+  };
+}
+
+export function aggregatedDiscovery(legacy: boolean, v: 'v2' | 'v2beta1'): Record<string, unknown> {
+  const items = legacy
+    ? [aggregatedGroup('', ['v1'])]
+    : groups().map((g) => aggregatedGroup(g.group, g.versions));
+  return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${v}`, metadata: {}, items };
+}
+
+export function apiVersions(serverAddress: string): Record<string, unknown> {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
+}
+
+function apiGroup(group: string, versions: string[]): Record<string, unknown> {
+  const vs = versions.map((version) => ({ groupVersion: `${group}/${version}`, version }));
+  return { name: group, versions: vs, preferredVersion: vs[0] };
+}
+
+export function apiGroupList(): Record<string, unknown> {
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: groups().map((g) => apiGroup(g.group, g.versions)),
+  };
+}
+
+export function apiGroupDoc(group: string): Record<string, unknown> | undefined {
+  const g = groups().find((x) => x.group === group);
+  return g === undefined
+    ? undefined
+    : { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(g.group, g.versions) };
+}
+
+export function apiResourceList(group: string, version: string): Record<string, unknown> | undefined {
+  const rs = resourcesOf(group, version);
+  if (rs.length === 0) return undefined;
+  const resources: Record<string, unknown>[] = [];
+  for (const r of rs) {
+    resources.push({
+      name: r.resource,
+      singularName: r.singular,
+      namespaced: r.namespaced,
+      kind: r.kind,
+      verbs: [...RESOURCE_VERBS],
+      ...(r.shortNames.length > 0 ? { shortNames: [...r.shortNames] } : {}),
+      ...(r.categories.length > 0 ? { categories: [...r.categories] } : {}),
+    });
+    if (r.hasStatus) {
+      resources.push({
+        name: `${r.resource}/status`,
+        singularName: '',
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs: ['get', 'patch', 'update'],
+      });
+    }
+  }
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: groupVersion({ group, version }),
+    resources,
+  };
+}

@@ -1,0 +1,54 @@
+// Server-owned metadata: what kube-apiserver's generic registry fills in or carries over on every
+// write (rest.FillObjectMetaSystemFields, BeforeCreate/BeforeUpdate), independent of the kind.
+import type { KObject } from '../../api/object.js';
+import type { ResourceInfo } from '../../api/resources.js';
+
+/** RFC 3339 with second precision, as metav1.Time serializes. */
+export const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** kube's utilrand.String alphabet: no vowels and no confusable digits. */
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+export const MAX_GENERATED_NAME_LENGTH = 63 - 5;
+
+export function generateName(prefix: string, random: () => number): string {
+  const base =
+    prefix.length > MAX_GENERATED_NAME_LENGTH ? prefix.slice(0, MAX_GENERATED_NAME_LENGTH) : prefix;
+  let s = base;
+  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(random() * GENERATE_ALPHABET.length)];
+  return s;
+}
+
+/** Kinds whose objects carry metadata.generation (they separate spec from status). */
+export const tracksGeneration = (r: ResourceInfo): boolean => r.hasStatus;
+
+/** Everything a generation counts: the object without metadata and status. */
+export function specOf(obj: KObject): string {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
+  return stableStringify(rest);
+}
+
+export function stableStringify(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableStringify(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** Whether two versions differ in anything but resourceVersion and managedFields timestamps. */
+export function sameContent(a: KObject, b: KObject): boolean {
+  const strip = (o: KObject): unknown => ({
+    ...o,
+    metadata: {
+      ...o.metadata,
+      resourceVersion: undefined,
+      managedFields: (o.metadata.managedFields ?? []).map((m) => ({ ...m, time: undefined })),
+    },
+  });
+  return stableStringify(strip(a)) === stableStringify(strip(b));
+}

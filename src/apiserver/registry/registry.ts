@@ -1,0 +1,590 @@
+// The generic registry: create, get, list, update, patch and delete of any served resource over the
+// Store, with kube-apiserver's semantics (genericregistry.Store + the per-kind strategies):
+// server-owned metadata, defaulting and validation, status/main-resource separation, generation,
+// managedFields, finalizers, preconditions, dryRun and optimistic concurrency by compare-and-swap.
+import { randomUUID } from 'node:crypto';
+import { applyDefaults } from '../../api/defaults/index.js';
+import { isPlainObject, type KObject } from '../../api/object.js';
+import { groupVersion, mustFindResource, type ResourceInfo } from '../../api/resources.js';
+import { schemaFor } from '../../api/schema/index.js';
+import { findUnknownFields, pruneUnknownFields } from '../../api/schema/unknown-fields.js';
+import type { Schema } from '../../api/schema/schema.js';
+import { statusErrors, StatusError, type Status } from '../../api/status.js';
+import { validateCreate, validateUpdate } from '../../api/validation/index.js';
+import { isStoreError, type Store } from '../../storage/store.js';
+import { decodeObject, encodeObject, objectKey } from '../codec.js';
+import type { WatchCache } from '../watch-cache/watch-cache.js';
+import { applyPatch, type PatchType } from './patch.js';
+import { recordUpdate, serverSideApply } from './managed-fields.js';
+import { generateName, rfc3339, sameContent, specOf, tracksGeneration } from './object-meta.js';
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+export interface WriteContext {
+  readonly dryRun: boolean;
+  readonly fieldManager: string;
+  readonly fieldValidation: FieldValidation;
+  /** Warnings for the response's Warning headers. */
+  readonly warnings: string[];
+}
+
+export interface DeleteOptions {
+  readonly propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  readonly preconditions?: { uid?: string; resourceVersion?: string };
+  readonly gracePeriodSeconds?: number;
+}
+
+/** Extension points for kinds with side effects (the Service allocators hook in here). */
+export interface RegistryHooks {
+  /** Before a create is written; may change obj; returns an undo for when the write fails. */
+  beforeCreate?(r: ResourceInfo, obj: KObject, ctx: WriteContext): Promise<(() => Promise<void>) | void>;
+  beforeUpdate?(
+    r: ResourceInfo,
+    obj: KObject,
+    old: KObject,
+    ctx: WriteContext,
+  ): Promise<(() => Promise<void>) | void>;
+  afterDelete?(r: ResourceInfo, obj: KObject): Promise<void>;
+}
+
+export interface RegistryOptions {
+  readonly now?: () => number;
+  readonly random?: () => number;
+  readonly hooks?: RegistryHooks;
+}
+
+const NAMESPACES = mustFindResource('', 'namespaces');
+/** Namespaces kube-apiserver refuses to delete. */
+export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
+const MAX_PATCH_RETRIES = 5;
+
+export class Registry {
+  readonly now: () => number;
+  private readonly random: () => number;
+  private readonly hooks: RegistryHooks;
+
+  constructor(
+    readonly store: Store,
+    readonly cache: WatchCache,
+    opts: RegistryOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.random = opts.random ?? Math.random;
+    this.hooks = opts.hooks ?? {};
+  }
+
+  async get(r: ResourceInfo, namespace: string, name: string): Promise<KObject> {
+    const kv = await this.store.get(objectKey(r, namespace, name));
+    if (kv === undefined) throw statusErrors.notFound(r, name);
+    return decodeObject(kv.value, kv.modRevision);
+  }
+
+  private async getOrUndefined(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+  ): Promise<KObject | undefined> {
+    const kv = await this.store.get(objectKey(r, namespace, name));
+    return kv === undefined ? undefined : decodeObject(kv.value, kv.modRevision);
+  }
+
+  // ---------------------------------------------------------------------------------------- create
+
+  async create(r: ResourceInfo, namespace: string, body: unknown, ctx: WriteContext): Promise<KObject> {
+    const obj = this.decodeBody(r, body, ctx);
+    this.checkNamespace(r, obj, namespace);
+    if (obj.metadata.resourceVersion !== undefined && obj.metadata.resourceVersion !== '') {
+      throw statusErrors.badRequest('resourceVersion should not be set on objects to be created');
+    }
+    const named = obj.metadata.name !== undefined && obj.metadata.name !== '';
+    if (!named && typeof obj.metadata.generateName === 'string' && obj.metadata.generateName !== '') {
+      obj.metadata.name = generateName(obj.metadata.generateName, this.random);
+    }
+    return this.createPrepared(r, namespace, obj, ctx, () =>
+      recordUpdate(r, undefined, obj, ctx, this.nowTime()),
+    );
+  }
+
+  /** Create from an already decoded object (used by create and by apply/update-creates). */
+  private async createPrepared(
+    r: ResourceInfo,
+    namespace: string,
+    obj: KObject,
+    ctx: WriteContext,
+    managed: () => KObject,
+  ): Promise<KObject> {
+    const meta = obj.metadata;
+    if (r.namespaced) meta.namespace = namespace;
+    else delete meta.namespace;
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.now());
+    if (tracksGeneration(r)) meta.generation = 1;
+    else delete meta.generation;
+    obj.apiVersion = groupVersion(r);
+    obj.kind = r.kind;
+    resetStatusOnCreate(r, obj);
+    applyDefaults(r, obj);
+    const errs = validateCreate(r, obj);
+    if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, meta.name ?? '', errs);
+    if (r.namespaced) await this.checkNamespaceAcceptsCreates(namespace);
+    const withManaged = managed();
+    const name = meta.name!;
+    const undo = await this.hooks.beforeCreate?.(r, withManaged, ctx);
+    if (ctx.dryRun) {
+      await undo?.();
+      return withManaged;
+    }
+    try {
+      const kv = await this.store.create(objectKey(r, namespace, name), encodeObject(withManaged));
+      return {
+        ...withManaged,
+        metadata: { ...withManaged.metadata, resourceVersion: String(kv.modRevision) },
+      };
+    } catch (err) {
+      await undo?.();
+      if (isStoreError(err, 'AlreadyExists')) throw statusErrors.alreadyExists(r, name);
+      throw err;
+    }
+  }
+
+  private async checkNamespaceAcceptsCreates(namespace: string): Promise<void> {
+    const key = objectKey(NAMESPACES, '', namespace);
+    let ns: { terminating: boolean } | undefined;
+    const cached = this.cache.get(NAMESPACES, key);
+    if (cached !== undefined && !cached.json.includes('"deletionTimestamp"')) return;
+    const kv = await this.store.get(key);
+    if (kv !== undefined) {
+      const obj = decodeObject(kv.value, kv.modRevision);
+      ns = { terminating: obj.metadata.deletionTimestamp !== undefined };
+    }
+    if (ns === undefined) throw statusErrors.notFound(NAMESPACES, namespace);
+    if (ns.terminating) {
+      throw new StatusError({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `unable to create new content in namespace ${namespace} because it is being terminated`,
+        reason: 'Forbidden',
+        details: {
+          name: namespace,
+          kind: 'namespaces',
+          causes: [
+            {
+              reason: 'NamespaceTerminating',
+              message: `namespace ${namespace} is being terminated`,
+              field: 'metadata.namespace',
+            },
+          ],
+        },
+        code: 403,
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------- update
+
+  /** PUT. Creates when the object is absent only for kinds that allow it (kube: AllowCreateOnUpdate). */
+  async update(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+    body: unknown,
+    ctx: WriteContext,
+    subresource: '' | 'status' = '',
+  ): Promise<{ object: KObject; created: boolean }> {
+    const incoming = this.decodeBody(r, body, ctx);
+    this.checkNamespace(r, incoming, namespace);
+    this.checkName(incoming, name);
+    const old = await this.getOrUndefined(r, namespace, name);
+    if (old === undefined) {
+      if (subresource === '' && allowCreateOnUpdate(r)) {
+        incoming.metadata.name = name;
+        delete incoming.metadata.resourceVersion;
+        const obj = await this.createPrepared(r, namespace, incoming, ctx, () =>
+          recordUpdate(r, undefined, incoming, ctx, this.nowTime()),
+        );
+        return { object: obj, created: true };
+      }
+      throw statusErrors.notFound(r, name);
+    }
+    const wanted = incoming.metadata.resourceVersion;
+    if (wanted !== undefined && wanted !== '' && wanted !== old.metadata.resourceVersion) {
+      throw statusErrors.conflict(r, name);
+    }
+    const object = await this.writeUpdate(r, old, incoming, ctx, subresource);
+    return { object, created: false };
+  }
+
+  /**
+   * The shared tail of PUT and PATCH: carry over server-owned fields, default, validate, bump
+   * generation, record managedFields, and CAS-write against `old`'s revision.
+   */
+  private async writeUpdate(
+    r: ResourceInfo,
+    old: KObject,
+    incoming: KObject,
+    ctx: WriteContext,
+    subresource: '' | 'status',
+    managed?: (candidate: KObject) => KObject,
+  ): Promise<KObject> {
+    let next: KObject;
+    if (subresource === 'status') {
+      // The status subresource takes only status; spec and metadata stay as they are.
+      next = { ...structuredClone(old), status: structuredClone(incoming.status) };
+      if (incoming.status === undefined) delete next.status;
+    } else {
+      next = structuredClone(incoming);
+      if (r.hasStatus) {
+        if (old.status === undefined) delete next.status;
+        else next.status = structuredClone(old.status);
+      }
+    }
+    const meta = next.metadata;
+    const om = old.metadata;
+    meta.name = om.name!;
+    if (r.namespaced) meta.namespace = om.namespace!;
+    meta.uid = om.uid!;
+    meta.creationTimestamp = om.creationTimestamp ?? null;
+    if (om.deletionTimestamp !== undefined) meta.deletionTimestamp = om.deletionTimestamp;
+    else delete meta.deletionTimestamp;
+    if (om.deletionGracePeriodSeconds !== undefined)
+      meta.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
+    else delete meta.deletionGracePeriodSeconds;
+    if (om.generation !== undefined) meta.generation = om.generation;
+    else delete meta.generation;
+    meta.resourceVersion = om.resourceVersion!;
+    next.apiVersion = groupVersion(r);
+    next.kind = r.kind;
+    applyDefaults(r, next);
+    const errs = validateUpdate(r, next, old);
+    if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, om.name ?? '', errs);
+    if (tracksGeneration(r) && subresource === '' && specOf(next) !== specOf(old)) {
+      meta.generation = (om.generation ?? 0) + 1;
+    }
+    const final =
+      managed !== undefined ? managed(next) : recordUpdate(r, old, next, ctx, this.nowTime(), subresource);
+    if (sameContent(final, old)) return old;
+    const undo = await this.hooks.beforeUpdate?.(r, final, old, ctx);
+    const key = objectKey(r, om.namespace ?? '', om.name!);
+    if (ctx.dryRun) {
+      await undo?.();
+      return final;
+    }
+    try {
+      if (final.metadata.deletionTimestamp !== undefined && !holdsDeletion(r, final)) {
+        // The last finalizer is gone from an object being deleted: now it really goes.
+        const kv = await this.store.delete(key, Number(om.resourceVersion));
+        const gone = { ...final, metadata: { ...final.metadata, resourceVersion: String(kv.modRevision) } };
+        await this.hooks.afterDelete?.(r, gone);
+        return gone;
+      }
+      const kv = await this.store.update(key, encodeObject(final), Number(om.resourceVersion));
+      return { ...final, metadata: { ...final.metadata, resourceVersion: String(kv.modRevision) } };
+    } catch (err) {
+      await undo?.();
+      if (isStoreError(err, 'Conflict')) throw statusErrors.conflict(r, om.name!);
+      if (isStoreError(err, 'NotFound')) throw statusErrors.notFound(r, om.name!);
+      throw err;
+    }
+  }
+
+  // ----------------------------------------------------------------------------------------- patch
+
+  async patch(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    ctx: WriteContext,
+    opts: { subresource: '' | 'status'; force: boolean },
+  ): Promise<{ object: KObject; created: boolean }> {
+    if (type === 'apply') return this.apply(r, namespace, name, patch, ctx, opts);
+    for (let attempt = 0; ; attempt++) {
+      const old = await this.get(r, namespace, name);
+      const patched = applyPatch(type, old, patch, schemaOf(r));
+      if (!isPlainObject(patched)) throw statusErrors.badRequest('the patch did not produce an object');
+      const obj = patched as unknown as KObject;
+      if (!isPlainObject(obj.metadata)) obj.metadata = {};
+      const incoming = this.decodeBody(r, obj, ctx);
+      this.checkName(incoming, name);
+      if (
+        r.namespaced &&
+        incoming.metadata.namespace !== undefined &&
+        incoming.metadata.namespace !== namespace
+      ) {
+        throw statusErrors.badRequest(
+          'the namespace of the object does not match the namespace on the request',
+        );
+      }
+      const wanted = incoming.metadata.resourceVersion;
+      const pinned = wanted !== undefined && wanted !== old.metadata.resourceVersion;
+      if (pinned) throw statusErrors.conflict(r, name);
+      try {
+        return { object: await this.writeUpdate(r, old, incoming, ctx, opts.subresource), created: false };
+      } catch (err) {
+        // A patch without a resourceVersion precondition is re-applied to the newer object (kube does too).
+        const precondition = patchSetsResourceVersion(patch);
+        if (
+          err instanceof StatusError &&
+          err.reason === 'Conflict' &&
+          !precondition &&
+          attempt < MAX_PATCH_RETRIES
+        ) {
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  private async apply(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+    patch: unknown,
+    ctx: WriteContext,
+    opts: { subresource: '' | 'status'; force: boolean },
+  ): Promise<{ object: KObject; created: boolean }> {
+    if (!isPlainObject(patch)) throw statusErrors.badRequest('the apply configuration must be an object');
+    const applied = this.decodeBody(r, patch, ctx);
+    this.checkName(applied, name, true);
+    if (
+      r.namespaced &&
+      applied.metadata.namespace !== undefined &&
+      applied.metadata.namespace !== namespace
+    ) {
+      throw statusErrors.badRequest(
+        'the namespace of the object does not match the namespace on the request',
+      );
+    }
+    for (let attempt = 0; ; attempt++) {
+      const old = await this.getOrUndefined(r, namespace, name);
+      const now = this.nowTime();
+      if (old === undefined) {
+        if (opts.subresource !== '') throw statusErrors.notFound(r, name);
+        const created = serverSideApply(r, undefined, applied, ctx.fieldManager, opts.force, now, '');
+        const obj = await this.createPrepared(r, namespace, created, ctx, () => created);
+        return { object: obj, created: true };
+      }
+      const merged = serverSideApply(r, old, applied, ctx.fieldManager, opts.force, now, opts.subresource);
+      try {
+        const object = await this.writeUpdate(r, old, merged, ctx, opts.subresource, (candidate) => ({
+          ...candidate,
+          metadata: { ...candidate.metadata, managedFields: merged.metadata.managedFields ?? [] },
+        }));
+        return { object, created: false };
+      } catch (err) {
+        if (
+          err instanceof StatusError &&
+          err.reason === 'Conflict' &&
+          err.status.details?.causes === undefined
+        ) {
+          if (attempt < MAX_PATCH_RETRIES) continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------- delete
+
+  async delete(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+    opts: DeleteOptions,
+    ctx: WriteContext,
+  ): Promise<{ object: KObject; deleted: boolean }> {
+    if (r === NAMESPACES && IMMORTAL_NAMESPACES.has(name)) {
+      throw statusErrors.forbidden(r, name, 'this namespace may not be deleted');
+    }
+    for (let attempt = 0; ; attempt++) {
+      const old = await this.get(r, namespace, name);
+      const pre = opts.preconditions;
+      if (pre?.uid !== undefined && pre.uid !== old.metadata.uid) {
+        throw statusErrors.conflict(
+          r,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid ?? ''}`,
+        );
+      }
+      if (pre?.resourceVersion !== undefined && pre.resourceVersion !== old.metadata.resourceVersion) {
+        throw statusErrors.conflict(
+          r,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion ?? ''}`,
+        );
+      }
+      const finalizers = [...(old.metadata.finalizers ?? [])];
+      const policy = opts.propagationPolicy;
+      if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion'))
+        finalizers.push('foregroundDeletion');
+      if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+      const nsFinalizers =
+        r === NAMESPACES
+          ? (((old.spec as { finalizers?: unknown[] } | undefined)?.finalizers ?? []) as string[])
+          : [];
+      const graceful = finalizers.length > 0 || nsFinalizers.length > 0;
+      const key = objectKey(r, namespace, name);
+      try {
+        if (graceful) {
+          // Finalizers hold the object: mark it for deletion and let their owners let go.
+          if (old.metadata.deletionTimestamp !== undefined && sameList(finalizers, old.metadata.finalizers)) {
+            return { object: old, deleted: false };
+          }
+          const next = structuredClone(old);
+          next.metadata.deletionTimestamp ??= rfc3339(this.now());
+          next.metadata.deletionGracePeriodSeconds ??= 0;
+          next.metadata.finalizers = finalizers;
+          if (r === NAMESPACES)
+            next.status = { ...((next.status as object | undefined) ?? {}), phase: 'Terminating' };
+          if (ctx.dryRun) return { object: next, deleted: false };
+          const kv = await this.store.update(key, encodeObject(next), Number(old.metadata.resourceVersion));
+          return {
+            object: { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } },
+            deleted: false,
+          };
+        }
+        if (ctx.dryRun) return { object: old, deleted: true };
+        const kv = await this.store.delete(key, Number(old.metadata.resourceVersion));
+        const gone = { ...old, metadata: { ...old.metadata, resourceVersion: String(kv.modRevision) } };
+        await this.hooks.afterDelete?.(r, gone);
+        return { object: gone, deleted: true };
+      } catch (err) {
+        if (
+          isStoreError(err, 'Conflict') &&
+          pre?.resourceVersion === undefined &&
+          attempt < MAX_PATCH_RETRIES
+        )
+          continue;
+        if (isStoreError(err, 'Conflict')) throw statusErrors.conflict(r, name);
+        if (isStoreError(err, 'NotFound')) throw statusErrors.notFound(r, name);
+        throw err;
+      }
+    }
+  }
+
+  // --------------------------------------------------------------------------------------- helpers
+
+  nowTime(): string {
+    return rfc3339(this.now());
+  }
+
+  /**
+   * A request body as an object of this resource: apiVersion/kind must match the URL when given,
+   * unknown fields are refused (Strict), warned about (Warn) or dropped, and the rest is pruned to
+   * the schema, as decoding into kube's typed structs does.
+   */
+  decodeBody(r: ResourceInfo, body: unknown, ctx: WriteContext): KObject {
+    if (!isPlainObject(body)) {
+      throw statusErrors.badRequest(`the body of the request was not a ${r.kind} object`);
+    }
+    const gv = groupVersion(r);
+    const apiVersion = body['apiVersion'];
+    const kind = body['kind'];
+    if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== gv) {
+      throw statusErrors.badRequest(
+        `the API version in the data (${String(apiVersion)}) does not match the expected API version (${gv})`,
+      );
+    }
+    if (kind !== undefined && kind !== '' && kind !== r.kind) {
+      throw statusErrors.badRequest(
+        `the kind in the data (${String(kind)}) does not match the expected kind (${r.kind})`,
+      );
+    }
+    const meta = body['metadata'];
+    if (meta !== undefined && meta !== null && !isPlainObject(meta)) {
+      throw statusErrors.badRequest('metadata must be an object');
+    }
+    const obj = structuredClone(body) as KObject;
+    obj.metadata = (isPlainObject(meta) ? structuredClone(meta) : {}) as KObject['metadata'];
+    if (obj.metadata.creationTimestamp === null) delete obj.metadata.creationTimestamp;
+    const schema = schemaOf(r);
+    if (schema === undefined) return obj;
+    const unknown = findUnknownFields(obj, schema);
+    if (unknown.length > 0) {
+      if (ctx.fieldValidation === 'Strict') {
+        throw statusErrors.badRequest(
+          `strict decoding error: ${unknown.map((f) => `unknown field ${JSON.stringify(f)}`).join(', ')}`,
+        );
+      }
+      if (ctx.fieldValidation === 'Warn')
+        for (const f of unknown) ctx.warnings.push(`unknown field ${JSON.stringify(f)}`);
+    }
+    return unknown.length > 0 ? pruneUnknownFields(obj, schema) : obj;
+  }
+
+  private checkNamespace(r: ResourceInfo, obj: KObject, namespace: string): void {
+    const ns = obj.metadata.namespace;
+    if (r.namespaced && ns !== undefined && ns !== '' && ns !== namespace) {
+      throw statusErrors.badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+  }
+
+  private checkName(obj: KObject, name: string, fill = false): void {
+    const n = obj.metadata.name;
+    if (n === undefined || n === '') {
+      if (fill) obj.metadata.name = name;
+      else
+        throw statusErrors.badRequest(
+          `the name of the object () does not match the name on the URL (${name})`,
+        );
+      return;
+    }
+    if (n !== name) {
+      throw statusErrors.badRequest(
+        `the name of the object (${n}) does not match the name on the URL (${name})`,
+      );
+    }
+  }
+}
+
+export const schemaOf = (r: ResourceInfo): Schema | undefined => schemaFor(r.group, r.kind);
+
+/** kube's AllowCreateOnUpdate: true for the kinds whose writers PUT blindly (endpoints, leases, events). */
+const allowCreateOnUpdate = (r: ResourceInfo): boolean =>
+  r.resource === 'endpoints' || r.resource === 'leases' || r.resource === 'events';
+
+function resetStatusOnCreate(r: ResourceInfo, obj: KObject): void {
+  if (!r.hasStatus) return;
+  switch (r.resource) {
+    case 'nodes':
+      return; // kubelets register nodes with their status
+    case 'pods':
+      obj.status = { phase: 'Pending', ...(isPlainObject(obj.status) ? obj.status : {}) };
+      return;
+    case 'namespaces':
+      obj.status = { phase: 'Active' };
+      return;
+    default:
+      delete obj.status;
+  }
+}
+
+function patchSetsResourceVersion(patch: unknown): boolean {
+  if (Array.isArray(patch))
+    return patch.some((op) => isPlainObject(op) && String(op['path']) === '/metadata/resourceVersion');
+  if (!isPlainObject(patch)) return false;
+  const m = patch['metadata'];
+  return isPlainObject(m) && m['resourceVersion'] !== undefined && m['resourceVersion'] !== null;
+}
+
+/** Whether anything still holds an object that is being deleted: its finalizers (and a namespace's spec.finalizers). */
+function holdsDeletion(r: ResourceInfo, obj: KObject): boolean {
+  if ((obj.metadata.finalizers ?? []).length > 0) return true;
+  const spec = obj.spec as { finalizers?: unknown } | undefined;
+  return r === NAMESPACES && Array.isArray(spec?.finalizers) && spec.finalizers.length > 0;
+}
+
+function sameList(a: readonly string[], b: readonly string[] | undefined): boolean {
+  return a.length === (b ?? []).length && a.every((x, i) => x === b![i]);
+}
+
+export type { Status };

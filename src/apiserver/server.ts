@@ -1,0 +1,180 @@
+// The API server process: watch cache + registry + HTTPS handler on one port, with the system
+// namespaces, namespace lifecycle, and a graceful shutdown (stop accepting, end watches cleanly,
+// finish in-flight requests, stop the cache; the caller then closes the store).
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Store } from '../storage/store.js';
+import type { AuthenticationRequest } from './auth/authenticator.js';
+import {
+  createHandler,
+  type AuthorizationAttributes,
+  type Identity,
+  type OpenApiProvider,
+} from './http/handler.js';
+import { WatchRegistry } from './http/watch.js';
+import type { Logger } from './logger.js';
+import { ApiMetrics } from './metrics.js';
+import { NamespaceLifecycle, ensureSystemNamespaces } from './namespace-lifecycle.js';
+import { Registry, type RegistryHooks } from './registry/registry.js';
+import { WatchCache } from './watch-cache/watch-cache.js';
+import { RESOURCES, resourceId } from '../api/resources.js';
+
+export interface ApiServerOptions {
+  readonly store: Store;
+  readonly bindAddress: string;
+  readonly port: number;
+  readonly tls: { readonly cert: string; readonly key: string; readonly clientCA?: string };
+  /** Decides who a request is: from its Authorization header or its verified client certificate. */
+  readonly authenticate: (req: AuthenticationRequest) => Identity | 'anonymous' | 'invalid';
+  readonly authorize: (attrs: AuthorizationAttributes) => boolean;
+  readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;
+  readonly openapi: OpenApiProvider;
+  readonly version: Record<string, string>;
+  readonly log: Logger;
+  readonly hooks?: RegistryHooks;
+  readonly bookmarkIntervalMs?: number;
+  readonly maxWatchQueueBytes?: number;
+  readonly minRequestTimeoutSeconds?: number;
+  readonly watchCacheHistory?: number;
+}
+
+export interface RunningApiServer {
+  readonly url: string;
+  readonly port: number;
+  readonly registry: Registry;
+  readonly cache: WatchCache;
+  readonly metrics: ApiMetrics;
+  /** Graceful: stops accepting, ends watches, waits for in-flight requests, stops the cache. */
+  shutdown(): Promise<void>;
+}
+
+export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
+  const log = opts.log;
+  const metrics = new ApiMetrics();
+  const cache = new WatchCache(opts.store, {
+    ...(opts.watchCacheHistory === undefined ? {} : { historySize: opts.watchCacheHistory }),
+    log: (msg, fields) => log.warn(msg, fields),
+  });
+  const registry = new Registry(opts.store, cache, opts.hooks === undefined ? {} : { hooks: opts.hooks });
+  metrics.storageObjects.reset();
+  const collectObjects = (): void => {
+    for (const r of RESOURCES) metrics.storageObjects.set({ resource: resourceId(r) }, cache.count(r));
+  };
+  cache.start();
+  await cache.ready;
+  collectObjects();
+  cache.onBatch = () => collectObjects();
+  await ensureSystemNamespaces(registry);
+  const lifecycle = new NamespaceLifecycle(registry, cache, log);
+  await lifecycle.start();
+
+  const watches = new WatchRegistry();
+  let shuttingDown = false;
+  let address = `${opts.bindAddress}:${opts.port}`;
+  const handler = createHandler({
+    registry,
+    cache,
+    metrics,
+    log,
+    authenticate: (req: IncomingMessage) => {
+      const sock = req.socket as TLSSocket;
+      const peer = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;
+      return opts.authenticate({
+        authorization: req.headers.authorization,
+        peerCertificate: peer as AuthenticationRequest['peerCertificate'],
+        peerCertificateVerified: sock.authorized === true,
+      });
+    },
+    authorize: opts.authorize,
+    forbiddenMessage: opts.forbiddenMessage,
+    openapi: opts.openapi,
+    version: opts.version,
+    serverAddress: () => address,
+    watches,
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000,
+    maxWatchQueueBytes: opts.maxWatchQueueBytes ?? 16 * 1024 * 1024,
+    minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
+    ready: () => !shuttingDown && cache.isHealthy,
+  });
+
+  const https: HttpsServer = createHttpsServer(
+    {
+      cert: opts.tls.cert,
+      key: opts.tls.key,
+      ...(opts.tls.clientCA === undefined
+        ? {}
+        : { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false }),
+      minVersion: 'TLSv1.2',
+    },
+    handler,
+  );
+  https.keepAliveTimeout = 65_000;
+  https.headersTimeout = 66_000;
+  https.requestTimeout = 0; // watches are long; each handler bounds its own work
+  https.on('tlsClientError', () => {
+    /* a failed handshake is the client's problem; nothing to log per connection */
+  });
+
+  // One port, TLS only: a plain-HTTP request gets Go's 400 answer instead of a hung handshake.
+  const sockets = new Set<Socket>();
+  const front = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    socket.once('data', (head: Buffer) => {
+      socket.pause();
+      socket.unshift(head);
+      if (head[0] === 0x16) {
+        https.emit('connection', socket);
+        process.nextTick(() => socket.resume());
+        return;
+      }
+      socket.end(
+        'HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n',
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(opts.port, opts.bindAddress, () => {
+      front.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (front.address() as AddressInfo).port;
+  const host = opts.bindAddress.includes(':') ? `[${opts.bindAddress}]` : opts.bindAddress;
+  address = `${host}:${port}`;
+  const url = `https://${address}`;
+  log.info('serving', { url });
+
+  return {
+    url,
+    port,
+    registry,
+    cache,
+    metrics,
+    async shutdown() {
+      if (shuttingDown) return;
+      shuttingDown = true;
+      lifecycle.stop();
+      front.close();
+      watches.endAll();
+      await new Promise<void>((resolve) => {
+        https.close(() => resolve());
+        https.closeIdleConnections();
+        // In-flight requests get a grace period; then every connection goes.
+        const t = setTimeout(() => {
+          https.closeAllConnections();
+          for (const s of sockets) s.destroy();
+          resolve();
+        }, 5_000);
+        t.unref();
+      });
+      for (const s of sockets) s.destroy();
+      await cache.stop();
+      log.info('stopped', { url });
+    },
+  };
+}

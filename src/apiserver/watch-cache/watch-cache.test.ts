@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KObject } from '../../api/object.js';
+import { mustFindResource } from '../../api/resources.js';
+import { parseFieldSelector } from '../../core/selectors/fields.js';
+import { parseLabelSelector } from '../../core/selectors/labels.js';
+import { MemoryStore } from '../../storage/memory/memory-store.js';
+import { encodeObject, objectKey } from '../codec.js';
+import {
+  CacheError,
+  WatchCache,
+  type CachedObject,
+  type WatchEventType,
+  type WatchFilter,
+} from './watch-cache.js';
+
+const SERVICES = mustFindResource('', 'services');
+const PODS = mustFindResource('', 'pods');
+
+const service = (
+  name: string,
+  opts: { ns?: string; labels?: Record<string, string>; type?: string } = {},
+): KObject => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: opts.ns ?? 'default', ...(opts.labels ? { labels: opts.labels } : {}) },
+  spec: { type: opts.type ?? 'ClusterIP' },
+});
+
+const everything = (namespace?: string): WatchFilter => ({
+  ...(namespace === undefined ? {} : { namespace }),
+  label: parseLabelSelector(''),
+  field: parseFieldSelector(''),
+});
+
+async function put(store: MemoryStore, obj: KObject): Promise<number> {
+  const key = objectKey(SERVICES, obj.metadata.namespace!, obj.metadata.name!);
+  const cur = await store.get(key);
+  const kv =
+    cur === undefined
+      ? await store.create(key, encodeObject(obj))
+      : await store.update(key, encodeObject(obj), cur.modRevision);
+  return kv.modRevision;
+}
+
+async function del(store: MemoryStore, ns: string, name: string): Promise<number> {
+  return (await store.delete(objectKey(SERVICES, ns, name))).modRevision;
+}
+
+function recorder(): {
+  events: [WatchEventType, string, number][];
+  sink: { deliver: (t: WatchEventType, o: CachedObject) => void; expire: (m: string) => void };
+  expired: string[];
+} {
+  const events: [WatchEventType, string, number][] = [];
+  const expired: string[] = [];
+  return {
+    events,
+    expired,
+    sink: { deliver: (t, o) => events.push([t, o.name, o.rv]), expire: (m) => expired.push(m) },
+  };
+}
+
+async function started(store: MemoryStore, historySize?: number): Promise<WatchCache> {
+  const cache = new WatchCache(store, {
+    waitTimeoutMs: 200,
+    ...(historySize === undefined ? {} : { historySize }),
+  });
+  cache.start();
+  await cache.ready;
+  return cache;
+}
+
+describe('WatchCache', () => {
+  it('loads existing objects and lists them in key order, filtered by namespace and labels', async () => {
+    const store = new MemoryStore();
+    await put(store, service('b', { labels: { app: 'x' } }));
+    await put(store, service('a'));
+    await put(store, service('c', { ns: 'other', labels: { app: 'x' } }));
+    const cache = await started(store);
+    try {
+      assert.deepEqual(
+        cache.list(SERVICES, everything()).items.map((o) => `${o.namespace}/${o.name}`),
+        ['default/a', 'default/b', 'other/c'],
+      );
+      assert.deepEqual(
+        cache.list(SERVICES, everything('default')).items.map((o) => o.name),
+        ['a', 'b'],
+      );
+      const f = { label: parseLabelSelector('app=x'), field: parseFieldSelector('') };
+      assert.deepEqual(
+        cache.list(SERVICES, f).items.map((o) => o.name),
+        ['b', 'c'],
+      );
+      assert.equal(cache.list(PODS, everything()).items.length, 0);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('pages with limit and afterKey', async () => {
+    const store = new MemoryStore();
+    for (const n of ['a', 'b', 'c', 'd', 'e']) await put(store, service(n));
+    const cache = await started(store);
+    try {
+      const p1 = cache.list(SERVICES, everything(), { limit: 2 });
+      assert.deepEqual(
+        p1.items.map((o) => o.name),
+        ['a', 'b'],
+      );
+      assert.equal(p1.more, true);
+      const p2 = cache.list(SERVICES, everything(), { limit: 2, afterKey: p1.lastKey! });
+      assert.deepEqual(
+        p2.items.map((o) => o.name),
+        ['c', 'd'],
+      );
+      const p3 = cache.list(SERVICES, everything(), { limit: 2, afterKey: p2.lastKey! });
+      assert.deepEqual(
+        p3.items.map((o) => o.name),
+        ['e'],
+      );
+      assert.equal(p3.more, false);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('a watch resumed from a revision receives exactly the events after it', async () => {
+    const store = new MemoryStore();
+    const r1 = await put(store, service('a'));
+    const cache = await started(store);
+    try {
+      const r2 = await put(store, service('b'));
+      const r3 = await put(store, service('a', { labels: { v: '2' } }));
+      const r4 = await del(store, 'default', 'b');
+      await cache.waitFor(r4);
+      const rec = recorder();
+      cache.watch(SERVICES, everything(), rec.sink, { fromRevision: r1 });
+      assert.deepEqual(rec.events, [
+        ['ADDED', 'b', r2],
+        ['MODIFIED', 'a', r3],
+        ['DELETED', 'b', r4],
+      ]);
+      const live = recorder();
+      cache.watch(SERVICES, everything(), live.sink, { fromRevision: r4 });
+      const r5 = await put(store, service('c'));
+      await cache.waitFor(r5);
+      assert.deepEqual(live.events, [['ADDED', 'c', r5]]);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('an object that stops matching the selector is DELETED (at the new revision); one that starts matching is ADDED', async () => {
+    const store = new MemoryStore();
+    await put(store, service('a', { labels: { app: 'x' } }));
+    const cache = await started(store);
+    try {
+      const rec = recorder();
+      const f = { label: parseLabelSelector('app=x'), field: parseFieldSelector('spec.type!=NodePort') };
+      cache.watch(SERVICES, f, rec.sink, { fromRevision: cache.revision });
+      const r1 = await put(store, service('a', { labels: { app: 'y' } }));
+      const r2 = await put(store, service('a', { labels: { app: 'x' } }));
+      const r3 = await put(store, service('a', { labels: { app: 'x' }, type: 'NodePort' }));
+      const r4 = await put(store, service('b', { labels: { app: 'y' } }));
+      await cache.waitFor(r4);
+      assert.deepEqual(rec.events, [
+        ['DELETED', 'a', r1],
+        ['ADDED', 'a', r2],
+        ['DELETED', 'a', r3],
+      ]);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('a watch from a revision older than the history is Expired', async () => {
+    const store = new MemoryStore();
+    const r0 = await put(store, service('a'));
+    const cache = await started(store, 3);
+    try {
+      let last = 0;
+      for (let i = 0; i < 5; i++) last = await put(store, service(`s${i}`));
+      await cache.waitFor(last);
+      assert.throws(
+        () => cache.watch(SERVICES, everything(), recorder().sink, { fromRevision: r0 }),
+        (e: unknown) =>
+          e instanceof CacheError && e.code === 'Expired' && /too old resource version/.test(e.message),
+      );
+      const rec = recorder();
+      cache.watch(SERVICES, everything(), rec.sink, { fromRevision: last - 2 });
+      assert.equal(rec.events.length, 2);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('an initial watch replays the current state as ADDED, then goes live', async () => {
+    const store = new MemoryStore();
+    await put(store, service('a'));
+    await put(store, service('b', { ns: 'x' }));
+    const cache = await started(store);
+    try {
+      const rec = recorder();
+      cache.watch(SERVICES, everything('default'), rec.sink, { initial: true });
+      assert.deepEqual(
+        rec.events.map((e) => e.slice(0, 2)),
+        [['ADDED', 'a']],
+      );
+      const r = await put(store, service('c'));
+      await cache.waitFor(r);
+      assert.deepEqual(
+        rec.events.map((e) => e.slice(0, 2)),
+        [
+          ['ADDED', 'a'],
+          ['ADDED', 'c'],
+        ],
+      );
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('waitFor a revision the store never reaches times out with TooLargeResourceVersion', async () => {
+    const store = new MemoryStore();
+    const cache = await started(store);
+    try {
+      await assert.rejects(
+        cache.waitFor(cache.revision + 100),
+        (e: unknown) => e instanceof CacheError && e.code === 'TooLargeResourceVersion',
+      );
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('unchangedSince tells whether a resource changed after a revision', async () => {
+    const store = new MemoryStore();
+    const r1 = await put(store, service('a'));
+    const cache = await started(store);
+    try {
+      assert.equal(cache.unchangedSince(SERVICES, r1), true);
+      const r2 = await put(store, service('b'));
+      await cache.waitFor(r2);
+      assert.equal(cache.unchangedSince(SERVICES, r1), false);
+      assert.equal(cache.unchangedSince(PODS, r1), true);
+    } finally {
+      await cache.stop();
+    }
+  });
+});

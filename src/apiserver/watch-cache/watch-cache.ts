@@ -1,0 +1,497 @@
+// The watch cache: every object of every served resource, held in memory, fed by ONE store watch over
+// the whole keyspace, so the cache has a single global revision (every bookmark and every LIST knows
+// exactly which changes it includes). It keeps a bounded history of events for resuming watches.
+//
+// Each object is decoded and serialized once per change (CachedObject.json); watchers share those
+// bytes. Registration and dispatch are synchronous, so a watcher never misses or repeats an event
+// between its replay (history or initial state) and the live stream, and whenever a watcher is not
+// inside deliver() it has been given every change up to `revision` (what a BOOKMARK may claim).
+//
+// Behaves like kube-apiserver's cacher (staging/src/k8s.io/apiserver/pkg/storage/cacher): LIST at
+// resourceVersion "" waits until the cache has caught up with the store's current revision (consistent
+// reads from cache, KEP-2340); a watch from a revision older than the history gets 410 Expired.
+import type { KObject } from '../../api/object.js';
+import { RESOURCES, objectFields, type ResourceInfo } from '../../api/resources.js';
+import type { FieldSelector } from '../../core/selectors/fields.js';
+import { matchesFields } from '../../core/selectors/fields.js';
+import { matchesLabels, type LabelSelector } from '../../core/selectors/labels.js';
+import type { Store, WatchEvent } from '../../storage/store.js';
+import { isStoreError } from '../../storage/store.js';
+import { decodeObject } from '../codec.js';
+
+export interface CachedObject {
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly rv: number;
+  /** The object as JSON, with metadata.resourceVersion = rv. */
+  readonly json: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly fields: Readonly<Record<string, string>>;
+  /** Encodings of this object version shared by every watcher (watch lines, table rows). */
+  memo?: Map<string, Buffer>;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface CacheEvent {
+  readonly revision: number;
+  readonly resource: ResourceInfo;
+  readonly type: 'PUT' | 'DELETE';
+  /** PUT: the new object. DELETE: the last state, re-stamped with the delete's revision. */
+  readonly cur: CachedObject;
+  readonly prev: CachedObject | undefined;
+  /** prev re-stamped with this event's revision: what a watcher gets when the object leaves its filter. */
+  prevAtRevision?: CachedObject;
+}
+
+export interface WatchFilter {
+  readonly namespace?: string;
+  readonly label: LabelSelector;
+  readonly field: FieldSelector;
+}
+
+export interface WatchSink {
+  /** One event for this watcher. Must not throw. */
+  deliver(type: WatchEventType, obj: CachedObject): void;
+  /** The cache can no longer serve this watcher (re-initialised); the client must relist. */
+  expire(message: string): void;
+}
+
+interface Watcher {
+  readonly resource: ResourceInfo;
+  readonly filter: WatchFilter;
+  readonly sink: WatchSink;
+}
+
+interface ResourceState {
+  readonly info: ResourceInfo;
+  readonly objects: Map<string, CachedObject>;
+  sorted: string[] | undefined;
+  /** Revision of the last change to any object of this resource. */
+  lastChange: number;
+  readonly watchers: Set<Watcher>;
+}
+
+export class CacheError extends Error {
+  constructor(
+    readonly code: 'Expired' | 'TooLargeResourceVersion' | 'Stopped',
+    message: string,
+    readonly details: { requested?: number; current?: number; oldest?: number } = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface WatchCacheOptions {
+  /** Events kept for resuming watches (all resources together). */
+  readonly historySize?: number;
+  /** How long a request waits for the cache to reach a resourceVersion before 504 (kube: 3 s). */
+  readonly waitTimeoutMs?: number;
+  readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export const matches = (f: WatchFilter, o: CachedObject): boolean =>
+  (f.namespace === undefined || f.namespace === '' || o.namespace === f.namespace) &&
+  matchesLabels(f.label, o.labels) &&
+  matchesFields(f.field, o.fields);
+
+export class WatchCache {
+  private readonly states = new Map<string, ResourceState>();
+  private readonly byPrefix: { prefix: string; state: ResourceState }[] = [];
+  private history: CacheEvent[] = [];
+  private historyStart = 0;
+  /** Every change with revision > historyFloor is in history. */
+  private historyFloor = 0;
+  private rev = 0;
+  private waiters: { rev: number; resolve: () => void }[] = [];
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private readyResolve!: () => void;
+  readonly ready: Promise<void>;
+  private healthy = false;
+  private readonly historySize: number;
+  private readonly waitTimeoutMs: number;
+  private readonly log: (msg: string, fields?: Record<string, unknown>) => void;
+  /** Called after each applied batch, for metrics. */
+  onBatch: ((events: readonly CacheEvent[]) => void) | undefined;
+
+  constructor(
+    private readonly store: Store,
+    opts: WatchCacheOptions = {},
+    resources: readonly ResourceInfo[] = RESOURCES,
+  ) {
+    this.historySize = opts.historySize ?? 10_000;
+    this.waitTimeoutMs = opts.waitTimeoutMs ?? 3_000;
+    this.log = opts.log ?? (() => {});
+    for (const info of resources) {
+      const state: ResourceState = {
+        info,
+        objects: new Map(),
+        sorted: undefined,
+        lastChange: 0,
+        watchers: new Set(),
+      };
+      this.states.set(stateKey(info), state);
+      this.byPrefix.push({ prefix: `/${info.storagePath}/`, state });
+    }
+    // Longest prefix first, so `/services/specs/` never swallows a longer sibling.
+    this.byPrefix.sort((a, b) => b.prefix.length - a.prefix.length);
+    this.ready = new Promise((r) => (this.readyResolve = r));
+  }
+
+  get revision(): number {
+    return this.rev;
+  }
+  get isHealthy(): boolean {
+    return this.healthy;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop?.catch(() => {});
+    for (const w of this.waiters) w.resolve();
+    this.waiters = [];
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    let backoff = 100;
+    let needLoad = true;
+    while (!signal.aborted) {
+      try {
+        if (needLoad) {
+          await this.load();
+          needLoad = false;
+          this.healthy = true;
+          this.readyResolve();
+        }
+        for await (const batch of this.store.watch('/', this.rev, signal)) {
+          this.apply(batch);
+          backoff = 100;
+        }
+      } catch (err) {
+        if (signal.aborted) break;
+        this.healthy = false;
+        if (isStoreError(err, 'Compacted')) {
+          // We fell behind compaction: start over from a fresh list, and every watcher must relist.
+          this.log('watch cache fell behind compaction; reloading', { revision: this.rev });
+          needLoad = true;
+        } else {
+          this.log('watch cache lost the store watch; retrying', { error: String(err), revision: this.rev });
+        }
+        await sleep(backoff, signal);
+        backoff = Math.min(backoff * 2, 5_000);
+        if (!needLoad) this.healthy = true;
+      }
+    }
+  }
+
+  private async load(): Promise<void> {
+    const fresh = new Map<ResourceState, Map<string, CachedObject>>();
+    for (const s of this.states.values()) fresh.set(s, new Map());
+    let cont: string | undefined;
+    let revision = 0;
+    do {
+      const page = await this.store.list('/', {
+        limit: 5_000,
+        ...(cont !== undefined ? { continue: cont } : {}),
+      });
+      revision = page.revision;
+      for (const kv of page.items) {
+        const state = this.stateForKey(kv.key);
+        if (state === undefined) continue;
+        const obj = this.cached(state.info, kv.key, kv.value, kv.modRevision);
+        if (obj !== undefined) fresh.get(state)!.set(kv.key, obj);
+      }
+      cont = page.continue;
+    } while (cont !== undefined);
+    const wasLoaded = this.rev !== 0;
+    for (const [s, objects] of fresh) {
+      s.objects.clear();
+      for (const [k, v] of objects) s.objects.set(k, v);
+      s.sorted = undefined;
+      s.lastChange = revision;
+      if (wasLoaded) {
+        for (const w of s.watchers) w.sink.expire('the watch cache was re-initialised; relist');
+        s.watchers.clear();
+      }
+    }
+    this.history = [];
+    this.historyStart = 0;
+    this.historyFloor = revision;
+    this.setRevision(revision);
+  }
+
+  private stateForKey(key: string): ResourceState | undefined {
+    for (const p of this.byPrefix) if (key.startsWith(p.prefix)) return p.state;
+    return undefined;
+  }
+
+  private cached(r: ResourceInfo, key: string, value: Uint8Array, rev: number): CachedObject | undefined {
+    let obj: KObject;
+    try {
+      obj = decodeObject(value, rev);
+    } catch (err) {
+      this.log('undecodable object in store; skipped', { key, revision: rev, error: String(err) });
+      return undefined;
+    }
+    return toCached(r, key, obj);
+  }
+
+  private apply(batch: readonly WatchEvent[]): void {
+    const events: CacheEvent[] = [];
+    for (const e of batch) {
+      const state = this.stateForKey(e.key);
+      if (state !== undefined) {
+        const prev = state.objects.get(e.key);
+        let cur: CachedObject | undefined;
+        if (e.type === 'PUT') {
+          cur = this.cached(state.info, e.key, e.value, e.revision);
+          if (cur === undefined) continue;
+          if (prev === undefined) state.sorted = undefined;
+          state.objects.set(e.key, cur);
+        } else {
+          if (prev === undefined) continue;
+          state.objects.delete(e.key);
+          state.sorted = undefined;
+          cur = restamp(state.info, prev, e.revision);
+        }
+        state.lastChange = e.revision;
+        const ev: CacheEvent = { revision: e.revision, resource: state.info, type: e.type, cur, prev };
+        events.push(ev);
+        this.record(ev);
+        this.dispatch(state, ev);
+      }
+    }
+    const last = batch[batch.length - 1];
+    if (last !== undefined) this.setRevision(last.revision);
+    if (events.length > 0) this.onBatch?.(events);
+  }
+
+  private record(ev: CacheEvent): void {
+    this.history.push(ev);
+    if (this.history.length - this.historyStart > this.historySize) {
+      const evicted = this.history[this.historyStart]!;
+      this.historyFloor = evicted.revision;
+      this.historyStart++;
+      if (this.historyStart > 4_096 && this.historyStart * 2 > this.history.length) {
+        this.history = this.history.slice(this.historyStart);
+        this.historyStart = 0;
+      }
+    }
+  }
+
+  private dispatch(state: ResourceState, ev: CacheEvent): void {
+    for (const w of state.watchers) deliverTo(w, ev);
+  }
+
+  private setRevision(rev: number): void {
+    if (rev > this.rev) this.rev = rev;
+    if (this.waiters.length === 0) return;
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters) w.rev <= this.rev ? w.resolve() : still.push(w);
+    this.waiters = still;
+  }
+
+  /** Resolves once the cache has applied every change up to `rev`; CacheError after the wait timeout. */
+  async waitFor(rev: number, signal?: AbortSignal): Promise<void> {
+    await this.ready;
+    if (rev <= this.rev) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(
+          new CacheError(
+            'TooLargeResourceVersion',
+            `Too large resource version: ${rev}, current: ${this.rev}`,
+            {
+              requested: rev,
+              current: this.rev,
+            },
+          ),
+        );
+      }, this.waitTimeoutMs);
+      const waiter = {
+        rev,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener('abort', waiter.resolve, { once: true });
+    });
+  }
+
+  /** Waits until the cache reflects every write the store has acknowledged (a consistent read). */
+  async waitFresh(signal?: AbortSignal): Promise<void> {
+    await this.ready;
+    await this.waitFor(await this.store.currentRevision(), signal);
+  }
+
+  /** Whether the cached state of `r` is exactly its state at `rev` (no change to it after rev). */
+  unchangedSince(r: ResourceInfo, rev: number): boolean {
+    const s = this.state(r);
+    return s.lastChange <= rev && this.rev >= rev;
+  }
+
+  get(r: ResourceInfo, key: string): CachedObject | undefined {
+    return this.state(r).objects.get(key);
+  }
+
+  count(r: ResourceInfo): number {
+    return this.state(r).objects.size;
+  }
+
+  /** Matching objects in key order, starting after `afterKey`, at most `limit` (0 = all). */
+  list(
+    r: ResourceInfo,
+    filter: WatchFilter,
+    opts: { afterKey?: string; limit?: number } = {},
+  ): { revision: number; items: CachedObject[]; lastKey?: string; more: boolean } {
+    const s = this.state(r);
+    s.sorted ??= [...s.objects.keys()].sort(compareKeys);
+    const keys = s.sorted;
+    let i = 0;
+    const prefix =
+      r.namespaced && filter.namespace !== undefined && filter.namespace !== ''
+        ? `/${r.storagePath}/${filter.namespace}/`
+        : undefined;
+    const start = opts.afterKey ?? prefix;
+    if (start !== undefined) i = lowerBound(keys, start, opts.afterKey !== undefined);
+    const limit = opts.limit ?? 0;
+    const items: CachedObject[] = [];
+    let lastKey: string | undefined;
+    for (; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (prefix !== undefined && !k.startsWith(prefix)) break;
+      const o = s.objects.get(k)!;
+      if (!matches(filter, o)) continue;
+      if (limit > 0 && items.length === limit)
+        return { revision: this.rev, items, lastKey: lastKey!, more: true };
+      items.push(o);
+      lastKey = k;
+    }
+    return { revision: this.rev, items, more: false };
+  }
+
+  /**
+   * Registers a watcher from `fromRevision` (events after it are replayed from history), or, with
+   * `initial`, after replaying the current state as ADDED events. Returns an unregister function.
+   * Throws CacheError Expired when history no longer reaches back to fromRevision.
+   */
+  watch(
+    r: ResourceInfo,
+    filter: WatchFilter,
+    sink: WatchSink,
+    start: { fromRevision: number } | { initial: true },
+  ): { revision: number; stop: () => void } {
+    const s = this.state(r);
+    const w: Watcher = { resource: r, filter, sink };
+    if ('initial' in start) {
+      for (const k of (s.sorted ??= [...s.objects.keys()].sort(compareKeys))) {
+        const o = s.objects.get(k)!;
+        if (matches(filter, o)) sink.deliver('ADDED', o);
+      }
+    } else {
+      const from = start.fromRevision;
+      if (from < this.historyFloor) {
+        throw new CacheError('Expired', `too old resource version: ${from} (${this.historyFloor})`, {
+          requested: from,
+          oldest: this.historyFloor,
+        });
+      }
+      for (let i = this.historyStart; i < this.history.length; i++) {
+        const ev = this.history[i]!;
+        if (ev.revision > from && ev.resource === r) deliverTo(w, ev);
+      }
+    }
+    s.watchers.add(w);
+    return { revision: this.rev, stop: () => s.watchers.delete(w) };
+  }
+
+  watcherCount(r?: ResourceInfo): number {
+    if (r !== undefined) return this.state(r).watchers.size;
+    let n = 0;
+    for (const s of this.states.values()) n += s.watchers.size;
+    return n;
+  }
+
+  private state(r: ResourceInfo): ResourceState {
+    const s = this.states.get(stateKey(r));
+    if (s === undefined) throw new Error(`resource ${r.group}/${r.resource} is not cached`);
+    return s;
+  }
+}
+
+const stateKey = (r: ResourceInfo): string => `${r.group}/${r.resource}`;
+
+export function toCached(r: ResourceInfo, key: string, obj: KObject): CachedObject {
+  return {
+    key,
+    namespace: obj.metadata.namespace ?? '',
+    name: obj.metadata.name ?? '',
+    rv: Number(obj.metadata.resourceVersion ?? 0),
+    json: JSON.stringify(obj),
+    labels: obj.metadata.labels ?? {},
+    fields: objectFields(r, obj),
+  };
+}
+
+function restamp(r: ResourceInfo, o: CachedObject, rev: number): CachedObject {
+  const obj = JSON.parse(o.json) as KObject;
+  obj.metadata.resourceVersion = String(rev);
+  return toCached(r, o.key, obj);
+}
+
+function deliverTo(w: Watcher, ev: CacheEvent): void {
+  const f = w.filter;
+  if (f.namespace !== undefined && f.namespace !== '' && ev.cur.namespace !== f.namespace) return;
+  const prevPasses = ev.prev !== undefined && matches(f, ev.prev);
+  if (ev.type === 'DELETE') {
+    if (prevPasses) w.sink.deliver('DELETED', ev.cur);
+    return;
+  }
+  const curPasses = matches(f, ev.cur);
+  if (curPasses) w.sink.deliver(prevPasses ? 'MODIFIED' : 'ADDED', ev.cur);
+  else if (prevPasses) {
+    ev.prevAtRevision ??= restamp(ev.resource, ev.prev!, ev.revision);
+    w.sink.deliver('DELETED', ev.prevAtRevision);
+  }
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** First index whose key is >= key (or > key when `strict`). */
+function lowerBound(keys: readonly string[], key: string, strict: boolean): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = keys[mid]!;
+    if (k < key || (strict && k === key)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,278 @@
+// Composition of the API server from flags: store, TLS material, authentication, authorization.
+// `svcplane apiserver` and `svcplane up` both end here; `up` first generates what it needs.
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { join, resolve } from 'node:path';
+import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
+import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
+import { abacAuthorizer, parseAbacPolicy } from '../apiserver/auth/abac.js';
+import { authenticate } from '../apiserver/auth/authenticator.js';
+import { alwaysAllow, buildAuthorizer, type Authorizer } from '../apiserver/auth/authorizer.js';
+import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
+import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
+import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js';
+import { jsonLogger, type Logger } from '../apiserver/logger.js';
+import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
+import type { Store } from '../storage/store.js';
+import { UsageError, intFlag, oneOf } from './flags.js';
+
+export const SERVER_FLAGS = {
+  'storage-backend': { type: 'string' },
+  'etcd-servers': { type: 'string' },
+  'etcd-prefix': { type: 'string' },
+  'data-dir': { type: 'string' },
+  'bind-address': { type: 'string' },
+  'secure-port': { type: 'string' },
+  'tls-cert-file': { type: 'string' },
+  'tls-private-key-file': { type: 'string' },
+  'client-ca-file': { type: 'string' },
+  'token-auth-file': { type: 'string' },
+  'authorization-mode': { type: 'string' },
+  'authorization-policy-file': { type: 'string' },
+  'service-cluster-ip-range': { type: 'string' },
+  'service-node-port-range': { type: 'string' },
+  'min-request-timeout': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          default sqlite (embedded, in --data-dir)
+  --etcd-servers URL[,URL]                etcd client URLs, with --storage-backend etcd3
+  --etcd-prefix PREFIX                    key prefix in etcd (default /registry)
+  --data-dir DIR                          default ./.svcplane
+  --bind-address IP                       default 127.0.0.1
+  --secure-port N                         default 6443; 0 picks a free port
+  --tls-cert-file, --tls-private-key-file serving certificate (PEM)
+  --client-ca-file FILE                   CA for client certificates (CN = user, O = groups)
+  --token-auth-file FILE                  static tokens: token,user,uid,"group1,group2"
+  --authorization-mode AlwaysAllow|ABAC   default AlwaysAllow (system:masters is always allowed)
+  --authorization-policy-file FILE        ABAC policy, one JSON Policy per line
+  --service-cluster-ip-range CIDR[,CIDR]  default 10.96.0.0/12
+  --service-node-port-range A-B           default 30000-32767
+  --min-request-timeout SECONDS           watches without timeoutSeconds last 1-2x this (default 1800)`;
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+const str = (v: string | boolean | undefined): string | undefined =>
+  typeof v === 'string' && v !== '' ? v : undefined;
+
+export function checkCidrs(raw: string): string[] {
+  const cidrs = raw.split(',').map((s) => s.trim());
+  if (cidrs.length > 2)
+    throw new UsageError(`--service-cluster-ip-range: at most two CIDRs (one per IP family), got ${raw}`);
+  for (const c of cidrs) {
+    const [ip, bits, extra] = c.split('/');
+    const fam = isIP(ip ?? '');
+    const n = Number(bits);
+    if (
+      fam === 0 ||
+      extra !== undefined ||
+      bits === undefined ||
+      !/^\d+$/.test(bits) ||
+      n > (fam === 4 ? 32 : 128)
+    ) {
+      throw new UsageError(`--service-cluster-ip-range: ${JSON.stringify(c)} is not a CIDR`);
+    }
+  }
+  if (cidrs.length === 2 && isIP(cidrs[0]!.split('/')[0]!) === isIP(cidrs[1]!.split('/')[0]!)) {
+    throw new UsageError('--service-cluster-ip-range: two CIDRs must be of different IP families');
+  }
+  return cidrs;
+}
+
+export function checkPortRange(raw: string): { base: number; size: number } {
+  const m = /^(\d+)-(\d+)$/.exec(raw.trim()) ?? /^(\d+)\+(\d+)$/.exec(raw.trim());
+  if (m === null) throw new UsageError(`--service-node-port-range: want A-B, got ${JSON.stringify(raw)}`);
+  const a = Number(m[1]);
+  const b = raw.includes('+') ? a + Number(m[2]) : Number(m[2]);
+  if (a < 1 || b > 65535 || b < a)
+    throw new UsageError(`--service-node-port-range: ${raw} is not a port range within 1-65535`);
+  return { base: a, size: b - a + 1 };
+}
+
+export interface ServerSettings {
+  readonly bindAddress: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly serviceClusterIPRange: string[];
+  readonly serviceNodePortRange: { base: number; size: number };
+  readonly minRequestTimeoutSeconds: number;
+}
+
+export function serverSettings(values: Flags): ServerSettings {
+  const bindAddress = str(values['bind-address']) ?? '127.0.0.1';
+  if (isIP(bindAddress) === 0)
+    throw new UsageError(`--bind-address: ${JSON.stringify(bindAddress)} is not an IP address`);
+  const port = intFlag('secure-port', values['secure-port'], 0) ?? 6443;
+  if (port > 65535) throw new UsageError('--secure-port: must be at most 65535');
+  return {
+    bindAddress,
+    port,
+    dataDir: resolve(str(values['data-dir']) ?? '.svcplane'),
+    serviceClusterIPRange: checkCidrs(str(values['service-cluster-ip-range']) ?? '10.96.0.0/12'),
+    serviceNodePortRange: checkPortRange(str(values['service-node-port-range']) ?? '30000-32767'),
+    minRequestTimeoutSeconds: intFlag('min-request-timeout', values['min-request-timeout'], 1) ?? 1800,
+  };
+}
+
+function readFlagFile(flag: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
+  }
+}
+
+export function loadAuth(values: Flags): {
+  tokens: TokenTable | undefined;
+  authorizer: Authorizer;
+  clientCA: string | undefined;
+} {
+  const tokenFile = str(values['token-auth-file']);
+  let tokens: TokenTable | undefined;
+  if (tokenFile !== undefined) {
+    try {
+      tokens = parseTokenFile(readFlagFile('token-auth-file', tokenFile));
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      throw new UsageError(`--token-auth-file: ${(err as Error).message}`);
+    }
+  }
+  const mode = oneOf(
+    'authorization-mode',
+    values['authorization-mode'],
+    ['AlwaysAllow', 'ABAC'] as const,
+    'AlwaysAllow',
+  );
+  let authorizer: Authorizer;
+  if (mode === 'ABAC') {
+    const file = str(values['authorization-policy-file']);
+    if (file === undefined)
+      throw new UsageError('--authorization-policy-file is required with --authorization-mode ABAC');
+    try {
+      authorizer = buildAuthorizer([
+        abacAuthorizer(parseAbacPolicy(readFlagFile('authorization-policy-file', file))),
+      ]);
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      throw new UsageError(`--authorization-policy-file: ${(err as Error).message}`);
+    }
+  } else {
+    if (str(values['authorization-policy-file']) !== undefined) {
+      throw new UsageError('--authorization-policy-file needs --authorization-mode ABAC');
+    }
+    authorizer = buildAuthorizer([alwaysAllow]);
+  }
+  const caFile = str(values['client-ca-file']);
+  return {
+    tokens,
+    authorizer,
+    clientCA: caFile === undefined ? undefined : readFlagFile('client-ca-file', caFile),
+  };
+}
+
+/** Writes a file atomically (temp + rename), mode 0600 for secrets. */
+export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, data, { mode });
+  renameSync(tmp, path);
+}
+
+/** A CA and a serving certificate in DIR/pki, generated on first use; the serving cert covers `hosts`. */
+export function ensureServingCert(
+  dataDir: string,
+  hosts: readonly string[],
+): { caPem: string; certPem: string; keyPem: string } {
+  const pki = join(dataDir, 'pki');
+  mkdirSync(pki, { recursive: true, mode: 0o700 });
+  const caCrt = join(pki, 'ca.crt');
+  const caKey = join(pki, 'ca.key');
+  const crt = join(pki, 'apiserver.crt');
+  const key = join(pki, 'apiserver.key');
+  if (!existsSync(caCrt) || !existsSync(caKey)) {
+    const ca = generateCA('svcplane-ca');
+    writeFileAtomic(caKey, ca.keyPem);
+    writeFileAtomic(caCrt, ca.certPem, 0o644);
+  }
+  const ca = { certPem: readFileSync(caCrt, 'utf8'), keyPem: readFileSync(caKey, 'utf8') };
+  const wanted = [...new Set(['127.0.0.1', 'localhost', ...hosts])];
+  let fresh = existsSync(crt) && existsSync(key);
+  if (fresh) {
+    const san = new X509Certificate(readFileSync(crt)).subjectAltName ?? '';
+    const covered = wanted.every((h) => san.includes(isIP(h) !== 0 ? `IP Address:${h}` : `DNS:${h}`));
+    fresh = covered && new X509Certificate(readFileSync(crt)).checkIssued(new X509Certificate(ca.certPem));
+  }
+  if (!fresh) {
+    const serving = issueServingCert(ca, {
+      commonName: 'svcplane-apiserver',
+      ipAddresses: wanted.filter((h) => isIP(h) !== 0),
+      dnsNames: wanted.filter((h) => isIP(h) === 0),
+    });
+    writeFileAtomic(key, serving.keyPem);
+    writeFileAtomic(crt, serving.certPem, 0o644);
+  }
+  return { caPem: ca.certPem, certPem: readFileSync(crt, 'utf8'), keyPem: readFileSync(key, 'utf8') };
+}
+
+export function versionInfo(pkgVersion: string): Record<string, string> {
+  return {
+    major: '1',
+    minor: '33',
+    gitVersion: `v1.33.0+svcplane.${pkgVersion}`,
+    gitCommit: 'svcplane',
+    gitTreeState: 'clean',
+    buildDate: '2026-11-21T00:00:00Z',
+    goVersion: `node${process.versions.node}`,
+    compiler: 'tsc',
+    platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+  };
+}
+
+export async function runServer(opts: {
+  store: Store;
+  settings: ServerSettings;
+  tls: { cert: string; key: string; clientCA?: string };
+  tokens: TokenTable | undefined;
+  authorizer: Authorizer;
+  pkgVersion: string;
+  log?: Logger;
+}): Promise<RunningApiServer> {
+  const log = opts.log ?? jsonLogger();
+  const authz = opts.authorizer;
+  return startApiServer({
+    store: opts.store,
+    bindAddress: opts.settings.bindAddress,
+    port: opts.settings.port,
+    tls: opts.tls,
+    authenticate: (req) => authenticate(req, { tokens: opts.tokens }),
+    authorize: (attrs) => authz(attrs).decision === 'allow',
+    forbiddenMessage: (attrs) => forbiddenMessage(attrs, authz(attrs).reason),
+    openapi: {
+      v3Index: () => openAPIV3Index(),
+      v3Document: (path) => openAPIV3Document(path),
+      v2Protobuf: () => openAPIV2Protobuf(),
+    },
+    version: versionInfo(opts.pkgVersion),
+    log,
+    minRequestTimeoutSeconds: opts.settings.minRequestTimeoutSeconds,
+  });
+}
+
+/** Runs until SIGTERM/SIGINT, then shuts down gracefully and closes the store. */
+export async function untilSignalled(server: RunningApiServer, store: Store, log: Logger): Promise<number> {
+  await new Promise<void>((resolveSignal) => {
+    const onSignal = (sig: string): void => {
+      log.info('shutting down', { signal: sig });
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolveSignal();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  await server.shutdown();
+  await store.close();
+  return 0;
+}
