@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: makes sure the external test dependencies exist (a real etcd), then runs every
+// `npm test`: makes sure the external test dependencies exist (etcd, kubectl, the python client), then runs every
 // *.test.ts under src/ and test/ with Node's test runner (TypeScript loaded through tsx).
 // Arguments narrow the run: `npm test -- src/storage` runs only the files under that path.
 import { spawnSync } from 'node:child_process';
@@ -9,12 +9,12 @@ import path from 'node:path';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 
-const etcd = spawnSync('bash', ['scripts/ensure-etcd.sh'], {
+const etcd = spawnSync('bash', ['scripts/ensure-deps.sh'], {
   stdio: ['ignore', 'pipe', 'inherit'],
   encoding: 'utf8',
 });
 if (etcd.status !== 0) {
-  console.error('npm test: a real etcd is required for the etcd storage suite (see above)');
+  console.error('npm test: etcd, kubectl and python3-kubernetes are required by the end-to-end suites (see above)');
   process.exit(1);
 }
 process.env.ETCD_BIN = etcd.stdout.trim();

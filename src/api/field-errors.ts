@@ -9,6 +9,8 @@ export type FieldErrorType =
   | 'FieldValueDuplicate'
   | 'FieldValueForbidden'
   | 'FieldValueNotFound'
+  | 'FieldValueTooLong'
+  | 'FieldValueTooMany'
   | 'InternalError';
 
 export interface FieldError {
@@ -84,6 +86,20 @@ export const notFound = (p: FieldPath | string, value: unknown): FieldError => (
   detail: '',
 });
 
+/** `<field>: Too long: must have at most <max> bytes` (kube: field.TooLong with an unprinted value). */
+export const tooLong = (p: FieldPath | string, max: number): FieldError => ({
+  type: 'FieldValueTooLong',
+  field: at(p),
+  detail: `must have at most ${max} bytes`,
+});
+/** `<field>: Too many: <actual>: must have at most <max> items` (kube: field.TooMany). */
+export const tooMany = (p: FieldPath | string, actual: number, max: number): FieldError => ({
+  type: 'FieldValueTooMany',
+  field: at(p),
+  badValue: actual,
+  detail: `must have at most ${max} items`,
+});
+
 /**
  * A value as Go's validation prints it: strings %q-quoted, numbers and booleans bare, string lists as
  * []string{"a", "b"}, number lists as []int{1, 2}, null as null; anything else as JSON.
@@ -121,6 +137,10 @@ export function errorBody(e: FieldError): string {
       return withDetail('Forbidden');
     case 'FieldValueNotFound':
       return withDetail(`Not found: ${formatValue(e.badValue)}`);
+    case 'FieldValueTooLong':
+      return withDetail('Too long');
+    case 'FieldValueTooMany':
+      return withDetail(`Too many: ${formatValue(e.badValue)}`);
     case 'InternalError':
       return withDetail('Internal error');
   }

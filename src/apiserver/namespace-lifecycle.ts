@@ -130,7 +130,7 @@ export class NamespaceLifecycle {
     const spec = (ns.spec ?? {}) as { finalizers?: string[] };
     const finalizers = (spec.finalizers ?? []).filter((f) => f !== 'kubernetes');
     const next = { ...ns, spec: { ...spec, finalizers } };
-    await this.registry.update(NAMESPACES, '', name, next, SYSTEM_CTX());
+    await this.registry.update(NAMESPACES, '', name, next, SYSTEM_CTX(), 'finalize');
     this.log.info('namespace deleted', { namespace: name });
   }
 }

@@ -136,13 +136,19 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       );
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(opts.port, opts.bindAddress, () => {
-      front.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      front.once('error', reject);
+      front.listen(opts.port, opts.bindAddress, () => {
+        front.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    lifecycle.stop();
+    await cache.stop();
+    throw err;
+  }
   const port = (front.address() as AddressInfo).port;
   const host = opts.bindAddress.includes(':') ? `[${opts.bindAddress}]` : opts.bindAddress;
   address = `${host}:${port}`;

@@ -241,6 +241,7 @@ export async function runServer(opts: {
 }): Promise<RunningApiServer> {
   const log = opts.log ?? jsonLogger();
   const authz = opts.authorizer;
+  const bookmarkMs = Math.trunc(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0)) || 0;
   return startApiServer({
     store: opts.store,
     bindAddress: opts.settings.bindAddress,
@@ -251,12 +252,14 @@ export async function runServer(opts: {
     forbiddenMessage: (attrs) => forbiddenMessage(attrs, authz(attrs).reason),
     openapi: {
       v3Index: () => openAPIV3Index(),
-      v3Document: (path) => openAPIV3Document(path),
+      v3Document: (path) => openAPIV3Document(path)?.json,
       v2Protobuf: () => openAPIV2Protobuf(),
     },
     version: versionInfo(opts.pkgVersion),
     log,
     minRequestTimeoutSeconds: opts.settings.minRequestTimeoutSeconds,
+    // Hidden, for tests: how often watches that allow bookmarks get one (default 30 s).
+    ...(bookmarkMs > 0 ? { bookmarkIntervalMs: bookmarkMs } : {}),
   });
 }
 

@@ -49,6 +49,8 @@ export async function upCommand(
   }
   if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
   const settings = serverSettings(values);
+  // Every flag is checked before anything is written: a bad flag leaves no trace.
+  const userAuth = loadAuth(values);
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   const log = jsonLogger();
 
@@ -70,7 +72,7 @@ export async function upCommand(
       `${formatTokenFileRecord(adminToken, { name: 'admin', uid: 'admin', groups: ['system:masters'] })}\n`,
     );
   }
-  const auth = loadAuth({ ...values, 'token-auth-file': values['token-auth-file'] ?? tokensFile });
+  const auth = userAuth;
   const tokens = auth.tokens ?? parseTokenFile(readFileSync(tokensFile, 'utf8'));
 
   const store =

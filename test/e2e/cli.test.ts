@@ -2,11 +2,22 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import { call, startUp } from './testing/server.js';
 
 const bin = path.resolve('bin/svcplane.js');
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-cli-'));
@@ -47,11 +58,77 @@ describe('svcplane CLI', () => {
     }
   });
 
-  it('up prepares the embedded store in --data-dir and exits 0', () => {
-    const r = svcplane('up', '--data-dir', 'upd');
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /embedded store ready at upd\/svcplane\.db \(revision 0\)/);
-    assert.deepEqual(readdirSync(path.join(work, 'upd')), ['svcplane.db']);
+  it('up generates its PKI, token and kubeconfig, serves, stops on SIGTERM with exit 0, and restarts with the same identity and data', async () => {
+    const dir = path.join(work, 'upd');
+    const first = await startUp({ dataDir: dir });
+    let firstCa: string;
+    try {
+      for (const f of [
+        'pki/ca.crt',
+        'pki/ca.key',
+        'pki/apiserver.crt',
+        'pki/apiserver.key',
+        'pki/tokens.csv',
+        'kubeconfig',
+        'svcplane.db',
+      ]) {
+        assert.ok(existsSync(path.join(dir, f)), f);
+      }
+      assert.equal(statSync(path.join(dir, 'pki/ca.key')).mode & 0o077, 0, 'the CA key is private');
+      const kubeconfig = readFileSync(path.join(dir, 'kubeconfig'), 'utf8');
+      assert.match(kubeconfig, new RegExp(`server: ${first.url}`));
+      assert.match(kubeconfig, /certificate-authority-data: /);
+      const created = await call(first, 'POST', '/api/v1/namespaces', {
+        body: { metadata: { name: 'kept' } },
+      });
+      assert.equal(created.status, 201, created.text);
+      assert.equal((await call(first, 'GET', '/readyz', { token: null })).status, 200);
+      firstCa = first.ca;
+      // A second server on the same embedded store is refused with one line, exit 1.
+      const again = svcplane('up', '--data-dir', dir, '--secure-port', '0');
+      assert.equal(again.status, 1, again.stderr);
+      oneLineError(again, /^svcplane: /);
+    } finally {
+      assert.equal(await first.stop(), 0, first.stderr());
+    }
+    const second = await startUp({ dataDir: dir });
+    try {
+      assert.equal(second.ca, firstCa);
+      assert.equal(second.token, first.token);
+      const ns = await call(second, 'GET', '/api/v1/namespaces/kept');
+      assert.equal(ns.status, 200, ns.text);
+    } finally {
+      assert.equal(await second.stop(), 0);
+    }
+  });
+
+  it('up refuses bad flags with exit 2 and one line, and a taken port with exit 1', async () => {
+    for (const args of [
+      ['--secure-port', 'x'],
+      ['--secure-port', '70000'],
+      ['--bind-address', 'nope'],
+      ['--service-cluster-ip-range', '10.0.0.0/99'],
+      ['--service-cluster-ip-range', '10.0.0.0/8,10.1.0.0/16'],
+      ['--service-node-port-range', '3-2'],
+      ['--authorization-mode', 'RBAC'],
+      ['--authorization-mode', 'ABAC'],
+      ['--token-auth-file', 'missing.csv'],
+    ]) {
+      const r = svcplane('up', '--data-dir', 'badflags', ...args);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      oneLineError(r, /^svcplane: /);
+      assert.equal(existsSync(path.join(work, 'badflags')), false, 'a bad flag writes nothing');
+    }
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (blocker.address() as AddressInfo).port;
+      const r = svcplane('up', '--data-dir', 'busy', '--secure-port', String(port));
+      assert.equal(r.status, 1, r.stderr);
+      oneLineError(r, /EADDRINUSE/);
+    } finally {
+      blocker.close();
+    }
   });
 
   it('store get/list/status/compact read what the store holds', async () => {

@@ -196,150 +196,146 @@ spec:
     targetPort: 8080
 ${extra}`;
 
-describe(
-  'OpenAPI documents read by the real kubectl',
-  { skip: kubectls.length === 0 && 'no kubectl found' },
-  () => {
-    const server = new FakeAPIServer();
-    before(() => server.start());
-    after(() => server.stop());
+describe('OpenAPI documents read by the real kubectl', () => {
+  it('has a kubectl to run (scripts/ensure-deps.sh installs one; this suite never skips)', () => {
+    assert.ok(kubectls.length > 0, 'no kubectl found: run scripts/ensure-deps.sh as root');
+  });
+  const server = new FakeAPIServer();
+  before(() => server.start());
+  after(() => server.stop());
 
-    for (const bin of kubectls) {
-      const minor = minorOf(bin);
-      describe(path.basename(bin), () => {
-        it('explain service.spec.ports prints our fields with their descriptions', async () => {
-          const r = await kubectl(bin, server, 'explain', 'service.spec.ports');
-          assert.equal(r.code, 0, r.stderr);
-          assert.match(r.stdout, /KIND:\s+Service/);
-          assert.match(r.stdout, /FIELD: ports <\[\]ServicePort>/);
-          assert.match(r.stdout, /targetPort\s+<IntOrString>\n\s+Port on the selected pods/);
-          assert.match(r.stdout, /nodePort\s+<integer>\n\s+Port opened on every node/);
-          assert.match(r.stdout, /port\s+<integer> -required-/);
-        });
-
-        it('explain service.spec prints the spec fields, topologyKeys included', async () => {
-          const r = await kubectl(bin, server, 'explain', 'service.spec');
-          assert.equal(r.code, 0, r.stderr);
-          for (const f of [
-            'clusterIP',
-            'externalTrafficPolicy',
-            'ipFamilyPolicy',
-            'sessionAffinityConfig',
-            'topologyKeys',
-          ])
-            assert.match(r.stdout, new RegExp(`\\n  ${f}\\s+<`), f);
-          assert.match(r.stdout, /selector\s+<map\[string\]string>/);
-          assert.match(r.stdout, /\n {2}type\s+<string>/);
-          // Older explain templates do not print enums.
-          if (minor >= 30)
-            assert.match(
-              r.stdout,
-              /type\s+<string>\n\s+enum: ClusterIP, ExternalName, LoadBalancer, NodePort/,
-            );
-        });
-
-        it('explain servicegrid.spec.template reaches the embedded ServiceSpec', async () => {
-          const r = await kubectl(bin, server, 'explain', 'servicegrid.spec.template.ports');
-          assert.equal(r.code, 0, r.stderr);
-          assert.match(r.stdout, /GROUP:\s+superedge\.io/);
-          assert.match(r.stdout, /targetPort\s+<IntOrString>/);
-        });
-
-        it('create with the default --validate=strict sends fieldValidation=Strict', async () => {
-          server.requests.length = 0;
-          const file = path.join(work, `create-${minor}.yaml`);
-          writeFileSync(file, svcYAML(''));
-          const r = await kubectl(bin, server, 'create', '-f', file);
-          assert.equal(r.code, 0, r.stderr);
-          assert.match(r.stdout, /service\/web created/);
-          const [post, ...more] = server.writes();
-          assert.equal(more.length, 0);
-          assert.ok(post !== undefined);
-          assert.match(post.url, /[?&]fieldValidation=Strict(&|$)/, post.url);
-          const fetched = server.requests.map((q) => q.url.split('?')[0]);
-          if (minor >= 29) assert.ok(fetched.includes('/openapi/v3/api/v1'), fetched.join(' '));
-          else assert.ok(fetched.includes('/openapi/v2'), fetched.join(' '));
-        });
-
-        it('apply of a changed Service builds its strategic merge patch from our schema', async () => {
-          // kubectl's compiled-in types lack spec.topologyKeys: patching it works only from our schema.
-          server.requests.length = 0;
-          const lastApplied = {
-            apiVersion: 'v1',
-            kind: 'Service',
-            metadata: { name: 'web', namespace: 'default' },
-            spec: {
-              selector: { app: 'web' },
-              ports: [{ name: 'http', port: 80, targetPort: 9090 }],
-              topologyKeys: ['*'],
-            },
-          };
-          const itemPath = '/api/v1/namespaces/default/services/web';
-          server.live.set(itemPath, {
-            ...lastApplied,
-            metadata: { ...liveMeta(lastApplied) },
-            spec: {
-              ...lastApplied.spec,
-              ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 9090 }],
-              clusterIP: '10.96.0.10',
-              type: 'ClusterIP',
-            },
-          });
-          const file = path.join(work, `apply-${minor}.yaml`);
-          writeFileSync(file, svcYAML('  topologyKeys:\n  - kubernetes.io/hostname\n'));
-          try {
-            const r = await kubectl(bin, server, 'apply', '-f', file);
-            assert.equal(r.code, 0, r.stderr);
-            assert.doesNotMatch(r.stderr, /warning/i);
-            const [patch, ...more] = server.writes();
-            assert.equal(more.length, 0);
-            assert.ok(patch !== undefined);
-            assert.equal(patch.method, 'PATCH');
-            assert.equal(patch.contentType, 'application/strategic-merge-patch+json');
-            assert.match(patch.url, /[?&]fieldValidation=Strict(&|$)/);
-            const body = JSON.parse(patch.body) as { spec: Record<string, unknown> };
-            assert.deepEqual(body.spec['topologyKeys'], ['kubernetes.io/hostname']);
-            assert.deepEqual(body.spec['$setElementOrder/ports'], [{ port: 80 }]);
-            assert.deepEqual(body.spec['ports'], [{ port: 80, targetPort: 8080 }]);
-          } finally {
-            server.live.delete(itemPath);
-          }
-        });
-
-        it('apply of a changed ServiceGrid sends a JSON merge patch, as for a CRD', async () => {
-          server.requests.length = 0;
-          const lastApplied = {
-            apiVersion: 'superedge.io/v1',
-            kind: 'ServiceGrid',
-            metadata: { name: 'web', namespace: 'default' },
-            spec: { gridUniqKey: 'zone', template: { ports: [{ port: 80 }], selector: { app: 'web' } } },
-          };
-          const itemPath = '/apis/superedge.io/v1/namespaces/default/servicegrids/web';
-          server.live.set(itemPath, { ...lastApplied, metadata: liveMeta(lastApplied) });
-          const file = path.join(work, `sg-${minor}.yaml`);
-          writeFileSync(
-            file,
-            JSON.stringify({
-              ...lastApplied,
-              spec: { ...lastApplied.spec, template: { ports: [{ port: 81 }] } },
-            }),
-          );
-          try {
-            const r = await kubectl(bin, server, 'apply', '-f', file);
-            assert.equal(r.code, 0, r.stderr);
-            assert.doesNotMatch(r.stderr, /warning/i);
-            const [patch, ...more] = server.writes();
-            assert.equal(more.length, 0);
-            assert.ok(patch !== undefined);
-            assert.equal(patch.contentType, 'application/merge-patch+json');
-            assert.match(patch.url, /[?&]fieldValidation=Strict(&|$)/);
-            const body = JSON.parse(patch.body) as { spec: unknown };
-            assert.deepEqual(body.spec, { template: { ports: [{ port: 81 }], selector: null } });
-          } finally {
-            server.live.delete(itemPath);
-          }
-        });
+  for (const bin of kubectls) {
+    const minor = minorOf(bin);
+    describe(path.basename(bin), () => {
+      it('explain service.spec.ports prints our fields with their descriptions', async () => {
+        const r = await kubectl(bin, server, 'explain', 'service.spec.ports');
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /KIND:\s+Service/);
+        assert.match(r.stdout, /FIELD: ports <\[\]ServicePort>/);
+        assert.match(r.stdout, /targetPort\s+<IntOrString>\n\s+Port on the selected pods/);
+        assert.match(r.stdout, /nodePort\s+<integer>\n\s+Port opened on every node/);
+        assert.match(r.stdout, /port\s+<integer> -required-/);
       });
-    }
-  },
-);
+
+      it('explain service.spec prints the spec fields, topologyKeys included', async () => {
+        const r = await kubectl(bin, server, 'explain', 'service.spec');
+        assert.equal(r.code, 0, r.stderr);
+        for (const f of [
+          'clusterIP',
+          'externalTrafficPolicy',
+          'ipFamilyPolicy',
+          'sessionAffinityConfig',
+          'topologyKeys',
+        ])
+          assert.match(r.stdout, new RegExp(`\\n  ${f}\\s+<`), f);
+        assert.match(r.stdout, /selector\s+<map\[string\]string>/);
+        assert.match(r.stdout, /\n {2}type\s+<string>/);
+        // Older explain templates do not print enums.
+        if (minor >= 30)
+          assert.match(r.stdout, /type\s+<string>\n\s+enum: ClusterIP, ExternalName, LoadBalancer, NodePort/);
+      });
+
+      it('explain servicegrid.spec.template reaches the embedded ServiceSpec', async () => {
+        const r = await kubectl(bin, server, 'explain', 'servicegrid.spec.template.ports');
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /GROUP:\s+superedge\.io/);
+        assert.match(r.stdout, /targetPort\s+<IntOrString>/);
+      });
+
+      it('create with the default --validate=strict sends fieldValidation=Strict', async () => {
+        server.requests.length = 0;
+        const file = path.join(work, `create-${minor}.yaml`);
+        writeFileSync(file, svcYAML(''));
+        const r = await kubectl(bin, server, 'create', '-f', file);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /service\/web created/);
+        const [post, ...more] = server.writes();
+        assert.equal(more.length, 0);
+        assert.ok(post !== undefined);
+        assert.match(post.url, /[?&]fieldValidation=Strict(&|$)/, post.url);
+        const fetched = server.requests.map((q) => q.url.split('?')[0]);
+        if (minor >= 29) assert.ok(fetched.includes('/openapi/v3/api/v1'), fetched.join(' '));
+        else assert.ok(fetched.includes('/openapi/v2'), fetched.join(' '));
+      });
+
+      it('apply of a changed Service builds its strategic merge patch from our schema', async () => {
+        // kubectl's compiled-in types lack spec.topologyKeys: patching it works only from our schema.
+        server.requests.length = 0;
+        const lastApplied = {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web', namespace: 'default' },
+          spec: {
+            selector: { app: 'web' },
+            ports: [{ name: 'http', port: 80, targetPort: 9090 }],
+            topologyKeys: ['*'],
+          },
+        };
+        const itemPath = '/api/v1/namespaces/default/services/web';
+        server.live.set(itemPath, {
+          ...lastApplied,
+          metadata: { ...liveMeta(lastApplied) },
+          spec: {
+            ...lastApplied.spec,
+            ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 9090 }],
+            clusterIP: '10.96.0.10',
+            type: 'ClusterIP',
+          },
+        });
+        const file = path.join(work, `apply-${minor}.yaml`);
+        writeFileSync(file, svcYAML('  topologyKeys:\n  - kubernetes.io/hostname\n'));
+        try {
+          const r = await kubectl(bin, server, 'apply', '-f', file);
+          assert.equal(r.code, 0, r.stderr);
+          assert.doesNotMatch(r.stderr, /warning/i);
+          const [patch, ...more] = server.writes();
+          assert.equal(more.length, 0);
+          assert.ok(patch !== undefined);
+          assert.equal(patch.method, 'PATCH');
+          assert.equal(patch.contentType, 'application/strategic-merge-patch+json');
+          assert.match(patch.url, /[?&]fieldValidation=Strict(&|$)/);
+          const body = JSON.parse(patch.body) as { spec: Record<string, unknown> };
+          assert.deepEqual(body.spec['topologyKeys'], ['kubernetes.io/hostname']);
+          assert.deepEqual(body.spec['$setElementOrder/ports'], [{ port: 80 }]);
+          assert.deepEqual(body.spec['ports'], [{ port: 80, targetPort: 8080 }]);
+        } finally {
+          server.live.delete(itemPath);
+        }
+      });
+
+      it('apply of a changed ServiceGrid sends a JSON merge patch, as for a CRD', async () => {
+        server.requests.length = 0;
+        const lastApplied = {
+          apiVersion: 'superedge.io/v1',
+          kind: 'ServiceGrid',
+          metadata: { name: 'web', namespace: 'default' },
+          spec: { gridUniqKey: 'zone', template: { ports: [{ port: 80 }], selector: { app: 'web' } } },
+        };
+        const itemPath = '/apis/superedge.io/v1/namespaces/default/servicegrids/web';
+        server.live.set(itemPath, { ...lastApplied, metadata: liveMeta(lastApplied) });
+        const file = path.join(work, `sg-${minor}.yaml`);
+        writeFileSync(
+          file,
+          JSON.stringify({
+            ...lastApplied,
+            spec: { ...lastApplied.spec, template: { ports: [{ port: 81 }] } },
+          }),
+        );
+        try {
+          const r = await kubectl(bin, server, 'apply', '-f', file);
+          assert.equal(r.code, 0, r.stderr);
+          assert.doesNotMatch(r.stderr, /warning/i);
+          const [patch, ...more] = server.writes();
+          assert.equal(more.length, 0);
+          assert.ok(patch !== undefined);
+          assert.equal(patch.contentType, 'application/merge-patch+json');
+          assert.match(patch.url, /[?&]fieldValidation=Strict(&|$)/);
+          const body = JSON.parse(patch.body) as { spec: unknown };
+          assert.deepEqual(body.spec, { template: { ports: [{ port: 81 }], selector: null } });
+        } finally {
+          server.live.delete(itemPath);
+        }
+      });
+    });
+  }
+});

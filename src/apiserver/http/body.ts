@@ -28,14 +28,92 @@ export async function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY_BY
 
 const WRITE_TYPES = ['application/json', 'application/yaml'];
 
+/**
+ * How deeply a request body may nest. Go's decoder stops at 10000; here the recursive walks that follow
+ * (structuredClone, JSON.stringify, validation, patching) run out of stack well before that, so bodies
+ * are refused far above any real object's depth but below where a walk could overflow.
+ */
+export const MAX_BODY_DEPTH = 500;
+
+/** 400 when a parsed body nests deeper than MAX_BODY_DEPTH (walked without recursion). */
+function checkDepth(value: unknown): void {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > MAX_BODY_DEPTH) {
+      throw statusErrors.badRequest(`the request body is nested more than ${MAX_BODY_DEPTH} levels deep`);
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+}
+
 export function parseJson(buf: Buffer): unknown {
   const text = buf.toString('utf8');
   if (text.trim() === '') throw statusErrors.badRequest('the request body is empty');
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (err) {
     throw statusErrors.badRequest(`json parse error: ${(err as Error).message}`);
   }
+  checkDepth(value);
+  return value;
+}
+
+/**
+ * The keys that occur more than once in one object of a JSON text, as kube's strict decoder names them
+ * ("metadata.name", "spec.ports[0].port"), in document order. `text` must be valid JSON.
+ */
+export function duplicateFields(text: string): string[] {
+  interface Frame {
+    readonly keys: Set<string> | undefined; // undefined for an array
+    readonly path: string;
+    key: string;
+    index: number;
+  }
+  const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
+  const childPath = (f: Frame | undefined): string =>
+    f === undefined ? '' : f.keys !== undefined ? join(f.path, f.key) : `${f.path}[${f.index}]`;
+  const out: string[] = [];
+  const stack: Frame[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let j = i + 1;
+      let escaped = false;
+      for (;;) {
+        const d = text.charCodeAt(j);
+        if (d === 0x5c /* \ */) {
+          escaped = true;
+          j += 2;
+        } else if (d === 0x22 || Number.isNaN(d)) break;
+        else j++;
+      }
+      const top = stack.at(-1);
+      if (expectKey && top?.keys !== undefined) {
+        const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
+        if (top.keys.has(key)) out.push(join(top.path, key));
+        else top.keys.add(key);
+        top.key = key;
+        expectKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      const path = childPath(stack.at(-1));
+      stack.push({ keys: c === 0x7b ? new Set() : undefined, path, key: '', index: 0 });
+      expectKey = c === 0x7b;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 0x2c /* , */) {
+      const top = stack.at(-1);
+      if (top?.keys !== undefined) expectKey = true;
+      else if (top !== undefined) top.index++;
+    }
+  }
+  return out;
 }
 
 export function parseYamlDoc(buf: Buffer): unknown {
@@ -46,17 +124,36 @@ export function parseYamlDoc(buf: Buffer): unknown {
     if (Array.isArray(docs) && docs.length > 1) {
       throw statusErrors.badRequest('the request body must hold exactly one YAML document');
     }
-    return parseYaml(text, { uniqueKeys: false, maxAliasCount: 100 }) as unknown;
+    const value = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100 }) as unknown;
+    checkDepth(value);
+    return value;
   } catch (err) {
     if (err instanceof Error && err.name === 'StatusError') throw err;
     throw statusErrors.badRequest(`yaml parse error: ${(err as Error).message.split('\n')[0] ?? ''}`);
   }
 }
 
-/** A POST or PUT body: JSON (also when no Content-Type is given) or YAML. */
-export function decodeWriteBody(contentType: string | undefined, buf: Buffer): unknown {
+/**
+ * A POST or PUT body: JSON (also when no Content-Type is given) or YAML. With `validation`, repeated
+ * JSON keys are what kube's strict decoder makes of them: a 400 under Strict, warnings under Warn.
+ */
+export function decodeWriteBody(
+  contentType: string | undefined,
+  buf: Buffer,
+  validation?: { readonly fieldValidation: string; readonly warnings: string[] },
+): unknown {
   const t = mediaType(contentType);
-  if (t === '' || t === 'application/json') return parseJson(buf);
+  if (t === '' || t === 'application/json') {
+    const value = parseJson(buf);
+    if (validation !== undefined && validation.fieldValidation !== 'Ignore') {
+      const dups = duplicateFields(buf.toString('utf8')).map((f) => `duplicate field ${JSON.stringify(f)}`);
+      if (dups.length > 0 && validation.fieldValidation === 'Strict') {
+        throw statusErrors.badRequest(`strict decoding error: ${dups.join(', ')}`);
+      }
+      validation.warnings.push(...dups);
+    }
+    return value;
+  }
   if (t === 'application/yaml') return parseYamlDoc(buf);
   throw statusErrors.unsupportedMediaType(WRITE_TYPES);
 }

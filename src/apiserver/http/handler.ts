@@ -22,7 +22,12 @@ import {
   apiVersions,
 } from './discovery.js';
 import { mediaType, negotiate, type Rendering } from './negotiation.js';
-import { parseRequestInfo, pathSegmentNameError, type ResourceRequestInfo } from './request-info.js';
+import {
+  parseRequestInfo,
+  pathSegmentNameError,
+  queryTrue,
+  type ResourceRequestInfo,
+} from './request-info.js';
 import { headers, toStatus, warningHeaders, writeJson, writeRawJson, writeStatus } from './respond.js';
 import { parseIncludeObject, partialMetadata, table, tableRow } from './table.js';
 import { serveWatch, type WatchRegistry, type WatchRendering } from './watch.js';
@@ -47,7 +52,8 @@ export interface AuthorizationAttributes {
 
 export interface OpenApiProvider {
   v3Index(): unknown;
-  v3Document(path: string): unknown;
+  /** The serialized document for one group-version (as served), if any. */
+  v3Document(path: string): string | undefined;
   v2Protobuf(): Uint8Array;
 }
 
@@ -341,9 +347,7 @@ async function serveNonResource(
       if (path.startsWith('/openapi/v3/')) {
         const doc = deps.openapi.v3Document(path.slice('/openapi/v3/'.length));
         if (doc === undefined) throw notFoundPath();
-        writeJson(res, 200, doc, {
-          extraHeaders: query.has('hash') ? { 'Cache-Control': 'public, immutable' } : {},
-        });
+        writeRawJson(res, 200, doc, query.has('hash') ? { 'Cache-Control': 'public, immutable' } : {});
         return;
       }
       throw notFoundPath();
@@ -492,19 +496,8 @@ async function serveResource(
       const rendering = renderingFor(req);
       const body = decodeWriteBody(req.headers['content-type'], await readBody(req));
       const ctx = writeContext(req, query);
-      if (info.subresource === 'finalize') {
-        const obj = await finalizeNamespace(reg, r, info.name, body, ctx);
-        writeObject(res, r, 200, obj, rendering, query, now, warningHeaders(ctx.warnings));
-        return;
-      }
-      const { object, created } = await reg.update(
-        r,
-        ns,
-        info.name,
-        body,
-        ctx,
-        info.subresource === 'status' ? 'status' : '',
-      );
+      const sub = info.subresource === 'status' || info.subresource === 'finalize' ? info.subresource : '';
+      const { object, created } = await reg.update(r, ns, info.name, body, ctx, sub);
       writeObject(res, r, created ? 201 : 200, object, rendering, query, now, warningHeaders(ctx.warnings));
       return;
     }
@@ -588,25 +581,6 @@ async function serveResource(
     default:
       throw notFoundPath();
   }
-}
-
-async function finalizeNamespace(
-  reg: Registry,
-  r: ResourceInfo,
-  name: string,
-  body: unknown,
-  ctx: WriteContext,
-): Promise<KObject> {
-  const incoming = reg.decodeBody(r, body, ctx);
-  const old = await reg.get(r, '', name);
-  const next = structuredClone(old);
-  const spec = (incoming.spec ?? {}) as { finalizers?: unknown };
-  next.spec = {
-    ...((old.spec as object | undefined) ?? {}),
-    finalizers: Array.isArray(spec.finalizers) ? spec.finalizers : [],
-  };
-  const { object } = await reg.update(r, '', name, next, { ...ctx, fieldValidation: 'Ignore' });
-  return object;
 }
 
 function deleteOptions(
@@ -795,8 +769,8 @@ async function serveResourceWatch(
   const rv = parseResourceVersion(rvRaw);
   const rvm = query.get('resourceVersionMatch') ?? '';
   const sie = query.get('sendInitialEvents');
-  const bookmarks = query.get('allowWatchBookmarks') === 'true';
-  const sendInitial = sie === 'true';
+  const bookmarks = queryTrue(query.get('allowWatchBookmarks'));
+  const sendInitial = queryTrue(sie);
   if (sie !== null) {
     if (rvm !== 'NotOlderThan') {
       throw listOptionsInvalid(

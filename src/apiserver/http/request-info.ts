@@ -3,6 +3,10 @@
 // /apis/{group}/{version}/..., the legacy /watch/ prefix, and namespaces/{name}/{status|finalize}.
 import { statusErrors } from '../../api/status.js';
 
+/** A boolean query parameter as Go's strconv.ParseBool reads it (the Python client sends `True`). */
+export const queryTrue = (v: string | null): boolean =>
+  v === 'true' || v === '1' || v === 't' || v === 'T' || v === 'TRUE' || v === 'True';
+
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
 export interface ResourceRequestInfo {
@@ -97,7 +101,7 @@ export function parseRequestInfo(method: string, pathname: string, query: URLSea
   const resource = rest[0] ?? '';
   const name = rest[1] ?? '';
   const subresource = rest.slice(2).join('/');
-  const watch = legacyWatch || query.get('watch') === 'true' || query.get('watch') === '1';
+  const watch = legacyWatch || queryTrue(query.get('watch'));
   let verb: Verb;
   switch (m) {
     case 'GET':

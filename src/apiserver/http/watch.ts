@@ -140,7 +140,7 @@ export async function serveWatch(
     closed = true;
     stop?.();
     unregister();
-    for (const t of timers) (clearTimeout(t), clearInterval(t));
+    for (const t of timers) clearTimeout(t); // clearTimeout also clears intervals
     metrics.registeredWatchers.dec(kindLabels);
     if (corked) res.uncork();
     if (final !== undefined && !res.destroyed) res.write(final);

@@ -6,7 +6,7 @@
 //                                otherwise the store's history (410 when compacted)
 // limit/continue pages are all read at the first page's revision; the continue token is kube's shape.
 import type { ResourceInfo } from '../../api/resources.js';
-import { statusErrors, StatusError } from '../../api/status.js';
+import { statusErrors, type StatusError } from '../../api/status.js';
 import { isStoreError } from '../../storage/store.js';
 import { encodeContinue as encodeStoreContinue } from '../../storage/keys.js';
 import { decodeObject, resourcePrefix } from '../codec.js';

@@ -18,12 +18,22 @@ export function generateName(prefix: string, random: () => number): string {
   return s;
 }
 
-/** Kinds whose objects carry metadata.generation (they separate spec from status). */
-export const tracksGeneration = (r: ResourceInfo): boolean => r.hasStatus;
+/**
+ * Kinds whose objects carry metadata.generation: those whose kube strategy sets it (deployments, pods,
+ * custom resources). The core Service, Namespace and Node strategies never do, so those have none.
+ */
+export const tracksGeneration = (r: ResourceInfo): boolean =>
+  r.hasStatus && !(r.group === '' && ['services', 'namespaces', 'nodes'].includes(r.resource));
 
-/** Everything a generation counts: the object without metadata and status. */
-export function specOf(obj: KObject): string {
+/**
+ * Everything a generation counts: the object without metadata and status; for Deployments also the
+ * annotations (kube's deployment strategy bumps on them: they are copied to the ReplicaSets).
+ */
+export function specOf(obj: KObject, r?: ResourceInfo): string {
   const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
+  if (r?.group === 'apps' && r.resource === 'deployments') {
+    return stableStringify({ ...rest, annotations: obj.metadata.annotations ?? {} });
+  }
   return stableStringify(rest);
 }
 

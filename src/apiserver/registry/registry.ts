@@ -3,14 +3,14 @@
 // server-owned metadata, defaulting and validation, status/main-resource separation, generation,
 // managedFields, finalizers, preconditions, dryRun and optimistic concurrency by compare-and-swap.
 import { randomUUID } from 'node:crypto';
-import { applyDefaults } from '../../api/defaults/index.js';
+import { applyDefaults, prepareForUpdate } from '../../api/defaults/index.js';
 import { isPlainObject, type KObject } from '../../api/object.js';
 import { groupVersion, mustFindResource, type ResourceInfo } from '../../api/resources.js';
 import { schemaFor } from '../../api/schema/index.js';
 import { findUnknownFields, pruneUnknownFields } from '../../api/schema/unknown-fields.js';
 import type { Schema } from '../../api/schema/schema.js';
 import { statusErrors, StatusError, type Status } from '../../api/status.js';
-import { validateCreate, validateUpdate } from '../../api/validation/index.js';
+import { validateCreate, validateStatusUpdate, validateUpdate } from '../../api/validation/index.js';
 import { isStoreError, type Store } from '../../storage/store.js';
 import { decodeObject, encodeObject, objectKey } from '../codec.js';
 import type { WatchCache } from '../watch-cache/watch-cache.js';
@@ -19,6 +19,7 @@ import { recordUpdate, serverSideApply } from './managed-fields.js';
 import { generateName, rfc3339, sameContent, specOf, tracksGeneration } from './object-meta.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+export type Subresource = '' | 'status' | 'finalize';
 
 export interface WriteContext {
   readonly dryRun: boolean;
@@ -91,7 +92,7 @@ export class Registry {
   // ---------------------------------------------------------------------------------------- create
 
   async create(r: ResourceInfo, namespace: string, body: unknown, ctx: WriteContext): Promise<KObject> {
-    const obj = this.decodeBody(r, body, ctx);
+    const obj = this.decodeBody(r, body, ctx, true);
     this.checkNamespace(r, obj, namespace);
     if (obj.metadata.resourceVersion !== undefined && obj.metadata.resourceVersion !== '') {
       throw statusErrors.badRequest('resourceVersion should not be set on objects to be created');
@@ -129,7 +130,7 @@ export class Registry {
     applyDefaults(r, obj);
     const errs = validateCreate(r, obj);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, meta.name ?? '', errs);
-    if (r.namespaced) await this.checkNamespaceAcceptsCreates(namespace);
+    if (r.namespaced) await this.checkNamespaceAcceptsCreates(r, namespace, meta.name ?? '');
     const withManaged = managed();
     const name = meta.name!;
     const undo = await this.hooks.beforeCreate?.(r, withManaged, ctx);
@@ -150,7 +151,7 @@ export class Registry {
     }
   }
 
-  private async checkNamespaceAcceptsCreates(namespace: string): Promise<void> {
+  private async checkNamespaceAcceptsCreates(r: ResourceInfo, namespace: string, name: string): Promise<void> {
     const key = objectKey(NAMESPACES, '', namespace);
     let ns: { terminating: boolean } | undefined;
     const cached = this.cache.get(NAMESPACES, key);
@@ -162,16 +163,16 @@ export class Registry {
     }
     if (ns === undefined) throw statusErrors.notFound(NAMESPACES, namespace);
     if (ns.terminating) {
+      // kube's NamespaceLifecycle admission: admission.NewForbidden about the object being created.
+      const forbidden = statusErrors.forbidden(
+        r,
+        name,
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      ).status;
       throw new StatusError({
-        kind: 'Status',
-        apiVersion: 'v1',
-        metadata: {},
-        status: 'Failure',
-        message: `unable to create new content in namespace ${namespace} because it is being terminated`,
-        reason: 'Forbidden',
+        ...forbidden,
         details: {
-          name: namespace,
-          kind: 'namespaces',
+          ...forbidden.details,
           causes: [
             {
               reason: 'NamespaceTerminating',
@@ -194,9 +195,9 @@ export class Registry {
     name: string,
     body: unknown,
     ctx: WriteContext,
-    subresource: '' | 'status' = '',
+    subresource: Subresource = '',
   ): Promise<{ object: KObject; created: boolean }> {
-    const incoming = this.decodeBody(r, body, ctx);
+    const incoming = this.decodeBody(r, body, ctx, true);
     this.checkNamespace(r, incoming, namespace);
     this.checkName(incoming, name);
     const old = await this.getOrUndefined(r, namespace, name);
@@ -228,11 +229,19 @@ export class Registry {
     old: KObject,
     incoming: KObject,
     ctx: WriteContext,
-    subresource: '' | 'status',
+    subresource: Subresource,
     managed?: (candidate: KObject) => KObject,
   ): Promise<KObject> {
     let next: KObject;
-    if (subresource === 'status') {
+    if (subresource === 'finalize') {
+      // namespaces/{name}/finalize takes only spec.finalizers.
+      next = structuredClone(old);
+      const want = (incoming.spec as { finalizers?: unknown } | undefined)?.finalizers;
+      next.spec = {
+        ...((old.spec as object | undefined) ?? {}),
+        finalizers: Array.isArray(want) ? want : [],
+      };
+    } else if (subresource === 'status') {
       // The status subresource takes only status; spec and metadata stay as they are.
       next = { ...structuredClone(old), status: structuredClone(incoming.status) };
       if (incoming.status === undefined) delete next.status;
@@ -259,14 +268,18 @@ export class Registry {
     meta.resourceVersion = om.resourceVersion!;
     next.apiVersion = groupVersion(r);
     next.kind = r.kind;
+    // What a full update leaves out but the server owns (allocated IPs, namespace finalizers) is kept.
+    if (subresource === '') prepareForUpdate(r, next, old);
     applyDefaults(r, next);
-    const errs = validateUpdate(r, next, old);
+    const errs = subresource === 'status' ? validateStatusUpdate(r, next, old) : validateUpdate(r, next, old);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, om.name ?? '', errs);
-    if (tracksGeneration(r) && subresource === '' && specOf(next) !== specOf(old)) {
+    if (tracksGeneration(r) && subresource === '' && specOf(next, r) !== specOf(old, r)) {
       meta.generation = (om.generation ?? 0) + 1;
     }
     const final =
-      managed !== undefined ? managed(next) : recordUpdate(r, old, next, ctx, this.nowTime(), subresource);
+      managed !== undefined
+        ? managed(next)
+        : recordUpdate(r, old, next, ctx, this.nowTime(), subresource === 'finalize' ? '' : subresource);
     if (sameContent(final, old)) return old;
     const undo = await this.hooks.beforeUpdate?.(r, final, old, ctx);
     const key = objectKey(r, om.namespace ?? '', om.name!);
@@ -480,7 +493,7 @@ export class Registry {
    * unknown fields are refused (Strict), warned about (Warn) or dropped, and the rest is pruned to
    * the schema, as decoding into kube's typed structs does.
    */
-  decodeBody(r: ResourceInfo, body: unknown, ctx: WriteContext): KObject {
+  decodeBody(r: ResourceInfo, body: unknown, ctx: WriteContext, wholeBody = false): KObject {
     if (!isPlainObject(body)) {
       throw statusErrors.badRequest(`the body of the request was not a ${r.kind} object`);
     }
@@ -509,8 +522,13 @@ export class Registry {
     const unknown = findUnknownFields(obj, schema);
     if (unknown.length > 0) {
       if (ctx.fieldValidation === 'Strict') {
+        const strict = `strict decoding error: ${unknown.map((f) => `unknown field ${JSON.stringify(f)}`).join(', ')}`;
+        // kube: a POST/PUT body goes through transformDecodeError, which names the kind; a patch's
+        // strict errors are reported as they are.
         throw statusErrors.badRequest(
-          `strict decoding error: ${unknown.map((f) => `unknown field ${JSON.stringify(f)}`).join(', ')}`,
+          wholeBody
+            ? `${r.kind} in version ${JSON.stringify(r.version)} cannot be handled as a ${r.kind}: ${strict}`
+            : strict,
         );
       }
       if (ctx.fieldValidation === 'Warn')

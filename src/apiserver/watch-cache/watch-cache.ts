@@ -175,7 +175,7 @@ export class WatchCache {
           backoff = 100;
         }
       } catch (err) {
-        if (signal.aborted) break;
+        if (signal.aborted || isStoreError(err, 'Closed')) break;
         this.healthy = false;
         if (isStoreError(err, 'Compacted')) {
           // We fell behind compaction: start over from a fresh list, and every watcher must relist.
@@ -195,7 +195,7 @@ export class WatchCache {
     const fresh = new Map<ResourceState, Map<string, CachedObject>>();
     for (const s of this.states.values()) fresh.set(s, new Map());
     let cont: string | undefined;
-    let revision = 0;
+    let revision: number;
     do {
       const page = await this.store.list('/', {
         limit: 5_000,
@@ -294,7 +294,10 @@ export class WatchCache {
     if (rev > this.rev) this.rev = rev;
     if (this.waiters.length === 0) return;
     const still: typeof this.waiters = [];
-    for (const w of this.waiters) w.rev <= this.rev ? w.resolve() : still.push(w);
+    for (const w of this.waiters) {
+      if (w.rev <= this.rev) w.resolve();
+      else still.push(w);
+    }
     this.waiters = still;
   }
 

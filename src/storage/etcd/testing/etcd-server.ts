@@ -1,6 +1,6 @@
 // Starts a real, throwaway etcd for tests and benchmarks: loopback only, free ports, a temporary data
 // directory, stopped (and its directory removed) afterwards. The binary comes from $ETCD_BIN or PATH;
-// when missing, scripts/ensure-etcd.sh installs Debian's etcd-server (as root) or fails clearly.
+// when missing, scripts/ensure-deps.sh installs Debian's etcd-server (as root) or fails clearly.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -25,11 +25,11 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 export function findEtcd(): string {
   const fromEnv = process.env.ETCD_BIN;
   if (fromEnv && existsSync(fromEnv)) return fromEnv;
-  const r = spawnSync('bash', [path.join(repoRoot, 'scripts/ensure-etcd.sh')], {
+  const r = spawnSync('bash', [path.join(repoRoot, 'scripts/ensure-deps.sh')], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  if (r.status !== 0) throw new Error('a real etcd is required (scripts/ensure-etcd.sh failed; see above)');
+  if (r.status !== 0) throw new Error('a real etcd is required (scripts/ensure-deps.sh failed; see above)');
   const bin = r.stdout.trim();
   process.env.ETCD_BIN = bin;
   return bin;
