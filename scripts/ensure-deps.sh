@@ -11,13 +11,20 @@ find_etcd() {
   [ -x /usr/bin/etcd ] && { echo /usr/bin/etcd; return 0; }
   return 1
 }
+# Debian's python3-kubernetes lives in the system python; a pyenv python3 on PATH cannot see it.
+have_pyclient() {
+  for py in "${SVCPLANE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$py" ] && "$py" -c 'import kubernetes' >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
 have_kubectl() {
   ls /usr/lib/google-cloud-sdk/bin/kubectl.1.* >/dev/null 2>&1 && return 0
   command -v kubectl >/dev/null 2>&1
 }
 find_etcd >/dev/null || missing+=(etcd-server)
 have_kubectl || missing+=(kubernetes-client)
-python3 -c 'import kubernetes' >/dev/null 2>&1 || missing+=(python3-kubernetes)
+have_pyclient || missing+=(python3-kubernetes)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" != "0" ]; then
     echo "ensure-deps: missing ${missing[*]} and this user is not root; install with 'sudo apt-get install -y ${missing[*]}'" >&2
@@ -34,5 +41,5 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 bin=$(find_etcd) || { echo "ensure-deps: etcd-server installed but no etcd binary found" >&2; exit 1; }
 have_kubectl || { echo "ensure-deps: no kubectl after installing kubernetes-client" >&2; exit 1; }
-python3 -c 'import kubernetes' >/dev/null 2>&1 || { echo "ensure-deps: python3-kubernetes is not importable" >&2; exit 1; }
+have_pyclient || { echo "ensure-deps: python3-kubernetes is not importable (tried \$SVCPLANE_PYTHON, python3, /usr/bin/python3)" >&2; exit 1; }
 echo "$bin"
