@@ -666,18 +666,15 @@ ${serviceYAML('s', '  ports:\n  - port: 80\n').replace('namespace: demo', 'names
       });
 
       // kubectl 1.33's generator commands (create namespace/service/deployment) send protobuf bodies,
-      // which the server answers with 415 (body.ts speaks JSON and YAML only). Older kubectl sends JSON.
-      it(
-        'create namespace and create service clusterip (generator commands)',
-        { todo: 'the server does not decode protobuf request bodies, which kubectl 1.33 sends here' },
-        async () => {
-          assert.equal(await ok(k, 'create', 'namespace', 'made'), 'namespace/made created\n');
-          assert.equal(
-            await ok(k, 'create', 'service', 'clusterip', 'made', '-n', 'demo', '--tcp=80:8080'),
-            'service/made created\n',
-          );
-        },
-      );
+      // which src/api/protobuf decodes (test/e2e/kubectl-protobuf.test.ts covers them in depth). Older
+      // kubectl sends JSON.
+      it('create namespace and create service clusterip (generator commands)', async () => {
+        assert.equal(await ok(k, 'create', 'namespace', 'made'), 'namespace/made created\n');
+        assert.equal(
+          await ok(k, 'create', 'service', 'clusterip', 'made', '-n', 'demo', '--tcp=80:8080'),
+          'service/made created\n',
+        );
+      });
 
       it('explain service.spec.ports shows targetPort', async () => {
         const out = await ok(k, 'explain', 'service.spec.ports');

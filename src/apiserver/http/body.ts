@@ -1,8 +1,16 @@
 // Request bodies: read with a hard size limit (413 beyond 3 MiB, as kube-apiserver), then decoded
-// by media type. Protobuf bodies get 415: this server speaks JSON (and YAML) only.
+// by media type: JSON, YAML, and for the kinds src/api/protobuf has tables for, Kubernetes protobuf
+// (what kubectl 1.33's generator commands and client-go's event recorder send).
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { statusErrors } from '../../api/status.js';
+import {
+  PROTOBUF_MEDIA_TYPE,
+  ProtobufError,
+  decodeProtobufObject,
+  hasProtobufTable,
+  type GroupVersionKind,
+} from '../../api/protobuf/index.js';
+import { StatusError, statusErrors } from '../../api/status.js';
 import { mediaType } from './negotiation.js';
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -134,13 +142,51 @@ export function parseYamlDoc(buf: Buffer): unknown {
 }
 
 /**
- * A POST or PUT body: JSON (also when no Content-Type is given) or YAML. With `validation`, repeated
- * JSON keys are what kube's strict decoder makes of them: a 400 under Strict, warnings under Warn.
+ * A protobuf body of the expected kind as JSON. Bodies that are not valid protobuf, or hold another
+ * kind, are a 400; a kind or field without a decoding table is a 415 that says what was not
+ * understood, so that nothing is dropped silently and the client knows to send JSON.
+ */
+function decodeProtobufBody(buf: Buffer, expected: GroupVersionKind): unknown {
+  try {
+    return decodeProtobufObject(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), expected);
+  } catch (err) {
+    if (!(err instanceof ProtobufError)) throw err;
+    const { kind, version } = expected;
+    if (err.reason !== 'Unsupported') {
+      throw statusErrors.badRequest(
+        `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${err.message}`,
+      );
+    }
+    throw new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message:
+        `the ${PROTOBUF_MEDIA_TYPE} body could not be decoded without losing data: ${err.message}; ` +
+        `send this request as application/json`,
+      reason: 'UnsupportedMediaType',
+      code: 415,
+    });
+  }
+}
+
+/**
+ * A POST or PUT body: JSON (also when no Content-Type is given), YAML, or with `expected` (the
+ * resource's group, version and kind) Kubernetes protobuf. With `validation`, repeated JSON keys are
+ * what kube's strict decoder makes of them: a 400 under Strict (named as transformDecodeError names
+ * it), warnings under Warn.
  */
 export function decodeWriteBody(
   contentType: string | undefined,
   buf: Buffer,
-  validation?: { readonly fieldValidation: string; readonly warnings: string[] },
+  validation?: {
+    readonly fieldValidation: string;
+    readonly warnings: string[];
+    readonly kind: string;
+    readonly version: string;
+  },
+  expected?: GroupVersionKind,
 ): unknown {
   const t = mediaType(contentType);
   if (t === '' || t === 'application/json') {
@@ -148,12 +194,17 @@ export function decodeWriteBody(
     if (validation !== undefined && validation.fieldValidation !== 'Ignore') {
       const dups = duplicateFields(buf.toString('utf8')).map((f) => `duplicate field ${JSON.stringify(f)}`);
       if (dups.length > 0 && validation.fieldValidation === 'Strict') {
-        throw statusErrors.badRequest(`strict decoding error: ${dups.join(', ')}`);
+        const { kind, version } = validation;
+        throw statusErrors.badRequest(
+          `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: strict decoding error: ${dups.join(', ')}`,
+        );
       }
       validation.warnings.push(...dups);
     }
     return value;
   }
   if (t === 'application/yaml') return parseYamlDoc(buf);
-  throw statusErrors.unsupportedMediaType(WRITE_TYPES);
+  if (t === PROTOBUF_MEDIA_TYPE && expected !== undefined) return decodeProtobufBody(buf, expected);
+  const protobuf = expected !== undefined && hasProtobufTable(expected);
+  throw statusErrors.unsupportedMediaType(protobuf ? [...WRITE_TYPES, PROTOBUF_MEDIA_TYPE] : WRITE_TYPES);
 }

@@ -1,6 +1,7 @@
 // The API server's request handler: authentication, authorization, routing and the REST verbs.
 // Everything it answers with on failure is a Kubernetes Status (respond.ts maps errors in one place).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { notSupported, required, tooLong, type FieldError } from '../../api/field-errors.js';
 import type { KObject } from '../../api/object.js';
 import { findResource, groupVersion, selectableFields, type ResourceInfo } from '../../api/resources.js';
 import { StatusError, statusErrors } from '../../api/status.js';
@@ -252,6 +253,19 @@ const notFoundPath = (): StatusError =>
     code: 404,
   });
 
+/** What go-restful answers (through kube's error handler) for a method a path has no route for. */
+const methodNotAllowed = (): StatusError =>
+  new StatusError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server does not allow this method on the requested resource',
+    reason: 'MethodNotAllowed',
+    details: {},
+    code: 405,
+  });
+
 // ------------------------------------------------------------------------------------ non-resource
 
 async function serveNonResource(
@@ -384,32 +398,36 @@ function filterFrom(r: ResourceInfo, namespace: string, query: URLSearchParams):
   return { namespace, label, field };
 }
 
+/**
+ * The write options of a request, validated as kube's Validate{Create,Update,Patch,Delete}Options do:
+ * every problem (plus `extra`, the patch-only ones) in one 422 Invalid for `CreateOptions.meta.k8s.io`
+ * (or Update/Patch/DeleteOptions).
+ */
 function writeContext(
   req: IncomingMessage,
   query: URLSearchParams,
+  kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions',
   fromBody?: { dryRun?: unknown },
+  extra: readonly FieldError[] = [],
 ): WriteContext {
+  const errs: FieldError[] = [...extra];
+  const given = query.get('fieldManager') ?? '';
+  if (given.length > 128) errs.push(tooLong('fieldManager', 128));
   const dry = [
     ...query.getAll('dryRun'),
     ...(Array.isArray(fromBody?.dryRun) ? (fromBody.dryRun as unknown[]) : []),
   ];
-  for (const d of dry) {
-    if (d !== 'All')
-      throw statusErrors.badRequest(`Invalid dry run value: ${JSON.stringify(d)}; only "All" is supported`);
+  if (dry.some((d) => d !== 'All')) errs.push(notSupported('dryRun', dry, ['All']));
+  const fv = query.get('fieldValidation') || 'Warn';
+  if (kind !== 'DeleteOptions' && fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore') {
+    errs.push(notSupported('fieldValidation', fv, ['', 'Ignore', 'Strict', 'Warn']));
   }
-  const fv = query.get('fieldValidation') ?? 'Warn';
-  if (fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore') {
-    throw statusErrors.badRequest(
-      `fieldValidation: Unsupported value: ${JSON.stringify(fv)}: supported values: "Ignore", "Warn", "Strict"`,
-    );
-  }
-  let manager = query.get('fieldManager') ?? '';
+  if (errs.length > 0) throw statusErrors.invalid({ group: 'meta.k8s.io', kind }, '', errs);
+  let manager = given;
   if (manager === '') {
     const ua = req.headers['user-agent'] ?? '';
     manager = ua.split('/')[0]!.trim().slice(0, 128);
   }
-  if (manager.length > 128)
-    throw statusErrors.badRequest('fieldManager: Too long: may not be longer than 128');
   return {
     dryRun: dry.length > 0,
     fieldManager: manager,
@@ -468,6 +486,10 @@ async function serveResource(
   query: URLSearchParams,
 ): Promise<void> {
   scopeCheck(r, info);
+  // kube has no route for POST to an object, nor for PUT or PATCH to a collection.
+  if (info.name === '' ? info.verb === 'update' || info.verb === 'patch' : info.verb === 'create') {
+    throw methodNotAllowed();
+  }
   const reg = deps.registry;
   const now = reg.now();
   const ns = info.namespace;
@@ -485,8 +507,14 @@ async function serveResource(
     }
     case 'create': {
       const rendering = renderingFor(req);
-      const body = decodeWriteBody(req.headers['content-type'], await readBody(req));
-      const ctx = writeContext(req, query);
+      const buf = await readBody(req);
+      const ctx = writeContext(req, query, 'CreateOptions');
+      const body = decodeWriteBody(
+        req.headers['content-type'],
+        buf,
+        { ...ctx, kind: r.kind, version: r.version },
+        { group: r.group, version: r.version, kind: r.kind },
+      );
       if (info.subresource !== '') throw notFoundPath();
       const obj = await reg.create(r, ns, body, ctx);
       writeObject(res, r, 201, obj, rendering, query, now, warningHeaders(ctx.warnings));
@@ -494,8 +522,14 @@ async function serveResource(
     }
     case 'update': {
       const rendering = renderingFor(req);
-      const body = decodeWriteBody(req.headers['content-type'], await readBody(req));
-      const ctx = writeContext(req, query);
+      const buf = await readBody(req);
+      const ctx = writeContext(req, query, 'UpdateOptions');
+      const body = decodeWriteBody(
+        req.headers['content-type'],
+        buf,
+        { ...ctx, kind: r.kind, version: r.version },
+        { group: r.group, version: r.version, kind: r.kind },
+      );
       const sub = info.subresource === 'status' || info.subresource === 'finalize' ? info.subresource : '';
       const { object, created } = await reg.update(r, ns, info.name, body, ctx, sub);
       writeObject(res, r, created ? 201 : 200, object, rendering, query, now, warningHeaders(ctx.warnings));
@@ -510,19 +544,23 @@ async function serveResource(
         throw statusErrors.unsupportedMediaType(r.custom ? CUSTOM_PATCH_TYPES : BUILTIN_PATCH_TYPES);
       }
       const buf = await readBody(req);
+      const patchErrs: FieldError[] =
+        type !== 'apply'
+          ? query.has('force')
+            ? [
+                {
+                  type: 'FieldValueForbidden',
+                  field: 'force',
+                  detail: 'may not be specified for non-apply patch',
+                },
+              ]
+            : []
+          : (query.get('fieldManager') ?? '') === ''
+            ? [required('fieldManager', 'is required for apply patch')]
+            : [];
+      const ctx = writeContext(req, query, 'PatchOptions', undefined, patchErrs);
       const patch = type === 'apply' ? parseYamlDoc(buf) : parseJson(buf);
-      const ctx = writeContext(req, query);
-      const force = query.get('force') === 'true';
-      if (type === 'apply' && (query.get('fieldManager') ?? '') === '') {
-        throw statusErrors.badRequest(
-          'PATCH request for server-side apply must have a fieldManager (the fieldManager query parameter)',
-        );
-      }
-      if (type !== 'apply' && query.has('force')) {
-        throw statusErrors.invalid({ group: 'meta.k8s.io', kind: 'PatchOptions' }, '', [
-          { type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch' },
-        ]);
-      }
+      const force = queryTrue(query.get('force'));
       const { object, created } = await reg.patch(r, ns, info.name, type, patch, ctx, {
         subresource: info.subresource === 'status' ? 'status' : '',
         force,
@@ -534,7 +572,7 @@ async function serveResource(
       const rendering = renderingFor(req);
       const buf = await readBody(req);
       const opts = deleteOptions(buf, query);
-      const ctx = writeContext(req, query, opts.raw);
+      const ctx = writeContext(req, query, 'DeleteOptions', opts.raw);
       const { object, deleted } = await reg.delete(r, ns, info.name, opts.options, ctx);
       if (deleted && r.resource !== 'pods') {
         writeJson(res, 200, {
@@ -557,7 +595,7 @@ async function serveResource(
     case 'deletecollection': {
       const buf = await readBody(req);
       const opts = deleteOptions(buf, query);
-      const ctx = writeContext(req, query, opts.raw);
+      const ctx = writeContext(req, query, 'DeleteOptions', opts.raw);
       const filter = filterFrom(r, ns, query);
       const listed = await listObjects(reg.store, deps.cache, r, { filter, limit: 0 });
       const deleted: KObject[] = [];
@@ -617,7 +655,8 @@ function deleteOptions(
       ]);
     }
     propagationPolicy = policy;
-  } else if (orphan === true || orphan === 'true') propagationPolicy = 'Orphan';
+  } else if (orphan === true || (typeof orphan === 'string' && queryTrue(orphan)))
+    propagationPolicy = 'Orphan';
   const pre = raw['preconditions'];
   const preconditions: { uid?: string; resourceVersion?: string } = {};
   if (pre !== undefined && pre !== null) {

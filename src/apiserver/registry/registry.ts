@@ -151,7 +151,11 @@ export class Registry {
     }
   }
 
-  private async checkNamespaceAcceptsCreates(r: ResourceInfo, namespace: string, name: string): Promise<void> {
+  private async checkNamespaceAcceptsCreates(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+  ): Promise<void> {
     const key = objectKey(NAMESPACES, '', namespace);
     let ns: { terminating: boolean } | undefined;
     const cached = this.cache.get(NAMESPACES, key);
@@ -451,6 +455,11 @@ export class Registry {
             return { object: old, deleted: false };
           }
           const next = structuredClone(old);
+          // kube's markAsDeleting: the first deletion bumps a tracked generation.
+          const gen = next.metadata.generation;
+          if (next.metadata.deletionTimestamp === undefined && gen !== undefined && gen > 0) {
+            next.metadata.generation = gen + 1;
+          }
           next.metadata.deletionTimestamp ??= rfc3339(this.now());
           next.metadata.deletionGracePeriodSeconds ??= 0;
           next.metadata.finalizers = finalizers;
@@ -566,9 +575,12 @@ export class Registry {
 
 export const schemaOf = (r: ResourceInfo): Schema | undefined => schemaFor(r.group, r.kind);
 
-/** kube's AllowCreateOnUpdate: true for the kinds whose writers PUT blindly (endpoints, leases, events). */
+/** kube's AllowCreateOnUpdate: true for services (svcStrategy) and the kinds whose writers PUT blindly (endpoints, leases, events). */
 const allowCreateOnUpdate = (r: ResourceInfo): boolean =>
-  r.resource === 'endpoints' || r.resource === 'leases' || r.resource === 'events';
+  (r.group === '' && r.resource === 'services') ||
+  r.resource === 'endpoints' ||
+  r.resource === 'leases' ||
+  r.resource === 'events';
 
 function resetStatusOnCreate(r: ResourceInfo, obj: KObject): void {
   if (!r.hasStatus) return;

@@ -9,16 +9,13 @@ import { PatchError } from './patch-error.js';
 /** kube-apiserver refuses JSON patches with more operations than this (413). */
 export const MAX_JSON_PATCH_OPERATIONS = 10_000;
 
-/** Failures of the document itself rather than of applying it. */
-const MALFORMED = new Set([
-  'SEQUENCE_NOT_AN_ARRAY',
-  'OPERATION_NOT_AN_OBJECT',
-  'OPERATION_OP_INVALID',
-  'OPERATION_PATH_INVALID',
-  'OPERATION_FROM_REQUIRED',
-  'OPERATION_VALUE_REQUIRED',
-  'OPERATION_VALUE_CANNOT_CONTAIN_UNDEFINED',
-]);
+/**
+ * Failures of the document itself rather than of applying it: only a document that is not a list of
+ * objects. kube-apiserver decodes the list without looking at the operations (jsonpatch.DecodePatch, 400)
+ * and reports a bad op, path, from or value when applying it (patchObj.Apply, 422) — see
+ * k8s.io/apiserver/pkg/endpoints/handlers/patch.go.
+ */
+const MALFORMED = new Set(['SEQUENCE_NOT_AN_ARRAY', 'OPERATION_NOT_AN_OBJECT']);
 
 /** Applies a parsed JSON patch document to a copy of `doc`. Throws PatchError. */
 export function applyJsonPatch(doc: Json, patch: unknown): Json {

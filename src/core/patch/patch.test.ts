@@ -111,12 +111,16 @@ describe('JSON patch (RFC 6902)', () => {
     );
   };
 
-  it('a malformed document is Malformed (kube-apiserver: 400)', () => {
+  it('a document that is not a list of operations is Malformed (kube-apiserver: 400)', () => {
     fails({ op: 'add' }, 'Malformed');
-    fails([{ op: 'frobnicate', path: '/a' }], 'Malformed');
-    fails([{ op: 'add', path: 'no-slash', value: 1 }], 'Malformed');
-    fails([{ op: 'add', path: '/a' }], 'Malformed');
-    fails([{ op: 'move', path: '/a' }], 'Malformed');
+    fails([5], 'Malformed');
+  });
+
+  it('a bad operation is NotApplicable (kube-apiserver: 422, from patchObj.Apply)', () => {
+    fails([{ op: 'frobnicate', path: '/a' }], 'NotApplicable');
+    fails([{ op: 'add', path: 'no-slash', value: 1 }], 'NotApplicable');
+    fails([{ op: 'add', path: '/a' }], 'NotApplicable');
+    fails([{ op: 'move', path: '/a' }], 'NotApplicable');
   });
 
   it('a patch that does not apply is NotApplicable (kube-apiserver: 422), and nothing is half-applied', () => {
