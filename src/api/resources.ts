@@ -23,6 +23,8 @@ export interface ResourceInfo {
   readonly storagePath: string;
   /** Field selectors beyond metadata.name and metadata.namespace, and how to read each. */
   readonly fieldSelectors: Readonly<Record<string, (obj: KObject) => string>>;
+  /** The verbs served (kube serves no deletecollection for services and namespaces). */
+  readonly verbs: readonly string[];
   /** Whether `metadata.name` is a DNS-1123 label (namespaces, services) or subdomain (the rest). */
   readonly nameRule: 'label' | 'subdomain' | 'path-segment';
 }
@@ -47,9 +49,9 @@ export const RESOURCE_VERBS: readonly string[] = verbs;
 
 type Row = Omit<
   ResourceInfo,
-  'listKind' | 'singular' | 'custom' | 'shortNames' | 'categories' | 'fieldSelectors'
+  'verbs' | 'listKind' | 'singular' | 'custom' | 'shortNames' | 'categories' | 'fieldSelectors'
 > &
-  Partial<Pick<ResourceInfo, 'singular'>> &
+  Partial<Pick<ResourceInfo, 'singular' | 'verbs'>> &
   Partial<Pick<ResourceInfo, 'custom' | 'shortNames' | 'categories' | 'fieldSelectors'>>;
 
 const row = (r: Row): ResourceInfo => ({
@@ -59,8 +61,12 @@ const row = (r: Row): ResourceInfo => ({
   shortNames: [],
   categories: [],
   fieldSelectors: {},
+  verbs,
   ...r,
 });
+
+/** kube-apiserver serves no deletecollection for these (their REST storage has no collection deleter). */
+const withoutDeleteCollection = verbs.filter((v) => v !== 'deletecollection');
 
 const coreEventFields = {
   'involvedObject.kind': at('involvedObject', 'kind'),
@@ -82,6 +88,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     version: 'v1',
     resource: 'namespaces',
     kind: 'Namespace',
+    verbs: withoutDeleteCollection,
     shortNames: ['ns'],
     namespaced: false,
     hasStatus: true,
@@ -128,6 +135,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     version: 'v1',
     resource: 'services',
     kind: 'Service',
+    verbs: withoutDeleteCollection,
     shortNames: ['svc'],
     categories: ['all'],
     namespaced: true,

@@ -1,7 +1,7 @@
 // Discovery documents built from the resource table: aggregated discovery (apidiscovery.k8s.io v2 and
 // v2beta1, whose Content-Type decides how kubectl parses them) and the legacy APIVersions,
 // APIGroupList, APIGroup and APIResourceList.
-import { RESOURCE_VERBS, RESOURCES, groupVersion, type ResourceInfo } from '../../api/resources.js';
+import { RESOURCES, groupVersion, type ResourceInfo } from '../../api/resources.js';
 
 export const AGGREGATED_CONTENT_TYPE = (v: 'v2' | 'v2beta1'): string =>
   `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`;
@@ -27,7 +27,7 @@ function aggregatedResource(r: ResourceInfo): Record<string, unknown> {
     responseKind: { group: r.group, version: r.version, kind: r.kind },
     scope: r.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: r.singular,
-    verbs: [...RESOURCE_VERBS],
+    verbs: [...r.verbs],
     ...(r.shortNames.length > 0 ? { shortNames: [...r.shortNames] } : {}),
     ...(r.categories.length > 0 ? { categories: [...r.categories] } : {}),
     ...(r.hasStatus
@@ -100,7 +100,7 @@ export function apiResourceList(group: string, version: string): Record<string, 
       singularName: r.singular,
       namespaced: r.namespaced,
       kind: r.kind,
-      verbs: [...RESOURCE_VERBS],
+      verbs: [...r.verbs],
       ...(r.shortNames.length > 0 ? { shortNames: [...r.shortNames] } : {}),
       ...(r.categories.length > 0 ? { categories: [...r.categories] } : {}),
     });

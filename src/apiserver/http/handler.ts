@@ -593,6 +593,10 @@ async function serveResource(
       return;
     }
     case 'deletecollection': {
+      if (!r.verbs.includes('deletecollection')) {
+        req.resume();
+        throw statusErrors.methodNotSupported(r, 'deletecollection');
+      }
       const buf = await readBody(req);
       const opts = deleteOptions(buf, query);
       const ctx = writeContext(req, query, 'DeleteOptions', opts.raw);
@@ -757,37 +761,58 @@ async function serveList(
     );
     return;
   }
-  streamList(res, r, meta, result.items);
+  await streamList(res, r, meta, result.items);
 }
 
-/** A JSON list written item by item from the cached encodings: no re-serialization, bounded chunks. */
-function streamList(
+/**
+ * A JSON list written item by item from the cached encodings: no re-serialization, bounded chunks.
+ * It waits for the socket to drain between chunks, so a big list (100k pods ≈ 330 MB) is never queued
+ * whole in memory and never holds the event loop for its whole length. `items` is a snapshot of
+ * immutable cached objects, so waiting does not change what the list contains.
+ */
+async function streamList(
   res: ServerResponse,
   r: ResourceInfo,
   meta: Record<string, string>,
   items: readonly CachedObject[],
-): void {
+): Promise<void> {
   res.writeHead(200, headers({ 'Content-Type': 'application/json' }));
-  res.write(
+  let drained = res.write(
     `{"kind":"${r.listKind}","apiVersion":"${groupVersion(r)}","metadata":${JSON.stringify(meta)},"items":[`,
   );
   let chunk: string[] = [];
   let size = 0;
   let first = true;
-  const flush = (): void => {
-    if (chunk.length === 0) return;
-    res.write((first ? '' : ',') + chunk.join(','));
-    first = false;
-    chunk = [];
-    size = 0;
-  };
   for (const item of items) {
     chunk.push(item.json);
     size += item.json.length;
-    if (size > 256 * 1024) flush();
+    if (size > 256 * 1024) {
+      if (!drained && !(await writable(res))) return; // the client went away
+      drained = res.write((first ? '' : ',') + chunk.join(','));
+      first = false;
+      chunk = [];
+      size = 0;
+    }
   }
-  flush();
-  res.end(']}\n');
+  if (!drained && !(await writable(res))) return;
+  const rest = chunk.length === 0 ? '' : (first ? '' : ',') + chunk.join(',');
+  res.end(`${rest}]}\n`);
+}
+
+/** Resolves true on 'drain', false when the response is closed first. */
+function writable(res: ServerResponse): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => (): void => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
 }
 
 // -------------------------------------------------------------------------------------------- watch

@@ -118,7 +118,12 @@ export function call(
         agent: new Agent({ ca: srv.ca, keepAlive: false }),
         headers: {
           ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
-          ...(body === undefined ? {} : { 'Content-Type': opts.contentType ?? 'application/json' }),
+          ...(body === undefined
+            ? {}
+            : {
+                'Content-Type': opts.contentType ?? 'application/json',
+                'Content-Length': String(Buffer.byteLength(body)),
+              }),
           ...(opts.accept === undefined ? {} : { Accept: opts.accept }),
           ...opts.headers,
         },
