@@ -14,7 +14,9 @@ const etcd = spawnSync('bash', ['scripts/ensure-deps.sh'], {
   encoding: 'utf8',
 });
 if (etcd.status !== 0) {
-  console.error('npm test: etcd, kubectl and python3-kubernetes are required by the end-to-end suites (see above)');
+  console.error(
+    'npm test: etcd, kubectl and python3-kubernetes are required by the end-to-end suites (see above)',
+  );
   process.exit(1);
 }
 process.env.ETCD_BIN = etcd.stdout.trim();
