@@ -498,3 +498,13 @@ describe('properties', () => {
     }
   });
 });
+
+describe('regressions', () => {
+  it('prepareForUpdate tolerates an old Service whose clusterIPs is not a list (found by the property above, seed -196907381)', () => {
+    const r = RESOURCES.find((x) => x.resource === 'services')!;
+    const obj = { metadata: { name: 'a' }, spec: { type: 'ClusterIP' } } as unknown as KObject;
+    const old = { metadata: { name: 'a' }, spec: { clusterIPs: {} } } as unknown as KObject;
+    prepareForUpdate(r, obj, old);
+    assert.equal((obj.spec as Record<string, unknown>)['clusterIPs'], undefined);
+  });
+});

@@ -81,7 +81,7 @@ export function prepareServiceUpdate(spec: Obj, oldSpec: Obj): void {
   if (needsClusterIP(spec) && needsClusterIP(oldSpec)) {
     if (str(spec['clusterIP']) === '' && str(oldSpec['clusterIP']) !== '')
       spec['clusterIP'] = oldSpec['clusterIP'];
-    if (isEmptyList(spec['clusterIPs']) && !isEmptyList(oldIPs))
+    if (isEmptyList(spec['clusterIPs']) && Array.isArray(oldIPs) && oldIPs.length > 0)
       spec['clusterIPs'] = [...(oldIPs as unknown[])];
     // The family fields are the allocator's; keep them while the IPs are unchanged.
     if (sameStrings(spec['clusterIPs'], oldIPs)) {
