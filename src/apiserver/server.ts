@@ -7,12 +7,8 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Store } from '../storage/store.js';
 import type { AuthenticationRequest } from './auth/authenticator.js';
-import {
-  createHandler,
-  type AuthorizationAttributes,
-  type Identity,
-  type OpenApiProvider,
-} from './http/handler.js';
+import { createHandler } from './http/handler.js';
+import type { AuthorizationAttributes, Identity, OpenApiProvider } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
 import type { Logger } from './logger.js';
 import { ApiMetrics } from './metrics.js';

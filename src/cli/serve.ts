@@ -15,7 +15,8 @@ import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js
 import { jsonLogger, type Logger } from '../apiserver/logger.js';
 import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
 import type { Store } from '../storage/store.js';
-import { UsageError, intFlag, oneOf } from './flags.js';
+import { UsageError, intFlag, oneOf, parseFlags } from './flags.js';
+import { openStoreFromFlags } from './store-command.js';
 
 export const SERVER_FLAGS = {
   'storage-backend': { type: 'string' },
@@ -115,7 +116,7 @@ export function serverSettings(values: Flags): ServerSettings {
   };
 }
 
-function readFlagFile(flag: string, path: string): string {
+export function readFlagFile(flag: string, path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
@@ -278,4 +279,56 @@ export async function untilSignalled(server: RunningApiServer, store: Store, log
   await server.shutdown();
   await store.close();
   return 0;
+}
+
+/**
+ * The flags of `up` and `apiserver`: `undefined` when --help was asked for (and printed), otherwise
+ * the checked values and settings.
+ */
+export function parseServerFlags(
+  args: string[],
+  help: string,
+  out: (s: string) => void,
+): { values: Flags; settings: ServerSettings } | undefined {
+  const { values, positionals } = parseFlags(args, SERVER_FLAGS);
+  if (values.help) {
+    out(help);
+    return undefined;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  return { values, settings: serverSettings(values) };
+}
+
+/**
+ * Opens the store the flags name, serves on it, announces readiness once, and runs until
+ * SIGTERM/SIGINT. A server that fails to start closes the store before the error propagates.
+ */
+export async function serveFromFlags(opts: {
+  values: Flags;
+  settings: ServerSettings;
+  tls: { cert: string; key: string };
+  auth: ReturnType<typeof loadAuth>;
+  tokens: TokenTable | undefined;
+  pkgVersion: string;
+  onReady: (server: RunningApiServer) => void;
+}): Promise<number> {
+  const log = jsonLogger();
+  const store = await openStoreFromFlags({ ...opts.values, 'data-dir': opts.settings.dataDir });
+  let server: RunningApiServer;
+  try {
+    server = await runServer({
+      store,
+      settings: opts.settings,
+      tls: { ...opts.tls, ...(opts.auth.clientCA === undefined ? {} : { clientCA: opts.auth.clientCA }) },
+      tokens: opts.tokens,
+      authorizer: opts.auth.authorizer,
+      pkgVersion: opts.pkgVersion,
+      log,
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  opts.onReady(server);
+  return untilSignalled(server, store, log);
 }

@@ -3,21 +3,15 @@
 // DIR/kubeconfig; every start rewrites the kubeconfig with the URL actually served.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
-import { jsonLogger } from '../apiserver/logger.js';
-import { buildAuthorizer, alwaysAllow } from '../apiserver/auth/authorizer.js';
-import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
-import { parseFlags, UsageError } from './flags.js';
-import { openStoreFromFlags } from './store-command.js';
+import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
+import { UsageError } from './flags.js';
 import {
-  SERVER_FLAGS,
   SERVER_FLAGS_HELP,
   ensureServingCert,
   loadAuth,
-  runServer,
-  serverSettings,
-  untilSignalled,
+  parseServerFlags,
+  serveFromFlags,
   writeFileAtomic,
 } from './serve.js';
 
@@ -42,68 +36,49 @@ export async function upCommand(
   out: (s: string) => void,
   pkgVersion: string,
 ): Promise<number> {
-  const { values, positionals } = parseFlags(args, SERVER_FLAGS);
-  if (values.help) {
-    out(UP_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
-  const settings = serverSettings(values);
+  const parsed = parseServerFlags(args, UP_HELP, out);
+  if (parsed === undefined) return 0;
+  const { values, settings } = parsed;
   // Every flag is checked before anything is written: a bad flag leaves no trace.
-  const userAuth = loadAuth(values);
+  const auth = loadAuth(values);
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
-  const log = jsonLogger();
-
-  // The admin identity: a token in DIR/pki/tokens.csv, unless the operator brings their own file.
-  const tokensFile = join(settings.dataDir, 'pki', 'tokens.csv');
   const tls = ensureServingCert(settings.dataDir, [settings.bindAddress]);
-  let adminToken: string;
+  // The admin identity: a token in DIR/pki/tokens.csv; an operator's --token-auth-file replaces it.
+  const tokensFile = join(settings.dataDir, 'pki', 'tokens.csv');
+  const adminToken = ensureAdminToken(tokensFile);
+  const tokens = auth.tokens ?? parseTokenFile(readFileSync(tokensFile, 'utf8'));
+  return serveFromFlags({
+    values,
+    settings,
+    tls: { cert: tls.certPem, key: tls.keyPem },
+    auth,
+    tokens,
+    pkgVersion,
+    onReady: (server) => {
+      const kubeconfig = join(settings.dataDir, 'kubeconfig');
+      writeFileAtomic(
+        kubeconfig,
+        renderKubeconfig({ server: server.url, caPem: tls.caPem, user: 'admin', token: adminToken }),
+      );
+      out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
+    },
+  });
+}
+
+/** The admin token from the tokens file, generated (group system:masters) on the first start. */
+function ensureAdminToken(tokensFile: string): string {
   if (existsSync(tokensFile)) {
     const line = readFileSync(tokensFile, 'utf8')
       .split('\n')
       .find((l) => l.includes(',admin,'));
     if (line === undefined)
       throw new UsageError(`${tokensFile} has no admin token; remove it to generate a new one`);
-    adminToken = line.split(',')[0]!;
-  } else {
-    adminToken = generateToken();
-    writeFileAtomic(
-      tokensFile,
-      `${formatTokenFileRecord(adminToken, { name: 'admin', uid: 'admin', groups: ['system:masters'] })}\n`,
-    );
+    return line.split(',')[0]!;
   }
-  const auth = userAuth;
-  const tokens = auth.tokens ?? parseTokenFile(readFileSync(tokensFile, 'utf8'));
-
-  const store =
-    values['storage-backend'] === 'etcd3'
-      ? await openStoreFromFlags(values)
-      : SqliteStore.open({ dataDir: settings.dataDir });
-  let server;
-  try {
-    server = await runServer({
-      store,
-      settings,
-      tls: {
-        cert: tls.certPem,
-        key: tls.keyPem,
-        ...(auth.clientCA === undefined ? {} : { clientCA: auth.clientCA }),
-      },
-      tokens,
-      authorizer:
-        values['authorization-mode'] === undefined ? buildAuthorizer([alwaysAllow]) : auth.authorizer,
-      pkgVersion,
-      log,
-    });
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  const kubeconfig = join(settings.dataDir, 'kubeconfig');
+  const token = generateToken();
   writeFileAtomic(
-    kubeconfig,
-    renderKubeconfig({ server: server.url, caPem: tls.caPem, user: 'admin', token: adminToken }),
+    tokensFile,
+    `${formatTokenFileRecord(token, { name: 'admin', uid: 'admin', groups: ['system:masters'] })}\n`,
   );
-  out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
-  return untilSignalled(server, store, log);
+  return token;
 }

@@ -14,7 +14,7 @@ import {
   type IgnoreSpec,
 } from '../../core/apply/index.js';
 import { ManagedFieldsError } from '../../core/apply/managed-fields.js';
-import type { WriteContext } from './registry.js';
+import type { WriteContext } from './types.js';
 
 const ignoreFor = (r: ResourceInfo, subresource: string): IgnoreSpec =>
   r.hasStatus ? defaultIgnore(subresource) : [];

@@ -6,53 +6,26 @@ import { randomUUID } from 'node:crypto';
 import { applyDefaults, prepareForUpdate } from '../../api/defaults/index.js';
 import { isPlainObject, type KObject } from '../../api/object.js';
 import { groupVersion, mustFindResource, type ResourceInfo } from '../../api/resources.js';
-import { schemaFor } from '../../api/schema/index.js';
-import { findUnknownFields, pruneUnknownFields } from '../../api/schema/unknown-fields.js';
-import type { Schema } from '../../api/schema/schema.js';
 import { statusErrors, StatusError, type Status } from '../../api/status.js';
 import { validateCreate, validateStatusUpdate, validateUpdate } from '../../api/validation/index.js';
 import { isStoreError, type Store } from '../../storage/store.js';
 import { decodeObject, encodeObject, objectKey } from '../codec.js';
 import type { WatchCache } from '../watch-cache/watch-cache.js';
+import { checkName, checkNamespace, decodeObjectBody, schemaOf } from './decode.js';
+import {
+  allowCreateOnUpdate,
+  holdsDeletion,
+  patchSetsResourceVersion,
+  namespaceTerminating,
+  resetStatusOnCreate,
+  sameList,
+} from './kind-rules.js';
 import { applyPatch, type PatchType } from './patch.js';
 import { recordUpdate, serverSideApply } from './managed-fields.js';
 import { generateName, rfc3339, sameContent, specOf, tracksGeneration } from './object-meta.js';
+import type { DeleteOptions, RegistryHooks, RegistryOptions, Subresource, WriteContext } from './types.js';
 
-export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
-export type Subresource = '' | 'status' | 'finalize';
-
-export interface WriteContext {
-  readonly dryRun: boolean;
-  readonly fieldManager: string;
-  readonly fieldValidation: FieldValidation;
-  /** Warnings for the response's Warning headers. */
-  readonly warnings: string[];
-}
-
-export interface DeleteOptions {
-  readonly propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
-  readonly preconditions?: { uid?: string; resourceVersion?: string };
-  readonly gracePeriodSeconds?: number;
-}
-
-/** Extension points for kinds with side effects (the Service allocators hook in here). */
-export interface RegistryHooks {
-  /** Before a create is written; may change obj; returns an undo for when the write fails. */
-  beforeCreate?(r: ResourceInfo, obj: KObject, ctx: WriteContext): Promise<(() => Promise<void>) | void>;
-  beforeUpdate?(
-    r: ResourceInfo,
-    obj: KObject,
-    old: KObject,
-    ctx: WriteContext,
-  ): Promise<(() => Promise<void>) | void>;
-  afterDelete?(r: ResourceInfo, obj: KObject): Promise<void>;
-}
-
-export interface RegistryOptions {
-  readonly now?: () => number;
-  readonly random?: () => number;
-  readonly hooks?: RegistryHooks;
-}
+export type * from './types.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
 /** Namespaces kube-apiserver refuses to delete. */
@@ -92,8 +65,8 @@ export class Registry {
   // ---------------------------------------------------------------------------------------- create
 
   async create(r: ResourceInfo, namespace: string, body: unknown, ctx: WriteContext): Promise<KObject> {
-    const obj = this.decodeBody(r, body, ctx, true);
-    this.checkNamespace(r, obj, namespace);
+    const obj = decodeObjectBody(r, body, ctx, true);
+    checkNamespace(r, obj, namespace);
     if (obj.metadata.resourceVersion !== undefined && obj.metadata.resourceVersion !== '') {
       throw statusErrors.badRequest('resourceVersion should not be set on objects to be created');
     }
@@ -157,36 +130,13 @@ export class Registry {
     name: string,
   ): Promise<void> {
     const key = objectKey(NAMESPACES, '', namespace);
-    let ns: { terminating: boolean } | undefined;
     const cached = this.cache.get(NAMESPACES, key);
     if (cached !== undefined && !cached.json.includes('"deletionTimestamp"')) return;
+    // The cache may lag a namespace created a moment ago; the store has the last word.
     const kv = await this.store.get(key);
-    if (kv !== undefined) {
-      const obj = decodeObject(kv.value, kv.modRevision);
-      ns = { terminating: obj.metadata.deletionTimestamp !== undefined };
-    }
-    if (ns === undefined) throw statusErrors.notFound(NAMESPACES, namespace);
-    if (ns.terminating) {
-      // kube's NamespaceLifecycle admission: admission.NewForbidden about the object being created.
-      const forbidden = statusErrors.forbidden(
-        r,
-        name,
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-      ).status;
-      throw new StatusError({
-        ...forbidden,
-        details: {
-          ...forbidden.details,
-          causes: [
-            {
-              reason: 'NamespaceTerminating',
-              message: `namespace ${namespace} is being terminated`,
-              field: 'metadata.namespace',
-            },
-          ],
-        },
-        code: 403,
-      });
+    if (kv === undefined) throw statusErrors.notFound(NAMESPACES, namespace);
+    if (decodeObject(kv.value, kv.modRevision).metadata.deletionTimestamp !== undefined) {
+      throw namespaceTerminating(r, namespace, name);
     }
   }
 
@@ -201,9 +151,9 @@ export class Registry {
     ctx: WriteContext,
     subresource: Subresource = '',
   ): Promise<{ object: KObject; created: boolean }> {
-    const incoming = this.decodeBody(r, body, ctx, true);
-    this.checkNamespace(r, incoming, namespace);
-    this.checkName(incoming, name);
+    const incoming = decodeObjectBody(r, body, ctx, true);
+    checkNamespace(r, incoming, namespace);
+    checkName(incoming, name);
     const old = await this.getOrUndefined(r, namespace, name);
     if (old === undefined) {
       if (subresource === '' && allowCreateOnUpdate(r)) {
@@ -327,8 +277,8 @@ export class Registry {
       if (!isPlainObject(patched)) throw statusErrors.badRequest('the patch did not produce an object');
       const obj = patched as unknown as KObject;
       if (!isPlainObject(obj.metadata)) obj.metadata = {};
-      const incoming = this.decodeBody(r, obj, ctx);
-      this.checkName(incoming, name);
+      const incoming = decodeObjectBody(r, obj, ctx);
+      checkName(incoming, name);
       if (
         r.namespaced &&
         incoming.metadata.namespace !== undefined &&
@@ -368,8 +318,8 @@ export class Registry {
     opts: { subresource: '' | 'status'; force: boolean },
   ): Promise<{ object: KObject; created: boolean }> {
     if (!isPlainObject(patch)) throw statusErrors.badRequest('the apply configuration must be an object');
-    const applied = this.decodeBody(r, patch, ctx);
-    this.checkName(applied, name, true);
+    const applied = decodeObjectBody(r, patch, ctx);
+    checkName(applied, name, true);
     if (
       r.namespaced &&
       applied.metadata.namespace !== undefined &&
@@ -496,125 +446,6 @@ export class Registry {
   nowTime(): string {
     return rfc3339(this.now());
   }
-
-  /**
-   * A request body as an object of this resource: apiVersion/kind must match the URL when given,
-   * unknown fields are refused (Strict), warned about (Warn) or dropped, and the rest is pruned to
-   * the schema, as decoding into kube's typed structs does.
-   */
-  decodeBody(r: ResourceInfo, body: unknown, ctx: WriteContext, wholeBody = false): KObject {
-    if (!isPlainObject(body)) {
-      throw statusErrors.badRequest(`the body of the request was not a ${r.kind} object`);
-    }
-    const gv = groupVersion(r);
-    const apiVersion = body['apiVersion'];
-    const kind = body['kind'];
-    if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== gv) {
-      throw statusErrors.badRequest(
-        `the API version in the data (${String(apiVersion)}) does not match the expected API version (${gv})`,
-      );
-    }
-    if (kind !== undefined && kind !== '' && kind !== r.kind) {
-      throw statusErrors.badRequest(
-        `the kind in the data (${String(kind)}) does not match the expected kind (${r.kind})`,
-      );
-    }
-    const meta = body['metadata'];
-    if (meta !== undefined && meta !== null && !isPlainObject(meta)) {
-      throw statusErrors.badRequest('metadata must be an object');
-    }
-    const obj = structuredClone(body) as KObject;
-    obj.metadata = (isPlainObject(meta) ? structuredClone(meta) : {}) as KObject['metadata'];
-    if (obj.metadata.creationTimestamp === null) delete obj.metadata.creationTimestamp;
-    const schema = schemaOf(r);
-    if (schema === undefined) return obj;
-    const unknown = findUnknownFields(obj, schema);
-    if (unknown.length > 0) {
-      if (ctx.fieldValidation === 'Strict') {
-        const strict = `strict decoding error: ${unknown.map((f) => `unknown field ${JSON.stringify(f)}`).join(', ')}`;
-        // kube: a POST/PUT body goes through transformDecodeError, which names the kind; a patch's
-        // strict errors are reported as they are.
-        throw statusErrors.badRequest(
-          wholeBody
-            ? `${r.kind} in version ${JSON.stringify(r.version)} cannot be handled as a ${r.kind}: ${strict}`
-            : strict,
-        );
-      }
-      if (ctx.fieldValidation === 'Warn')
-        for (const f of unknown) ctx.warnings.push(`unknown field ${JSON.stringify(f)}`);
-    }
-    return unknown.length > 0 ? pruneUnknownFields(obj, schema) : obj;
-  }
-
-  private checkNamespace(r: ResourceInfo, obj: KObject, namespace: string): void {
-    const ns = obj.metadata.namespace;
-    if (r.namespaced && ns !== undefined && ns !== '' && ns !== namespace) {
-      throw statusErrors.badRequest(
-        'the namespace of the provided object does not match the namespace sent on the request',
-      );
-    }
-  }
-
-  private checkName(obj: KObject, name: string, fill = false): void {
-    const n = obj.metadata.name;
-    if (n === undefined || n === '') {
-      if (fill) obj.metadata.name = name;
-      else
-        throw statusErrors.badRequest(
-          `the name of the object () does not match the name on the URL (${name})`,
-        );
-      return;
-    }
-    if (n !== name) {
-      throw statusErrors.badRequest(
-        `the name of the object (${n}) does not match the name on the URL (${name})`,
-      );
-    }
-  }
-}
-
-export const schemaOf = (r: ResourceInfo): Schema | undefined => schemaFor(r.group, r.kind);
-
-/** kube's AllowCreateOnUpdate: true for services (svcStrategy) and the kinds whose writers PUT blindly (endpoints, leases, events). */
-const allowCreateOnUpdate = (r: ResourceInfo): boolean =>
-  (r.group === '' && r.resource === 'services') ||
-  r.resource === 'endpoints' ||
-  r.resource === 'leases' ||
-  r.resource === 'events';
-
-function resetStatusOnCreate(r: ResourceInfo, obj: KObject): void {
-  if (!r.hasStatus) return;
-  switch (r.resource) {
-    case 'nodes':
-      return; // kubelets register nodes with their status
-    case 'pods':
-      obj.status = { phase: 'Pending', ...(isPlainObject(obj.status) ? obj.status : {}) };
-      return;
-    case 'namespaces':
-      obj.status = { phase: 'Active' };
-      return;
-    default:
-      delete obj.status;
-  }
-}
-
-function patchSetsResourceVersion(patch: unknown): boolean {
-  if (Array.isArray(patch))
-    return patch.some((op) => isPlainObject(op) && String(op['path']) === '/metadata/resourceVersion');
-  if (!isPlainObject(patch)) return false;
-  const m = patch['metadata'];
-  return isPlainObject(m) && m['resourceVersion'] !== undefined && m['resourceVersion'] !== null;
-}
-
-/** Whether anything still holds an object that is being deleted: its finalizers (and a namespace's spec.finalizers). */
-function holdsDeletion(r: ResourceInfo, obj: KObject): boolean {
-  if ((obj.metadata.finalizers ?? []).length > 0) return true;
-  const spec = obj.spec as { finalizers?: unknown } | undefined;
-  return r === NAMESPACES && Array.isArray(spec?.finalizers) && spec.finalizers.length > 0;
-}
-
-function sameList(a: readonly string[], b: readonly string[] | undefined): boolean {
-  return a.length === (b ?? []).length && a.every((x, i) => x === b![i]);
 }
 
 export type { Status };

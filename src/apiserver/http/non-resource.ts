@@ -1,0 +1,114 @@
+// Paths outside the resource tree: discovery, health, version, metrics and OpenAPI.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StatusError } from '../../api/status.js';
+import {
+  AGGREGATED_CONTENT_TYPE,
+  aggregatedDiscovery,
+  apiGroupDoc,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+} from './discovery.js';
+import { negotiate } from './negotiation.js';
+import { headers, writeJson, writeRawJson } from './respond.js';
+import { type HandlerDeps, notFoundPath } from './types.js';
+
+export async function serveNonResource(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: URLSearchParams,
+  discovery: { group?: string; version?: string; legacy: boolean } | undefined,
+): Promise<void> {
+  const method = req.method ?? 'GET';
+  if (method !== 'GET' && method !== 'HEAD') {
+    throw new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `the server does not allow this method on the requested resource`,
+      reason: 'MethodNotAllowed',
+      details: {},
+      code: 405,
+    });
+  }
+  const accept = req.headers.accept;
+  if (discovery !== undefined) {
+    if (discovery.version === undefined && discovery.group === undefined) {
+      const rendering = negotiate(accept, { discovery: true });
+      if (rendering.kind === 'discovery') {
+        writeJson(res, 200, aggregatedDiscovery(discovery.legacy, rendering.version), {
+          contentType: AGGREGATED_CONTENT_TYPE(rendering.version),
+          extraHeaders: { Vary: 'Accept' },
+        });
+        return;
+      }
+      writeJson(res, 200, discovery.legacy ? apiVersions(deps.serverAddress()) : apiGroupList(), {
+        yaml: rendering.kind === 'yaml',
+        extraHeaders: { Vary: 'Accept' },
+      });
+      return;
+    }
+    const rendering = negotiate(accept, {});
+    const doc =
+      discovery.version === undefined
+        ? apiGroupDoc(discovery.group ?? '')
+        : discovery.legacy && discovery.version !== 'v1'
+          ? undefined
+          : apiResourceList(discovery.group ?? '', discovery.version);
+    if (doc === undefined) throw notFoundPath();
+    writeJson(res, 200, doc, { yaml: rendering.kind === 'yaml' });
+    return;
+  }
+  switch (path) {
+    case '/healthz':
+    case '/livez':
+    case '/readyz': {
+      const ok = path !== '/readyz' || deps.ready();
+      const body = query.has('verbose')
+        ? `[${ok ? '+' : '-'}]ping ok\n[${ok ? '+' : '-'}]watch-cache ${ok ? 'ok' : 'failed'}\n${path.slice(1)} check ${ok ? 'passed' : 'failed'}\n`
+        : ok
+          ? 'ok'
+          : 'watch cache not ready';
+      res.writeHead(
+        ok ? 200 : 503,
+        headers({ 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }),
+      );
+      res.end(body);
+      return;
+    }
+    case '/version':
+      writeJson(res, 200, deps.version);
+      return;
+    case '/metrics': {
+      deps.metrics.cacheRevision.set(deps.cache.revision);
+      const text = await deps.metrics.registry.metrics();
+      res.writeHead(200, headers({ 'Content-Type': deps.metrics.registry.contentType }));
+      res.end(text);
+      return;
+    }
+    case '/openapi/v2': {
+      const buf = deps.openapi.v2Protobuf();
+      // Go's MIME parser chokes on the '@' of the protobuf media type; octet-stream is what works.
+      res.writeHead(
+        200,
+        headers({ 'Content-Type': 'application/octet-stream', 'Content-Length': String(buf.length) }),
+      );
+      res.end(Buffer.from(buf));
+      return;
+    }
+    case '/openapi/v3':
+      writeJson(res, 200, deps.openapi.v3Index());
+      return;
+    default:
+      if (path.startsWith('/openapi/v3/')) {
+        const doc = deps.openapi.v3Document(path.slice('/openapi/v3/'.length));
+        if (doc === undefined) throw notFoundPath();
+        writeRawJson(res, 200, doc, query.has('hash') ? { 'Cache-Control': 'public, immutable' } : {});
+        return;
+      }
+      throw notFoundPath();
+  }
+}

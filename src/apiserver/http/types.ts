@@ -1,0 +1,77 @@
+// What the HTTP layer is given (HandlerDeps) and the Statuses every route shares.
+import type { IncomingMessage } from 'node:http';
+import { StatusError } from '../../api/status.js';
+import type { Logger } from '../logger.js';
+import type { ApiMetrics } from '../metrics.js';
+import type { Registry } from '../registry/registry.js';
+import type { WatchCache } from '../watch-cache/watch-cache.js';
+import { type WatchRegistry } from './watch.js';
+
+export interface Identity {
+  readonly name: string;
+  readonly uid: string;
+  readonly groups: readonly string[];
+}
+
+export interface AuthorizationAttributes {
+  readonly user: Identity;
+  readonly verb: string;
+  readonly resourceRequest: boolean;
+  readonly apiGroup: string;
+  readonly namespace: string;
+  readonly resource: string;
+  readonly subresource: string;
+  readonly name: string;
+  readonly path: string;
+}
+
+export interface OpenApiProvider {
+  v3Index(): unknown;
+  /** The serialized document for one group-version (as served), if any. */
+  v3Document(path: string): string | undefined;
+  v2Protobuf(): Uint8Array;
+}
+
+export interface HandlerDeps {
+  readonly registry: Registry;
+  readonly cache: WatchCache;
+  readonly metrics: ApiMetrics;
+  readonly log: Logger;
+  readonly authenticate: (req: IncomingMessage) => Identity | 'anonymous' | 'invalid';
+  readonly authorize: (attrs: AuthorizationAttributes) => boolean;
+  readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;
+  readonly openapi: OpenApiProvider;
+  readonly version: Record<string, string>;
+  readonly serverAddress: () => string;
+  readonly watches: WatchRegistry;
+  readonly bookmarkIntervalMs: number;
+  readonly maxWatchQueueBytes: number;
+  /** kube's --min-request-timeout: watches without timeoutSeconds last 1–2× this. */
+  readonly minRequestTimeoutSeconds: number;
+  readonly ready: () => boolean;
+}
+
+export const notFoundPath = (): StatusError =>
+  new StatusError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server could not find the requested resource',
+    reason: 'NotFound',
+    details: {},
+    code: 404,
+  });
+
+/** What go-restful answers (through kube's error handler) for a method a path has no route for. */
+export const methodNotAllowed = (): StatusError =>
+  new StatusError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server does not allow this method on the requested resource',
+    reason: 'MethodNotAllowed',
+    details: {},
+    code: 405,
+  });

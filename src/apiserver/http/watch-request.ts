@@ -1,0 +1,97 @@
+// A watch request: its options (resourceVersion, sendInitialEvents, bookmarks, timeout) become a
+// WatchRequest for watch.ts.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ResourceInfo } from '../../api/resources.js';
+import { statusErrors } from '../../api/status.js';
+import { listOptionsInvalid, parseResourceVersion } from '../registry/lister.js';
+import { queryTrue, type ResourceRequestInfo } from './request-info.js';
+import { parseIncludeObject } from './table.js';
+import { serveWatch, type WatchRendering } from './watch.js';
+import { type HandlerDeps, notFoundPath } from './types.js';
+import { scopeCheck, filterFrom, renderingFor } from './request-options.js';
+
+export async function serveResourceWatch(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: ResourceInfo,
+  info: ResourceRequestInfo,
+  query: URLSearchParams,
+): Promise<void> {
+  scopeCheck(r, info);
+  if (info.name !== '') throw notFoundPath();
+  const rendering = renderingFor(req);
+  const filter = filterFrom(r, info.namespace, query);
+  const rvRaw = query.get('resourceVersion') ?? '';
+  const rv = parseResourceVersion(rvRaw);
+  const rvm = query.get('resourceVersionMatch') ?? '';
+  const sie = query.get('sendInitialEvents');
+  const bookmarks = queryTrue(query.get('allowWatchBookmarks'));
+  const sendInitial = queryTrue(sie);
+  if (sie !== null) {
+    if (rvm !== 'NotOlderThan') {
+      throw listOptionsInvalid(
+        'resourceVersionMatch',
+        'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+      );
+    }
+    if (sendInitial && !bookmarks) {
+      throw listOptionsInvalid(
+        'allowWatchBookmarks',
+        'sendInitialEvents requires setting allowWatchBookmarks to true',
+      );
+    }
+  } else if (rvm !== '') {
+    throw listOptionsInvalid(
+      'resourceVersionMatch',
+      'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+    );
+  }
+  const timeoutRaw = query.get('timeoutSeconds');
+  let timeoutMs: number;
+  if (timeoutRaw !== null && timeoutRaw !== '') {
+    const n = Number(timeoutRaw);
+    if (!Number.isInteger(n) || n < 0)
+      throw statusErrors.badRequest(`invalid timeoutSeconds ${JSON.stringify(timeoutRaw)}`);
+    timeoutMs = n === 0 ? deps.minRequestTimeoutSeconds * 1000 : n * 1000;
+  } else {
+    timeoutMs = deps.minRequestTimeoutSeconds * 1000 * (1 + Math.random());
+  }
+  const watchRendering: WatchRendering =
+    rendering.kind === 'table'
+      ? { kind: 'table', version: rendering.version, include: parseIncludeObject(query.get('includeObject')) }
+      : rendering.kind === 'metadata'
+        ? { kind: 'metadata', version: rendering.version }
+        : { kind: 'json' };
+  let start: Parameters<typeof serveWatch>[1]['start'];
+  if (sendInitial) {
+    const fresh = rv === undefined || rv === 0 ? await deps.registry.store.currentRevision() : rv;
+    start = {
+      kind: 'initial',
+      freshRevision: rv === 0 ? deps.cache.revision : fresh,
+      initialEventsEnd: true,
+    };
+  } else if (rv === undefined) {
+    start = {
+      kind: 'initial',
+      freshRevision: await deps.registry.store.currentRevision(),
+      initialEventsEnd: false,
+    };
+  } else if (rv === 0) {
+    start = { kind: 'initial', initialEventsEnd: false };
+  } else {
+    start = { kind: 'from', revision: rv };
+  }
+  await serveWatch(
+    res,
+    { resource: r, filter, rendering: watchRendering, start, bookmarks, timeoutMs },
+    {
+      cache: deps.cache,
+      metrics: deps.metrics,
+      bookmarkIntervalMs: deps.bookmarkIntervalMs,
+      maxQueuedBytes: deps.maxWatchQueueBytes,
+      now: () => deps.registry.now(),
+    },
+    deps.watches,
+  );
+}

@@ -1,0 +1,90 @@
+// A request body as an object of one resource, as kube's decoding into typed structs behaves:
+// apiVersion/kind must match the URL, unknown fields are refused (Strict), warned about (Warn) or
+// dropped, and the object is pruned to the kind's schema; name and namespace must match the URL.
+/**
+ * A request body as an object of this resource: apiVersion/kind must match the URL when given,
+ * unknown fields are refused (Strict), warned about (Warn) or dropped, and the rest is pruned to
+ * the schema, as decoding into kube's typed structs does.
+ */
+import { isPlainObject, type KObject } from '../../api/object.js';
+import { groupVersion, type ResourceInfo } from '../../api/resources.js';
+import { findUnknownFields, pruneUnknownFields } from '../../api/schema/unknown-fields.js';
+import { statusErrors } from '../../api/status.js';
+import { schemaFor } from '../../api/schema/index.js';
+import type { Schema } from '../../api/schema/schema.js';
+import type { WriteContext } from './types.js';
+
+export const schemaOf = (r: ResourceInfo): Schema | undefined => schemaFor(r.group, r.kind);
+
+export function decodeObjectBody(
+  r: ResourceInfo,
+  body: unknown,
+  ctx: WriteContext,
+  wholeBody = false,
+): KObject {
+  if (!isPlainObject(body)) {
+    throw statusErrors.badRequest(`the body of the request was not a ${r.kind} object`);
+  }
+  const gv = groupVersion(r);
+  const apiVersion = body['apiVersion'];
+  const kind = body['kind'];
+  if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== gv) {
+    throw statusErrors.badRequest(
+      `the API version in the data (${String(apiVersion)}) does not match the expected API version (${gv})`,
+    );
+  }
+  if (kind !== undefined && kind !== '' && kind !== r.kind) {
+    throw statusErrors.badRequest(
+      `the kind in the data (${String(kind)}) does not match the expected kind (${r.kind})`,
+    );
+  }
+  const meta = body['metadata'];
+  if (meta !== undefined && meta !== null && !isPlainObject(meta)) {
+    throw statusErrors.badRequest('metadata must be an object');
+  }
+  const obj = structuredClone(body) as KObject;
+  obj.metadata = (isPlainObject(meta) ? structuredClone(meta) : {}) as KObject['metadata'];
+  if (obj.metadata.creationTimestamp === null) delete obj.metadata.creationTimestamp;
+  const schema = schemaOf(r);
+  if (schema === undefined) return obj;
+  const unknown = findUnknownFields(obj, schema);
+  if (unknown.length > 0) {
+    if (ctx.fieldValidation === 'Strict') {
+      const strict = `strict decoding error: ${unknown.map((f) => `unknown field ${JSON.stringify(f)}`).join(', ')}`;
+      // kube: a POST/PUT body goes through transformDecodeError, which names the kind; a patch's
+      // strict errors are reported as they are.
+      throw statusErrors.badRequest(
+        wholeBody
+          ? `${r.kind} in version ${JSON.stringify(r.version)} cannot be handled as a ${r.kind}: ${strict}`
+          : strict,
+      );
+    }
+    if (ctx.fieldValidation === 'Warn')
+      for (const f of unknown) ctx.warnings.push(`unknown field ${JSON.stringify(f)}`);
+  }
+  return unknown.length > 0 ? pruneUnknownFields(obj, schema) : obj;
+}
+
+export function checkNamespace(r: ResourceInfo, obj: KObject, namespace: string): void {
+  const ns = obj.metadata.namespace;
+  if (r.namespaced && ns !== undefined && ns !== '' && ns !== namespace) {
+    throw statusErrors.badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  }
+}
+
+export function checkName(obj: KObject, name: string, fill = false): void {
+  const n = obj.metadata.name;
+  if (n === undefined || n === '') {
+    if (fill) obj.metadata.name = name;
+    else
+      throw statusErrors.badRequest(`the name of the object () does not match the name on the URL (${name})`);
+    return;
+  }
+  if (n !== name) {
+    throw statusErrors.badRequest(
+      `the name of the object (${n}) does not match the name on the URL (${name})`,
+    );
+  }
+}

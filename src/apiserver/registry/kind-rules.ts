@@ -1,0 +1,71 @@
+// Per-kind rules of kube's registry strategies that the generic registry consults.
+import { isPlainObject, type KObject } from '../../api/object.js';
+import { mustFindResource, type ResourceInfo } from '../../api/resources.js';
+import { StatusError, statusErrors } from '../../api/status.js';
+
+const NAMESPACES = mustFindResource('', 'namespaces');
+
+/** kube's AllowCreateOnUpdate: true for services (svcStrategy) and the kinds whose writers PUT blindly (endpoints, leases, events). */
+export const allowCreateOnUpdate = (r: ResourceInfo): boolean =>
+  (r.group === '' && r.resource === 'services') ||
+  r.resource === 'endpoints' ||
+  r.resource === 'leases' ||
+  r.resource === 'events';
+
+export function resetStatusOnCreate(r: ResourceInfo, obj: KObject): void {
+  if (!r.hasStatus) return;
+  switch (r.resource) {
+    case 'nodes':
+      return; // kubelets register nodes with their status
+    case 'pods':
+      obj.status = { phase: 'Pending', ...(isPlainObject(obj.status) ? obj.status : {}) };
+      return;
+    case 'namespaces':
+      obj.status = { phase: 'Active' };
+      return;
+    default:
+      delete obj.status;
+  }
+}
+
+export function patchSetsResourceVersion(patch: unknown): boolean {
+  if (Array.isArray(patch))
+    return patch.some((op) => isPlainObject(op) && String(op['path']) === '/metadata/resourceVersion');
+  if (!isPlainObject(patch)) return false;
+  const m = patch['metadata'];
+  return isPlainObject(m) && m['resourceVersion'] !== undefined && m['resourceVersion'] !== null;
+}
+
+/** Whether anything still holds an object that is being deleted: its finalizers (and a namespace's spec.finalizers). */
+export function holdsDeletion(r: ResourceInfo, obj: KObject): boolean {
+  if ((obj.metadata.finalizers ?? []).length > 0) return true;
+  const spec = obj.spec as { finalizers?: unknown } | undefined;
+  return r === NAMESPACES && Array.isArray(spec?.finalizers) && spec.finalizers.length > 0;
+}
+
+export function sameList(a: readonly string[], b: readonly string[] | undefined): boolean {
+  return a.length === (b ?? []).length && a.every((x, i) => x === b![i]);
+}
+
+/** kube's NamespaceLifecycle admission: a Forbidden about the object being created. */
+export function namespaceTerminating(r: ResourceInfo, namespace: string, name: string): StatusError {
+  const forbidden = statusErrors.forbidden(
+    r,
+    name,
+    `unable to create new content in namespace ${namespace} because it is being terminated`,
+  ).status;
+  return new StatusError({
+    ...forbidden,
+    details: {
+      ...forbidden.details,
+      causes: [
+        {
+          reason: 'NamespaceTerminating',
+          message: `namespace ${namespace} is being terminated`,
+          field: 'metadata.namespace',
+        },
+      ],
+    },
+    code: 403,
+  });
+}

@@ -1,0 +1,39 @@
+// What callers hand the registry: write options, delete options and the hooks of kinds with side effects.
+import type { KObject } from '../../api/object.js';
+import type { ResourceInfo } from '../../api/resources.js';
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+export type Subresource = '' | 'status' | 'finalize';
+
+export interface WriteContext {
+  readonly dryRun: boolean;
+  readonly fieldManager: string;
+  readonly fieldValidation: FieldValidation;
+  /** Warnings for the response's Warning headers. */
+  readonly warnings: string[];
+}
+
+export interface DeleteOptions {
+  readonly propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  readonly preconditions?: { uid?: string; resourceVersion?: string };
+  readonly gracePeriodSeconds?: number;
+}
+
+/** Extension points for kinds with side effects (the Service allocators hook in here). */
+export interface RegistryHooks {
+  /** Before a create is written; may change obj; returns an undo for when the write fails. */
+  beforeCreate?(r: ResourceInfo, obj: KObject, ctx: WriteContext): Promise<(() => Promise<void>) | void>;
+  beforeUpdate?(
+    r: ResourceInfo,
+    obj: KObject,
+    old: KObject,
+    ctx: WriteContext,
+  ): Promise<(() => Promise<void>) | void>;
+  afterDelete?(r: ResourceInfo, obj: KObject): Promise<void>;
+}
+
+export interface RegistryOptions {
+  readonly now?: () => number;
+  readonly random?: () => number;
+  readonly hooks?: RegistryHooks;
+}
