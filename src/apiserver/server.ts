@@ -13,9 +13,15 @@ import { WatchRegistry } from './http/watch.js';
 import type { Logger } from './logger.js';
 import { ApiMetrics } from './metrics.js';
 import { NamespaceLifecycle, ensureSystemNamespaces } from './namespace-lifecycle.js';
-import { Registry, type RegistryHooks } from './registry/registry.js';
+import { Registry } from './registry/registry.js';
 import { WatchCache } from './watch-cache/watch-cache.js';
 import { RESOURCES, resourceId } from '../api/resources.js';
+import { KubernetesServiceController } from './allocation/kubernetes-service.js';
+import { AllocationMetrics } from './allocation/metrics.js';
+import { rangeAllocations } from './allocation/range-view.js';
+import { AllocationRepair } from './allocation/repair.js';
+import { ServiceAllocators, type AllocationConfig } from './allocation/service-allocation.js';
+import { EventRecorder } from './events.js';
 
 export interface ApiServerOptions {
   readonly store: Store;
@@ -29,7 +35,15 @@ export interface ApiServerOptions {
   readonly openapi: OpenApiProvider;
   readonly version: Record<string, string>;
   readonly log: Logger;
-  readonly hooks?: RegistryHooks;
+  /** ClusterIP and NodePort ranges; the repair loops; the kubernetes Service. */
+  readonly allocation: AllocationConfig & {
+    /** --repair-interval (default 3 minutes). */
+    readonly repairIntervalMs?: number;
+    /** The address the kubernetes Endpoints name for this apiserver (default: the bind address). */
+    readonly advertiseAddress?: string;
+    /** How often the kubernetes Service and Endpoints are reconciled (default 10 s). */
+    readonly endpointIntervalMs?: number;
+  };
   readonly bookmarkIntervalMs?: number;
   readonly maxWatchQueueBytes?: number;
   readonly minRequestTimeoutSeconds?: number;
@@ -42,9 +56,15 @@ export interface RunningApiServer {
   readonly registry: Registry;
   readonly cache: WatchCache;
   readonly metrics: ApiMetrics;
+  /** The ClusterIP/NodePort allocators and their repair (a pass can be run on demand). */
+  readonly allocation: { readonly allocators: ServiceAllocators; readonly repair: AllocationRepair };
   /** Graceful: stops accepting, ends watches, waits for in-flight requests, stops the cache. */
   shutdown(): Promise<void>;
 }
+
+/** A wildcard bind address is not an address anyone can reach; loopback is. */
+const advertisable = (bind: string): string =>
+  bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '::1' : bind;
 
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const log = opts.log;
@@ -53,7 +73,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     ...(opts.watchCacheHistory === undefined ? {} : { historySize: opts.watchCacheHistory }),
     log: (msg, fields) => log.warn(msg, fields),
   });
-  const registry = new Registry(opts.store, cache, opts.hooks === undefined ? {} : { hooks: opts.hooks });
+  const allocMetrics = new AllocationMetrics(metrics.registry);
+  const allocators = new ServiceAllocators(opts.store, opts.allocation, log, allocMetrics);
+  const registry = new Registry(opts.store, cache, { hooks: allocators.hooks() });
   metrics.storageObjects.reset();
   const collectObjects = (): void => {
     for (const r of RESOURCES) metrics.storageObjects.set({ resource: resourceId(r) }, cache.count(r));
@@ -63,6 +85,28 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   collectObjects();
   cache.onBatch = () => collectObjects();
   await ensureSystemNamespaces(registry);
+  await allocators.start();
+  // The repair passes run once before any write is accepted; a failed first pass fails the start.
+  const instance = `${opts.bindAddress}:${opts.port}`;
+  const repair = new AllocationRepair(
+    opts.store,
+    allocators,
+    new EventRecorder(registry, 'ipallocator-repair-controller', instance, log),
+    new EventRecorder(registry, 'portallocator-repair-controller', instance, log),
+    log,
+    allocMetrics,
+  );
+  try {
+    const first = await repair.runOnce();
+    const problems = first.clusterIPs.problems.length + first.nodePorts.problems.length;
+    if (problems > 0) log.warn("allocation repair found problems; see the Services' events", { problems });
+  } catch (err) {
+    await allocators.stop();
+    await cache.stop();
+    throw new Error(`unable to repair the service IP and node port allocations: ${String(err)}`, {
+      cause: err,
+    });
+  }
   const lifecycle = new NamespaceLifecycle(registry, cache, log);
   await lifecycle.start();
 
@@ -93,6 +137,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     maxWatchQueueBytes: opts.maxWatchQueueBytes ?? 16 * 1024 * 1024,
     minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
     ready: () => !shuttingDown && cache.isHealthy,
+    rangeAllocations: () => rangeAllocations(allocators),
   });
 
   const https: HttpsServer = createHttpsServer(
@@ -142,6 +187,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     });
   } catch (err) {
     lifecycle.stop();
+    await allocators.stop();
     await cache.stop();
     throw err;
   }
@@ -149,6 +195,21 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const host = opts.bindAddress.includes(':') ? `[${opts.bindAddress}]` : opts.bindAddress;
   address = `${host}:${port}`;
   const url = `https://${address}`;
+  repair.start(opts.allocation.repairIntervalMs ?? 180_000);
+  const kubernetesService = new KubernetesServiceController(
+    registry,
+    opts.store,
+    {
+      primaryRange: allocators.ipRanges[0]!,
+      advertiseAddress: opts.allocation.advertiseAddress ?? advertisable(opts.bindAddress),
+      securePort: port,
+      ...(opts.allocation.endpointIntervalMs === undefined
+        ? {}
+        : { intervalMs: opts.allocation.endpointIntervalMs }),
+    },
+    log,
+  );
+  kubernetesService.start();
   log.info('serving', { url });
 
   return {
@@ -157,10 +218,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     registry,
     cache,
     metrics,
+    allocation: { allocators, repair },
     async shutdown() {
       if (shuttingDown) return;
       shuttingDown = true;
       lifecycle.stop();
+      await kubernetesService.stop();
+      await repair.stop();
       front.close();
       watches.endAll();
       await new Promise<void>((resolve) => {
@@ -175,6 +239,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         t.unref();
       });
       for (const s of sockets) s.destroy();
+      await allocators.stop();
       await cache.stop();
       log.info('stopped', { url });
     },

@@ -45,3 +45,17 @@ export function oneOf<T extends string>(
   }
   return raw as T;
 }
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go duration ("3m", "30s", "1m30s", "500ms") in milliseconds, as kube-* flags take them. */
+export function durationFlag(name: string, raw: string | boolean | undefined, minMs = 1): number | undefined {
+  if (raw === undefined) return undefined;
+  const bad = (): UsageError =>
+    new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want a duration such as 3m or 30s`);
+  if (typeof raw !== 'string' || !/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(raw)) throw bad();
+  let ms = 0;
+  for (const m of raw.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+  if (!Number.isFinite(ms) || ms < minMs) throw bad();
+  return Math.round(ms);
+}

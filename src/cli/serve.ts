@@ -15,7 +15,9 @@ import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js
 import { jsonLogger, type Logger } from '../apiserver/logger.js';
 import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
 import type { Store } from '../storage/store.js';
-import { UsageError, intFlag, oneOf, parseFlags } from './flags.js';
+import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
+import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
+import { UsageError, durationFlag, intFlag, oneOf, parseFlags } from './flags.js';
 import { openStoreFromFlags } from './store-command.js';
 
 export const SERVER_FLAGS = {
@@ -34,6 +36,8 @@ export const SERVER_FLAGS = {
   'service-cluster-ip-range': { type: 'string' },
   'service-node-port-range': { type: 'string' },
   'min-request-timeout': { type: 'string' },
+  'repair-interval': { type: 'string' },
+  'advertise-address': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -50,6 +54,8 @@ export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          defa
   --authorization-policy-file FILE        ABAC policy, one JSON Policy per line
   --service-cluster-ip-range CIDR[,CIDR]  default 10.96.0.0/12
   --service-node-port-range A-B           default 30000-32767
+  --repair-interval DURATION              ClusterIP/NodePort repair period (default 3m)
+  --advertise-address IP                  address listed in the kubernetes Endpoints (default: bind address)
   --min-request-timeout SECONDS           watches without timeoutSeconds last 1-2x this (default 1800)`;
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -57,38 +63,44 @@ export type Flags = Record<string, string | boolean | undefined>;
 const str = (v: string | boolean | undefined): string | undefined =>
   typeof v === 'string' && v !== '' ? v : undefined;
 
+/** --service-cluster-ip-range, checked as kube-apiserver checks it (one CIDR per family, at most 2^20 addresses). */
 export function checkCidrs(raw: string): string[] {
+  const flag = '--service-cluster-ip-range';
   const cidrs = raw.split(',').map((s) => s.trim());
-  if (cidrs.length > 2)
-    throw new UsageError(`--service-cluster-ip-range: at most two CIDRs (one per IP family), got ${raw}`);
-  for (const c of cidrs) {
-    const [ip, bits, extra] = c.split('/');
-    const fam = isIP(ip ?? '');
-    const n = Number(bits);
-    if (
-      fam === 0 ||
-      extra !== undefined ||
-      bits === undefined ||
-      !/^\d+$/.test(bits) ||
-      n > (fam === 4 ? 32 : 128)
-    ) {
-      throw new UsageError(`--service-cluster-ip-range: ${JSON.stringify(c)} is not a CIDR`);
+  if (cidrs.length > 2) throw new UsageError(`${flag}: at most two CIDRs (one per IP family), got ${raw}`);
+  const parsed = cidrs.map((c) => {
+    const p = parseCidrRange(c);
+    if (p === undefined) throw new UsageError(`${flag}: ${JSON.stringify(c)} is not a CIDR`);
+    // kube-apiserver's maxCIDRBits = 20: a bigger range would not fit a sane allocation bitmap.
+    if (p.bits - p.prefix > 20) {
+      throw new UsageError(
+        `specified ${flag} is too large; for ${p.bits}-bit addresses, the mask must be >= ${p.bits - 20}`,
+      );
     }
+    if (Math.min(2 ** (p.bits - p.prefix), 65536) < 8) {
+      throw new UsageError(`${flag}: the service cluster IP range must be at least 8 IP addresses`);
+    }
+    return p;
+  });
+  if (parsed.length === 2 && parsed[0]!.family === parsed[1]!.family) {
+    throw new UsageError(`${flag}: two CIDRs must be of different IP families`);
   }
-  if (cidrs.length === 2 && isIP(cidrs[0]!.split('/')[0]!) === isIP(cidrs[1]!.split('/')[0]!)) {
-    throw new UsageError('--service-cluster-ip-range: two CIDRs must be of different IP families');
-  }
-  return cidrs;
+  return parsed.map(formatCidr);
 }
 
-export function checkPortRange(raw: string): { base: number; size: number } {
-  const m = /^(\d+)-(\d+)$/.exec(raw.trim()) ?? /^(\d+)\+(\d+)$/.exec(raw.trim());
-  if (m === null) throw new UsageError(`--service-node-port-range: want A-B, got ${JSON.stringify(raw)}`);
-  const a = Number(m[1]);
-  const b = raw.includes('+') ? a + Number(m[2]) : Number(m[2]);
-  if (a < 1 || b > 65535 || b < a)
-    throw new UsageError(`--service-node-port-range: ${raw} is not a port range within 1-65535`);
-  return { base: a, size: b - a + 1 };
+export function checkPortRange(raw: string): PortRange {
+  let r: PortRange;
+  try {
+    r = parsePortRange(raw);
+  } catch (err) {
+    throw new UsageError(`--service-node-port-range: ${(err as Error).message}`);
+  }
+  if (r.size === 0 || r.base < 1) {
+    throw new UsageError(
+      `--service-node-port-range: ${JSON.stringify(raw)} is not a port range within 1-65535`,
+    );
+  }
+  return r;
 }
 
 export interface ServerSettings {
@@ -98,6 +110,8 @@ export interface ServerSettings {
   readonly serviceClusterIPRange: string[];
   readonly serviceNodePortRange: { base: number; size: number };
   readonly minRequestTimeoutSeconds: number;
+  readonly repairIntervalMs: number;
+  readonly advertiseAddress: string | undefined;
 }
 
 export function serverSettings(values: Flags): ServerSettings {
@@ -113,7 +127,18 @@ export function serverSettings(values: Flags): ServerSettings {
     serviceClusterIPRange: checkCidrs(str(values['service-cluster-ip-range']) ?? '10.96.0.0/12'),
     serviceNodePortRange: checkPortRange(str(values['service-node-port-range']) ?? '30000-32767'),
     minRequestTimeoutSeconds: intFlag('min-request-timeout', values['min-request-timeout'], 1) ?? 1800,
+    repairIntervalMs: durationFlag('repair-interval', values['repair-interval'], 100) ?? 180_000,
+    advertiseAddress: advertiseAddress(values['advertise-address']),
   };
+}
+
+function advertiseAddress(raw: string | boolean | undefined): string | undefined {
+  const v = str(raw);
+  if (v === undefined) return undefined;
+  if (isIP(v) === 0 || v === '0.0.0.0' || v === '::') {
+    throw new UsageError(`--advertise-address: ${JSON.stringify(v)} is not a specific IP address`);
+  }
+  return v;
 }
 
 export function readFlagFile(flag: string, path: string): string {
@@ -243,6 +268,7 @@ export async function runServer(opts: {
   const log = opts.log ?? jsonLogger();
   const authz = opts.authorizer;
   const bookmarkMs = Math.trunc(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0)) || 0;
+  const endpointMs = Math.trunc(Number(process.env.SVCPLANE_ENDPOINT_INTERVAL_MS ?? 0)) || 0;
   return startApiServer({
     store: opts.store,
     bindAddress: opts.settings.bindAddress,
@@ -259,6 +285,16 @@ export async function runServer(opts: {
     version: versionInfo(opts.pkgVersion),
     log,
     minRequestTimeoutSeconds: opts.settings.minRequestTimeoutSeconds,
+    allocation: {
+      serviceClusterIPRange: opts.settings.serviceClusterIPRange,
+      serviceNodePortRange: opts.settings.serviceNodePortRange,
+      repairIntervalMs: opts.settings.repairIntervalMs,
+      ...(opts.settings.advertiseAddress === undefined
+        ? {}
+        : { advertiseAddress: opts.settings.advertiseAddress }),
+      // Hidden, for tests: how often the kubernetes Service and Endpoints are reconciled (default 10 s).
+      ...(endpointMs > 0 ? { endpointIntervalMs: endpointMs } : {}),
+    },
     // Hidden, for tests: how often watches that allow bookmarks get one (default 30 s).
     ...(bookmarkMs > 0 ? { bookmarkIntervalMs: bookmarkMs } : {}),
   });

@@ -863,8 +863,9 @@ describe('hostile requests', () => {
     const names = all
       .json<{ items: { metadata: { namespace: string; name: string } }[] }>()
       .items.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
-    // The fixture, and the one object created on purpose (the repeated-key Warn case).
-    assert.deepEqual(names, ['default/dup-warn', 'default/fixture']);
+    // The fixture, the one object created on purpose (the repeated-key Warn case), and the
+    // apiserver's own default/kubernetes.
+    assert.deepEqual(names, ['default/dup-warn', 'default/fixture', 'default/kubernetes']);
     const fixture = await call(srv, 'GET', `${SVC}/fixture`);
     const meta = fixture.json<{ metadata: { resourceVersion: string; uid: string; labels: object } }>()
       .metadata;

@@ -109,7 +109,13 @@ describe('svcplane CLI', () => {
       ['--bind-address', 'nope'],
       ['--service-cluster-ip-range', '10.0.0.0/99'],
       ['--service-cluster-ip-range', '10.0.0.0/8,10.1.0.0/16'],
+      ['--service-cluster-ip-range', '10.0.0.0/8'],
+      ['--service-cluster-ip-range', 'fd00::/96'],
+      ['--service-cluster-ip-range', '10.0.0.0/30'],
       ['--service-node-port-range', '3-2'],
+      ['--service-node-port-range', '30000-70000'],
+      ['--repair-interval', '3 minutes'],
+      ['--advertise-address', '0.0.0.0'],
       ['--authorization-mode', 'RBAC'],
       ['--authorization-mode', 'ABAC'],
       ['--token-auth-file', 'missing.csv'],
@@ -117,6 +123,13 @@ describe('svcplane CLI', () => {
       const r = svcplane('up', '--data-dir', 'badflags', ...args);
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       oneLineError(r, /^svcplane: /);
+      if (args[1] === '10.0.0.0/8') {
+        assert.match(
+          r.stderr,
+          /specified --service-cluster-ip-range is too large; for 32-bit addresses, the mask must be >= 12/,
+        );
+      }
+      if (args[1] === 'fd00::/96') assert.match(r.stderr, /for 128-bit addresses, the mask must be >= 108/);
       assert.equal(existsSync(path.join(work, 'badflags')), false, 'a bad flag writes nothing');
     }
     const blocker = createServer();

@@ -102,6 +102,10 @@ export async function serveNonResource(
     case '/openapi/v3':
       writeJson(res, 200, deps.openapi.v3Index());
       return;
+    case '/debug/svcplane/rangeallocations':
+      if (deps.rangeAllocations === undefined) throw notFoundPath();
+      writeJson(res, 200, await deps.rangeAllocations(), { yaml: negotiate(accept, {}).kind === 'yaml' });
+      return;
     default:
       if (path.startsWith('/openapi/v3/')) {
         const doc = deps.openapi.v3Document(path.slice('/openapi/v3/'.length));

@@ -49,6 +49,8 @@ export interface HandlerDeps {
   /** kube's --min-request-timeout: watches without timeoutSeconds last 1–2× this. */
   readonly minRequestTimeoutSeconds: number;
   readonly ready: () => boolean;
+  /** The allocation state as upstream's RangeAllocation objects (GET /debug/svcplane/rangeallocations). */
+  readonly rangeAllocations?: () => Promise<unknown>;
 }
 
 export const notFoundPath = (): StatusError =>

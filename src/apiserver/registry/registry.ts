@@ -101,6 +101,7 @@ export class Registry {
     obj.kind = r.kind;
     resetStatusOnCreate(r, obj);
     applyDefaults(r, obj);
+    this.hooks.prepare?.(r, obj, undefined);
     const errs = validateCreate(r, obj);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, meta.name ?? '', errs);
     if (r.namespaced) await this.checkNamespaceAcceptsCreates(r, namespace, meta.name ?? '');
@@ -225,6 +226,7 @@ export class Registry {
     // What a full update leaves out but the server owns (allocated IPs, namespace finalizers) is kept.
     if (subresource === '') prepareForUpdate(r, next, old);
     applyDefaults(r, next);
+    if (subresource === '') this.hooks.prepare?.(r, next, old);
     const errs = subresource === 'status' ? validateStatusUpdate(r, next, old) : validateUpdate(r, next, old);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, om.name ?? '', errs);
     if (tracksGeneration(r) && subresource === '' && specOf(next, r) !== specOf(old, r)) {
@@ -241,6 +243,7 @@ export class Registry {
       await undo?.();
       return final;
     }
+    let stored: KObject;
     try {
       if (final.metadata.deletionTimestamp !== undefined && !holdsDeletion(r, final)) {
         // The last finalizer is gone from an object being deleted: now it really goes.
@@ -250,13 +253,16 @@ export class Registry {
         return gone;
       }
       const kv = await this.store.update(key, encodeObject(final), Number(om.resourceVersion));
-      return { ...final, metadata: { ...final.metadata, resourceVersion: String(kv.modRevision) } };
+      stored = { ...final, metadata: { ...final.metadata, resourceVersion: String(kv.modRevision) } };
     } catch (err) {
       await undo?.();
       if (isStoreError(err, 'Conflict')) throw statusErrors.conflict(r, om.name!);
       if (isStoreError(err, 'NotFound')) throw statusErrors.notFound(r, om.name!);
       throw err;
     }
+    // Only once the update is stored does the old object let go of what the new one no longer holds.
+    await this.hooks.afterUpdate?.(r, stored, old);
+    return stored;
   }
 
   // ----------------------------------------------------------------------------------------- patch

@@ -21,6 +21,11 @@ export interface DeleteOptions {
 
 /** Extension points for kinds with side effects (the Service allocators hook in here). */
 export interface RegistryHooks {
+  /**
+   * After defaulting and before validation, on create (`old` undefined) and on updates of the main
+   * resource: settles fields validation depends on (a Service's ipFamilies). Throws a StatusError.
+   */
+  prepare?(r: ResourceInfo, obj: KObject, old: KObject | undefined): void;
   /** Before a create is written; may change obj; returns an undo for when the write fails. */
   beforeCreate?(r: ResourceInfo, obj: KObject, ctx: WriteContext): Promise<(() => Promise<void>) | void>;
   beforeUpdate?(
@@ -29,6 +34,8 @@ export interface RegistryHooks {
     old: KObject,
     ctx: WriteContext,
   ): Promise<(() => Promise<void>) | void>;
+  /** After an update is stored: lets go of what `old` held and `obj` does not. */
+  afterUpdate?(r: ResourceInfo, obj: KObject, old: KObject): Promise<void>;
   afterDelete?(r: ResourceInfo, obj: KObject): Promise<void>;
 }
 

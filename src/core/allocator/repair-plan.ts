@@ -1,0 +1,323 @@
+// The repair plan: a pure function from (what the store records as allocated, what the Services
+// use, the leak counters of the previous pass) to (what to record, what to free, which problems to
+// report). In behaviour like kube-apiserver's ipallocator/controller/repair.go and
+// portallocator/controller/repair.go:
+//   - the allocation is rebuilt from the Services alone;
+//   - values that are invalid, out of range or used twice are reported (the Services are not changed);
+//   - values used but not recorded are recorded ("… is not allocated; repairing");
+//   - values recorded but unused are leak candidates and are freed only on the 3rd consecutive pass
+//     that sees them (an in-flight create allocates before it writes its Service);
+//   - a full range aborts the pass: nothing is written.
+// Unlike upstream, a leak counter is dropped once its value is freed or seen in use, so a value that
+// leaks again later gets the full three passes again.
+import { isAllocatorError } from './errors.js';
+import { canonicalIP, parseAddress, type IPFamily } from './cidr.js';
+import { IPAllocator, type IPRange } from './ip-allocator.js';
+import { PortAllocator, type PortRange } from './port-allocator.js';
+
+export const NUM_REPAIRS_BEFORE_LEAK_CLEANUP = 3;
+
+export interface ServiceRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** The parts of a Service the repair reads. */
+export interface RepairService extends ServiceRef {
+  readonly clusterIP?: string;
+  readonly clusterIPs?: readonly string[];
+  readonly ports?: readonly { readonly nodePort?: number; readonly protocol?: string }[];
+  readonly healthCheckNodePort?: number;
+}
+
+/** One problem, reported as a Warning Event on the Service and counted in metrics under `metric`. */
+export interface RepairProblem {
+  readonly service: ServiceRef;
+  readonly reason: string;
+  readonly action: string;
+  readonly message: string;
+  readonly metric: 'invalid' | 'repair' | 'duplicate' | 'outOfRange' | 'full' | 'unknown';
+}
+
+export interface RepairPlan<V> {
+  /** Values in use but not recorded: record them. */
+  readonly record: V[];
+  /** Values recorded but to be freed now: leaks on their 3rd pass, and values outside every range. */
+  readonly free: V[];
+  /** Values recorded and unused that stay for now, with their remaining passes. */
+  readonly leaks: Map<V, number>;
+  readonly problems: RepairProblem[];
+  /** Log lines (leak flagging and clean-up), as upstream logs them. */
+  readonly logs: string[];
+  /** Set when the pass must not write anything (a full range). */
+  readonly abort?: string;
+}
+
+const ref = (s: RepairService): ServiceRef => ({ namespace: s.namespace, name: s.name, uid: s.uid });
+
+/** kube's IsServiceIPSet: a clusterIP that is neither empty nor "None". */
+export const isServiceIPSet = (s: RepairService): boolean =>
+  s.clusterIP !== undefined && s.clusterIP !== '' && s.clusterIP !== 'None';
+
+function countLeaks<V>(
+  leftovers: Iterable<V>,
+  previous: ReadonlyMap<V, number>,
+  keep: (v: V) => boolean,
+  words: { flagged: (v: V) => string; cleaned: (v: V) => string; unholdable: (v: V) => string },
+  plan: { free: V[]; leaks: Map<V, number>; logs: string[] },
+): void {
+  for (const v of leftovers) {
+    let count = previous.get(v);
+    if (count === undefined) {
+      plan.logs.push(words.flagged(v));
+      count = NUM_REPAIRS_BEFORE_LEAK_CLEANUP - 1;
+    }
+    if (count > 0) {
+      if (keep(v)) {
+        plan.leaks.set(v, count - 1);
+      } else {
+        plan.logs.push(words.unholdable(v));
+        plan.free.push(v);
+      }
+      continue;
+    }
+    plan.logs.push(words.cleaned(v));
+    plan.free.push(v);
+  }
+}
+
+/**
+ * The ClusterIP repair plan. `stored` holds recorded addresses in canonical form; `ranges` are the
+ * configured ranges (primary first).
+ */
+export function planClusterIPRepair(
+  ranges: readonly IPRange[],
+  stored: Iterable<string>,
+  services: readonly RepairService[],
+  previousLeaks: ReadonlyMap<string, number>,
+): RepairPlan<string> & { rebuilt: Map<IPFamily, IPAllocator> } {
+  const rebuilt = new Map<IPFamily, IPAllocator>(ranges.map((r) => [r.family, new IPAllocator(r)]));
+  const cidrOf = new Map(ranges.map((r) => [r.family, r.spec]));
+  const leftover = new Set(stored);
+  const plan = {
+    record: [] as string[],
+    free: [] as string[],
+    leaks: new Map<string, number>(),
+    problems: [] as RepairProblem[],
+    logs: [] as string[],
+    rebuilt,
+  };
+  const report = (s: RepairService, p: Omit<RepairProblem, 'service'>): void => {
+    plan.problems.push({ service: ref(s), ...p });
+  };
+  for (const svc of services) {
+    if (!isServiceIPSet(svc)) continue;
+    const ips = svc.clusterIPs !== undefined && svc.clusterIPs.length > 0 ? svc.clusterIPs : [svc.clusterIP!];
+    for (const raw of ips) {
+      const addr = parseAddress(raw);
+      if (addr === undefined) {
+        report(svc, {
+          reason: 'ClusterIPNotValid',
+          action: 'ClusterIPValidation',
+          message: `Cluster IP ${raw} is not a valid IP; please recreate service`,
+          metric: 'invalid',
+        });
+        continue;
+      }
+      const alloc = rebuilt.get(addr.family);
+      if (alloc === undefined) {
+        report(svc, {
+          reason: 'ClusterIPNotValid',
+          action: 'ClusterIPValidation',
+          message: `Cluster IP ${raw}(${addr.family}) is of ip family that is no longer configured on cluster; please recreate service`,
+          metric: 'invalid',
+        });
+        continue;
+      }
+      const ip = canonicalIP(raw)!;
+      try {
+        alloc.allocate(ip);
+        if (leftover.has(ip)) leftover.delete(ip);
+        else {
+          report(svc, {
+            reason: 'ClusterIPNotAllocated',
+            action: 'ClusterIPAllocation',
+            message: `Cluster IP [${addr.family}]:${raw} is not allocated; repairing`,
+            metric: 'repair',
+          });
+          plan.record.push(ip);
+        }
+      } catch (err) {
+        if (isAllocatorError(err, 'ErrAllocated')) {
+          report(svc, {
+            reason: 'ClusterIPAlreadyAllocated',
+            action: 'ClusterIPAllocation',
+            message: `Cluster IP [${addr.family}]:${raw} was assigned to multiple services; please recreate service`,
+            metric: 'duplicate',
+          });
+        } else if (isAllocatorError(err, 'ErrNotInRange')) {
+          report(svc, {
+            reason: 'ClusterIPOutOfRange',
+            action: 'ClusterIPAllocation',
+            message: `Cluster IP [${addr.family}]:${raw} is not within the service CIDR ${cidrOf.get(addr.family)!}; please recreate service`,
+            metric: 'outOfRange',
+          });
+        } else if (isAllocatorError(err, 'ErrFull')) {
+          const cidr = cidrOf.get(addr.family)!;
+          report(svc, {
+            reason: 'ServiceCIDRFull',
+            action: 'ClusterIPAllocation',
+            message: `Service CIDR ${cidr} is full; you must widen the CIDR in order to create new services for Cluster IP [${addr.family}]:${raw}`,
+            metric: 'full',
+          });
+          return {
+            ...plan,
+            record: [],
+            free: [],
+            leaks: new Map(previousLeaks),
+            abort: `the service CIDR ${cidr} is full; you must widen the CIDR in order to create new services for Cluster IP [${addr.family}]:${raw}`,
+          };
+        } else {
+          throw err;
+        }
+      }
+    }
+  }
+  countLeaks(
+    leftover,
+    previousLeaks,
+    (ip) => {
+      const alloc = rebuilt.get(parseAddress(ip)?.family ?? 'IPv4');
+      if (alloc === undefined || !alloc.contains(ip)) return false;
+      alloc.allocate(ip);
+      return true;
+    },
+    {
+      flagged: (ip) => `the cluster IP ${ip} may have leaked: flagging for later clean up`,
+      cleaned: (ip) => `the cluster IP ${ip} appears to have leaked: cleaning up`,
+      unholdable: (ip) =>
+        `the cluster IP ${ip} may have leaked, but can not be allocated: not in a configured range`,
+    },
+    plan,
+  );
+  return plan;
+}
+
+/**
+ * The node ports a Service holds, as upstream's collectServiceNodePorts counts them: a nodePort
+ * listed twice for one protocol counts twice (a duplicate), once per port number across protocols;
+ * the healthCheckNodePort counts unless it is a nodePort used only by non-TCP ports.
+ */
+export function collectServiceNodePorts(s: Pick<RepairService, 'ports' | 'healthCheckNodePort'>): number[] {
+  const out: number[] = [];
+  const protocols = new Map<number, Set<string>>();
+  for (const p of s.ports ?? []) {
+    const np = p.nodePort ?? 0;
+    if (np === 0) continue;
+    const proto = p.protocol ?? 'TCP';
+    const seen = protocols.get(np);
+    if (seen === undefined) {
+      protocols.set(np, new Set([proto]));
+      out.push(np);
+    } else if (seen.has(proto)) {
+      out.push(np);
+    } else {
+      seen.add(proto);
+    }
+  }
+  const hc = s.healthCheckNodePort ?? 0;
+  if (hc !== 0) {
+    const seen = protocols.get(hc);
+    if (seen === undefined || seen.has('TCP')) out.push(hc);
+  }
+  return out;
+}
+
+/** The NodePort repair plan. */
+export function planNodePortRepair(
+  range: PortRange,
+  stored: Iterable<number>,
+  services: readonly RepairService[],
+  previousLeaks: ReadonlyMap<number, number>,
+): RepairPlan<number> & { rebuilt: PortAllocator } {
+  const rebuilt = new PortAllocator(range);
+  const leftover = new Set(stored);
+  const plan = {
+    record: [] as number[],
+    free: [] as number[],
+    leaks: new Map<number, number>(),
+    problems: [] as RepairProblem[],
+    logs: [] as string[],
+    rebuilt,
+  };
+  const report = (s: RepairService, p: Omit<RepairProblem, 'service'>): void => {
+    plan.problems.push({ service: ref(s), ...p });
+  };
+  for (const svc of services) {
+    for (const port of collectServiceNodePorts(svc)) {
+      try {
+        rebuilt.allocate(port);
+        if (leftover.has(port)) leftover.delete(port);
+        else {
+          report(svc, {
+            reason: 'PortNotAllocated',
+            action: 'PortAllocation',
+            message: `Port ${port} is not allocated; repairing`,
+            metric: 'repair',
+          });
+          plan.record.push(port);
+        }
+      } catch (err) {
+        if (isAllocatorError(err, 'ErrAllocated')) {
+          report(svc, {
+            reason: 'PortAlreadyAllocated',
+            action: 'PortAllocation',
+            message: `Port ${port} was assigned to multiple services; please recreate service`,
+            metric: 'duplicate',
+          });
+        } else if (isAllocatorError(err, 'ErrNotInRange')) {
+          report(svc, {
+            reason: 'PortOutOfRange',
+            action: 'PortAllocation',
+            message: `Port ${port} is not within the port range ${rebuilt.spec}; please recreate service`,
+            metric: 'outOfRange',
+          });
+        } else if (isAllocatorError(err, 'ErrFull')) {
+          report(svc, {
+            reason: 'PortRangeFull',
+            action: 'PortAllocation',
+            message: `Port range ${rebuilt.spec} is full; you must widen the port range in order to create new services`,
+            metric: 'full',
+          });
+          return {
+            ...plan,
+            record: [],
+            free: [],
+            leaks: new Map(previousLeaks),
+            abort: `the port range ${rebuilt.spec} is full; you must widen the port range in order to create new services`,
+          };
+        } else {
+          throw err;
+        }
+      }
+    }
+  }
+  countLeaks(
+    leftover,
+    previousLeaks,
+    (port) => {
+      if (!rebuilt.contains(port)) return false;
+      rebuilt.allocate(port);
+      return true;
+    },
+    {
+      flagged: (p) => `the node port ${p} may have leaked: flagging for later clean up`,
+      cleaned: (p) => `the node port ${p} appears to have leaked: cleaning up`,
+      unholdable: (p) =>
+        `the node port ${p} may have leaked, but can not be allocated: not in the port range`,
+    },
+    plan,
+  );
+  return plan;
+}
