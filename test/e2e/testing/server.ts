@@ -144,6 +144,8 @@ export function call(
       },
     );
     req.on('error', reject);
+    // A server killed mid-request can end the socket without 'end' or 'error'; never hang on it.
+    req.on('close', () => reject(new Error('the connection closed before the response ended')));
     if (body !== undefined) req.write(body);
     req.end();
   });
