@@ -169,11 +169,11 @@ describe('svcplane up: bearer tokens', () => {
     );
     // A wrong token is 401 even on a public path: it is a failed login, not an anonymous request.
     assertStatus(await call(srv, 'GET', '/version', { token: wrongToken }), 401, 'Unauthorized');
-    // Nothing was written.
+    // Nothing was written (default/kubernetes is the API server's own).
     const list = await call(srv, 'GET', '/api/v1/namespaces/default/services');
     assert.deepEqual(
       list.json<{ items: { metadata: { name: string } }[] }>().items.map((s) => s.metadata.name),
-      [],
+      ['kubernetes'],
     );
   });
 
@@ -296,7 +296,7 @@ describe('svcplane apiserver: token file, ABAC, client certificates', () => {
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(
       list.json<{ items: { metadata: { name: string } }[] }>().items.map((s) => s.metadata.name),
-      ['web'],
+      ['kubernetes', 'web'],
     );
     assert.equal((await call(ro, 'GET', '/api/v1/nodes/node-1')).status, 200);
     assert.equal((await call(ro, 'GET', '/apis')).status, 200);
