@@ -12,18 +12,26 @@
 //
 // Every repeated measurement reports the median over repetitions. The same file is the client worker:
 // forked with SVCPLANE_APISERVER_BENCH_WORKER=1 it serves the requests the orchestrator sends it.
-import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import https from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { median, percentile, type BenchContext, type BenchResult } from './run.js';
+import { agentFor, epochMs, request, type Conn, type HttpResult } from './lib/http.js';
+import {
+  cpuSeconds,
+  memory,
+  serveWorker,
+  sleep,
+  startServer,
+  stopServer,
+  Worker,
+  type Server,
+} from './lib/process.js';
+import { median, pctSorted, percentile, type BenchContext, type BenchResult } from './run.js';
 
 const SELF = fileURLToPath(import.meta.url);
-const ROOT = path.resolve(path.dirname(SELF), '..');
 const WORKER_ENV = 'SVCPLANE_APISERVER_BENCH_WORKER';
 /** The annotation carrying the client's send time (epoch ms, sub-ms precision) in each written pod. */
 const SENT = 'bench.svcplane.io/sent';
@@ -89,16 +97,6 @@ const QUICK: Sizes = {
 };
 
 // ----------------------------------------------------------------------------------------- shared
-
-interface Conn {
-  readonly host: string;
-  readonly port: number;
-  readonly token: string;
-  readonly ca: string;
-}
-
-/** Epoch milliseconds with sub-millisecond precision, comparable across processes on one machine. */
-const epochMs = (): number => performance.timeOrigin + performance.now();
 
 type Kind = 'pod' | 'service' | 'namespace';
 
@@ -251,70 +249,6 @@ interface WatchFinishReply {
   waitedMs: number;
   clientCpuMs: number;
 }
-
-interface HttpResult {
-  status: number;
-  bytes: number;
-  text?: string;
-  marks: number;
-}
-
-/** One HTTPS request; resolves after the whole response body arrived. */
-function request(
-  agent: https.Agent,
-  conn: Conn,
-  method: string,
-  p: string,
-  opts: { body?: string; accept?: string; keepText?: boolean; marker?: Buffer } = {},
-): Promise<HttpResult> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {
-      Authorization: `Bearer ${conn.token}`,
-      Accept: opts.accept ?? 'application/json',
-      'User-Agent': 'svcplane-bench/1.0',
-    };
-    const body = opts.body === undefined ? undefined : Buffer.from(opts.body);
-    if (body !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      headers['Content-Length'] = String(body.length);
-    }
-    const req = https.request(
-      { host: conn.host, port: conn.port, method, path: p, agent, headers, timeout: 120_000 },
-      (res) => {
-        let bytes = 0;
-        let marks = 0;
-        let carry = Buffer.alloc(0);
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (opts.keepText === true) chunks.push(chunk);
-          if (opts.marker !== undefined) {
-            // Count a marker that occurs once per item, across chunk boundaries.
-            const m = opts.marker;
-            const buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
-            for (let at = buf.indexOf(m); at >= 0; at = buf.indexOf(m, at + m.length)) marks++;
-            carry = Buffer.from(buf.subarray(Math.max(0, buf.length - m.length + 1)));
-          }
-        });
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            bytes,
-            marks,
-            ...(opts.keepText === true ? { text: Buffer.concat(chunks).toString('utf8') } : {}),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`${method} ${p}: timed out`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const agentFor = (conn: Conn, maxSockets: number): https.Agent =>
-  new https.Agent({ keepAlive: true, maxSockets, ca: conn.ca });
 
 async function workerCreate(conn: Conn, msg: { jobs: CreateJob[]; clients: number }): Promise<CreateReply> {
   const total = msg.jobs.reduce((n, j) => n + (j.to - j.from), 0);
@@ -712,164 +646,20 @@ async function workerMain(): Promise<void> {
       }
     }
   };
-  process.on('message', (m: { id: number; req: WorkerRequest }) => {
-    handle(m.req).then(
-      (result) => process.send?.({ id: m.id, result }),
-      (err: unknown) => process.send?.({ id: m.id, error: err instanceof Error ? err.stack : String(err) }),
-    );
-  });
-  process.on('disconnect', () => process.exit(0));
+  serveWorker(handle);
 }
 
 if (process.env[WORKER_ENV] === '1') void workerMain();
 
 // ------------------------------------------------------------------------------------ orchestrator
 
-class Worker {
-  private readonly child: ChildProcess;
-  private nextId = 0;
-  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-
-  constructor(
-    conn: Conn,
-    readonly name: string,
-  ) {
-    this.child = fork(SELF, [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, [WORKER_ENV]: '1', SVCPLANE_BENCH_CONN: JSON.stringify(conn) },
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.child.on('message', (m: { id: number; result?: unknown; error?: string }) => {
-      const w = this.waiting.get(m.id);
-      if (w === undefined) return;
-      this.waiting.delete(m.id);
-      if (m.error !== undefined) w.reject(new Error(`${this.name}: ${m.error}`));
-      else w.resolve(m.result);
-    });
-    this.child.on('exit', (code) => {
-      for (const w of this.waiting.values()) w.reject(new Error(`${this.name} exited (${code})`));
-      this.waiting.clear();
-    });
-  }
-
-  call<T>(req: WorkerRequest): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.child.send({ id, req });
-    });
-  }
-
-  stop(): void {
-    if (this.child.connected) this.child.disconnect();
-    if (this.child.exitCode === null) this.child.kill('SIGTERM');
-  }
-}
-
-interface Server {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  readonly conn: Conn;
-  readonly url: string;
-  stderrTail(): string;
-}
-
-/** `svcplane up` from the current sources (tsx), on 127.0.0.1 and a free port, with a fresh data dir. */
-async function startServer(dataDir: string): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    [
-      // e.g. SVCPLANE_BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server
-      ...(process.env.SVCPLANE_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
-      '--import',
-      'tsx',
-      path.join(ROOT, 'src/cli/svcplane.ts'),
-      'up',
-      '--data-dir',
-      dataDir,
-      '--bind-address',
-      '127.0.0.1',
-      '--secure-port',
-      '0',
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let tail = '';
-  child.stderr!.on('data', (d: Buffer) => (tail = (tail + d.toString()).slice(-8000)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server not ready after 90 s: ${tail}`)), 90_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /ready at (https:\/\/\S+);/.exec(out);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}) before it was ready: ${tail}`));
-    });
-  });
-  const u = new URL(url);
-  const tokenLine = readFileSync(path.join(dataDir, 'pki', 'tokens.csv'), 'utf8')
-    .split('\n')
-    .find((l) => l.includes(',admin,'));
-  if (tokenLine === undefined) throw new Error('no admin token in tokens.csv');
-  return {
-    child,
-    pid: child.pid!,
-    url,
-    conn: {
-      host: u.hostname,
-      port: Number(u.port),
-      token: tokenLine.split(',')[0]!,
-      ca: readFileSync(path.join(dataDir, 'pki', 'ca.crt'), 'utf8'),
-    },
-    stderrTail: () => tail,
-  };
-}
-
-async function stopServer(s: Server): Promise<void> {
-  if (s.child.exitCode !== null) return;
-  const exited = new Promise<void>((r) => s.child.once('exit', () => r()));
-  s.child.kill('SIGTERM');
-  const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-let ticksPerSec = 100;
-try {
-  ticksPerSec = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-} catch {
-  /* Linux default */
-}
-
-/** CPU seconds (user + system, all threads) the process has used. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / ticksPerSec; // fields 14 and 15 of proc(5)
-}
-
-function memory(pid: number): { rssMiB: number; hwmMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
-}
-
-/** The p-th percentile of a sorted typed array (same definition as run.ts's percentile). */
-const pctSorted = (s: Float64Array, p: number): number =>
-  s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** A client worker process serving the requests below. */
+const clientWorker = (conn: Conn, name: string): Worker<WorkerRequest> =>
+  new Worker<WorkerRequest>(SELF, { [WORKER_ENV]: '1', SVCPLANE_BENCH_CONN: JSON.stringify(conn) }, name);
 
 /** Splits creates over workers; returns the aggregate rate (first start to last finish) and latencies. */
 async function createAcross(
-  workers: Worker[],
+  workers: Worker<WorkerRequest>[],
   jobs: CreateJob[],
   clients: number,
   serverPid: number,
@@ -928,7 +718,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   const z = ctx.quick ? QUICK : FULL;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-apiserver-'));
   let server: Server | undefined;
-  const workers: Worker[] = [];
+  const workers: Worker<WorkerRequest>[] = [];
   try {
     const loadAtStart = loadavg();
     if (loadAtStart[0]! > 1) {
@@ -941,11 +731,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     server = await startServer(dataDir);
     const pid = server.pid;
     ctx.log(`server pid ${pid} at ${server.url} (started in ${Math.round(performance.now() - tStart)} ms)`);
-    const main = new Worker(server.conn, 'client');
+    const main = clientWorker(server.conn, 'client');
     workers.push(main);
-    const watchWorkers = Array.from(
-      { length: z.watchWorkers },
-      (_, k) => new Worker(server!.conn, `watch${k}`),
+    const watchWorkers = Array.from({ length: z.watchWorkers }, (_, k) =>
+      clientWorker(server!.conn, `watch${k}`),
     );
     workers.push(...watchWorkers);
 

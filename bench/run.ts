@@ -78,6 +78,10 @@ export function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 }
 
+/** The p-th percentile of a sorted typed array (same definition as percentile). */
+export const pctSorted = (s: Float64Array, p: number): number =>
+  s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   main().then(
     () => process.exit(0),

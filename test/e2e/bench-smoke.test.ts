@@ -1,4 +1,4 @@
-// The store and apiserver benchmarks must keep working: run each in --quick mode (tiny sizes, numbers
+// The store, apiserver and allocation benchmarks must keep working: run each in --quick mode (tiny sizes, numbers
 // meaningless) and check it writes its JSON with every figure. Performance itself is never asserted in
 // tests; correctness the benchmark checks on its own (every watcher got every write exactly once) is.
 import assert from 'node:assert/strict';
@@ -80,6 +80,62 @@ it('npm run bench -- apiserver --quick writes bench results with every metric', 
     assert.equal(out.medians.watchDuplicateEvents, 0);
     assert.equal(out.goals.watchNoEventLost, true);
     assert.match(r.stdout, /watch delivery p99/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('npm run bench -- allocation --quick writes bench results with every metric', { timeout: 180_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'allocation', '--quick'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_RESULTS_DIR: dir },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(readFileSync(path.join(dir, 'allocation.json'), 'utf8')) as {
+      medians: Record<'sqlite' | 'etcd', Record<string, Record<string, number>>>;
+      ratios: Record<'sqlite' | 'etcd', Record<string, number>>;
+      goals: Record<'sqlite' | 'etcd', Record<string, boolean>>;
+    };
+    for (const backend of ['sqlite', 'etcd'] as const) {
+      for (const range of ['ip24', 'ip16', 'ip12', 'ip12Prefilled']) {
+        const m = out.medians[backend][range]!;
+        for (const k of [
+          'createsPerSec',
+          'createP50Ms',
+          'createP99Ms',
+          'serverCpuUsPerCreate',
+          'bytesPerCreate',
+          'serviceBytesPerCreate',
+          'clusterIPRecordBytesPerCreate',
+          'nodePortRecordBytesPerCreate',
+          'upstreamBytesPerCreate',
+          ...(backend === 'etcd' ? ['etcdCpuUsPerCreate'] : []),
+        ]) {
+          assert.ok(Number.isFinite(m[k]) && m[k]! > 0, `${backend}.${range}.${k}`);
+        }
+        assert.ok(Number.isFinite(m.otherBytesPerCreate) && m.otherBytesPerCreate! >= 0);
+        // A Service, its ClusterIP record and its NodePort record, at least.
+        assert.ok(m.putsPerCreate! >= 3, `${backend}.${range}.putsPerCreate ${m.putsPerCreate}`);
+      }
+      // One small key per value, whatever the range; upstream's bitmap grows with it.
+      const m = out.medians[backend];
+      assert.ok(m.ip12!.bytesPerCreate! < m.ip12!.upstreamBytesPerCreate! / 10);
+      for (const k of [
+        'ip16OverIp24Throughput',
+        'ip12OverIp24Throughput',
+        'ip12PrefilledOverIp24Throughput',
+      ]) {
+        assert.ok(out.ratios[backend][k]! > 0, `${backend} ratio ${k}`);
+      }
+      for (const k of ['ip12OverIp24AtLeast0_9', 'ip12PrefilledOverIp24AtLeast0_9', 'p99AtMost50Ms']) {
+        assert.equal(typeof out.goals[backend][k], 'boolean', `${backend} goal ${k}`);
+      }
+    }
+    assert.equal(typeof out.goals.sqlite.createsAtLeast2000PerSec, 'boolean');
+    assert.match(r.stdout, /ratio: \/12 ÷ \/24 creates\/s/);
+    assert.match(r.stdout, /bytes written per create/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

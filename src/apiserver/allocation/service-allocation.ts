@@ -207,7 +207,10 @@ export class ServiceAllocators {
     try {
       const byFamily = new Map<IPFamily, string>();
       const clusterIPs = (spec['clusterIPs'] as string[] | undefined) ?? [];
-      await settle(
+      // The addresses and the node ports are taken at once: one round of store writes, not two.
+      const plan = nodePortRequests(spec, oldSpec);
+      if (plan.error !== undefined) throw statusErrors.internal(new Error(plan.error));
+      const ipPhase = settle(
         clusterIPRequests(spec, oldSpec).map(async (req) => {
           const view = this.ipViews.get(req.family);
           const cidr = view?.spec ?? '';
@@ -248,11 +251,7 @@ export class ServiceAllocators {
           }
         }),
       );
-      assignClusterIPs(spec, byFamily);
-
-      const plan = nodePortRequests(spec, oldSpec);
-      if (plan.error !== undefined) throw statusErrors.internal(new Error(plan.error));
-      const results = await settle(
+      const portPhase = settle(
         plan.requests.map(async (req, i) => {
           const hc = i === plan.healthCheck;
           if (req.kind === 'specific') {
@@ -302,7 +301,9 @@ export class ServiceAllocators {
           }
         }),
       );
-      assignNodePorts(spec, plan, results);
+      const [, results] = await settle<unknown>([ipPhase, portPhase]);
+      assignClusterIPs(spec, byFamily);
+      assignNodePorts(spec, plan, results as number[]);
       this.updateGauges();
       return undo;
     } catch (err) {

@@ -1,0 +1,78 @@
+// HTTPS client side shared by the benchmarks that drive a server over the API: connection details,
+// one request on a keep-alive agent, and a clock comparable across processes.
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+
+export interface Conn {
+  readonly host: string;
+  readonly port: number;
+  readonly token: string;
+  readonly ca: string;
+}
+
+/** Epoch milliseconds with sub-millisecond precision, comparable across processes on one machine. */
+export const epochMs = (): number => performance.timeOrigin + performance.now();
+
+export interface HttpResult {
+  status: number;
+  bytes: number;
+  text?: string;
+  marks: number;
+}
+
+/** One HTTPS request; resolves after the whole response body arrived. */
+export function request(
+  agent: https.Agent,
+  conn: Conn,
+  method: string,
+  p: string,
+  opts: { body?: string; accept?: string; keepText?: boolean; marker?: Buffer } = {},
+): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${conn.token}`,
+      Accept: opts.accept ?? 'application/json',
+      'User-Agent': 'svcplane-bench/1.0',
+    };
+    const body = opts.body === undefined ? undefined : Buffer.from(opts.body);
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(body.length);
+    }
+    const req = https.request(
+      { host: conn.host, port: conn.port, method, path: p, agent, headers, timeout: 120_000 },
+      (res) => {
+        let bytes = 0;
+        let marks = 0;
+        let carry = Buffer.alloc(0);
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (opts.keepText === true) chunks.push(chunk);
+          if (opts.marker !== undefined) {
+            // Count a marker that occurs once per item, across chunk boundaries.
+            const m = opts.marker;
+            const buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+            for (let at = buf.indexOf(m); at >= 0; at = buf.indexOf(m, at + m.length)) marks++;
+            carry = Buffer.from(buf.subarray(Math.max(0, buf.length - m.length + 1)));
+          }
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            bytes,
+            marks,
+            ...(opts.keepText === true ? { text: Buffer.concat(chunks).toString('utf8') } : {}),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${method} ${p}: timed out`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export const agentFor = (conn: Conn, maxSockets: number): https.Agent =>
+  new https.Agent({ keepAlive: true, maxSockets, ca: conn.ca });
