@@ -1,0 +1,211 @@
+// A small typed REST client for the resources svcplane knows (src/api/resources.ts), over any
+// Transport: get, list (with selectors and pagination), watch (newline-delimited JSON events), create,
+// update (with the resourceVersion precondition the object carries), patch and delete. A non-2xx
+// answer becomes an ApiError carrying the server's Status, so callers branch on code and reason.
+import { createInterface } from 'node:readline';
+import type { KObject } from '../api/object.js';
+import type { ResourceInfo } from '../api/resources.js';
+import type { Transport, TransportRequest } from './transport.js';
+
+export interface ApiStatus {
+  readonly kind?: string;
+  readonly code?: number;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly details?: { readonly causes?: { readonly reason?: string; readonly message?: string }[] };
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly status?: ApiStatus,
+  ) {
+    super(message);
+  }
+}
+
+export const isApiError = (err: unknown, code?: number): err is ApiError =>
+  err instanceof ApiError && (code === undefined || err.code === code);
+
+export interface ListOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly limit?: number;
+  readonly continue?: string;
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: 'Exact' | 'NotOlderThan';
+}
+
+export interface WatchOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly resourceVersion?: string;
+  readonly allowWatchBookmarks?: boolean;
+  readonly timeoutSeconds?: number;
+}
+
+export interface ObjectList {
+  readonly metadata: { readonly resourceVersion?: string; readonly continue?: string };
+  readonly items: KObject[];
+}
+
+export interface WatchEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  readonly object: KObject;
+}
+
+export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
+const PATCH_CONTENT: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  json: 'application/json-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+function query(params: Record<string, string | number | boolean | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+/** `/api/v1/namespaces/ns/services/name/status` and friends. */
+export function resourcePath(r: ResourceInfo, namespace?: string, name?: string, sub?: string): string {
+  const root = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
+  const ns =
+    r.namespaced && namespace !== undefined && namespace !== ''
+      ? `/namespaces/${encodeURIComponent(namespace)}`
+      : '';
+  const n = name === undefined ? '' : `/${encodeURIComponent(name)}`;
+  const s = sub === undefined || sub === '' ? '' : `/${sub}`;
+  return `${root}${ns}/${r.resource}${n}${s}`;
+}
+
+async function readAll(body: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function toError(status: number, text: string): ApiError {
+  let s: ApiStatus | undefined;
+  try {
+    s = JSON.parse(text) as ApiStatus;
+  } catch {
+    s = undefined;
+  }
+  if (s?.kind === 'Status') return new ApiError(status, s.reason ?? '', s.message ?? text, s);
+  return new ApiError(status, '', text.trim() || `HTTP ${status}`);
+}
+
+export class Client {
+  constructor(readonly transport: Transport) {}
+
+  private async call<T>(req: TransportRequest): Promise<T> {
+    const res = await this.transport.send(req);
+    const text = await readAll(res.body);
+    if (res.status < 200 || res.status > 299) throw toError(res.status, text);
+    return JSON.parse(text) as T;
+  }
+
+  get(r: ResourceInfo, namespace: string, name: string, signal?: AbortSignal): Promise<KObject> {
+    return this.call({
+      method: 'GET',
+      path: resourcePath(r, namespace, name),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  list(r: ResourceInfo, opts: ListOptions = {}, signal?: AbortSignal): Promise<ObjectList> {
+    const path =
+      resourcePath(r, opts.namespace) +
+      query({
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: opts.limit,
+        continue: opts.continue,
+        resourceVersion: opts.resourceVersion,
+        resourceVersionMatch: opts.resourceVersionMatch,
+      });
+    return this.call({ method: 'GET', path, ...(signal ? { signal } : {}) });
+  }
+
+  /** Watch events until the server ends the stream or `signal` aborts. An HTTP error throws ApiError. */
+  async *watch(r: ResourceInfo, opts: WatchOptions, signal: AbortSignal): AsyncGenerator<WatchEvent> {
+    const path =
+      resourcePath(r, opts.namespace) +
+      query({
+        watch: true,
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        resourceVersion: opts.resourceVersion,
+        allowWatchBookmarks: opts.allowWatchBookmarks,
+        timeoutSeconds: opts.timeoutSeconds,
+      });
+    const res = await this.transport.send({ method: 'GET', path, signal });
+    if (res.status < 200 || res.status > 299) throw toError(res.status, await readAll(res.body));
+    const lines = createInterface({ input: res.body, crlfDelay: Infinity });
+    try {
+      for await (const line of lines) {
+        if (line.trim() === '') continue;
+        yield JSON.parse(line) as WatchEvent;
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    } finally {
+      lines.close();
+      res.body.destroy();
+    }
+  }
+
+  create(r: ResourceInfo, namespace: string, obj: object): Promise<KObject> {
+    return this.call({ method: 'POST', path: resourcePath(r, namespace), body: JSON.stringify(obj) });
+  }
+
+  /** PUT; the object's metadata.resourceVersion (when set) is the compare-and-swap precondition. */
+  update(r: ResourceInfo, obj: KObject, sub?: 'status'): Promise<KObject> {
+    const path = resourcePath(r, obj.metadata.namespace, obj.metadata.name ?? '', sub);
+    return this.call({ method: 'PUT', path, body: JSON.stringify(obj) });
+  }
+
+  patch(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    opts: { sub?: 'status'; fieldManager?: string; force?: boolean } = {},
+  ): Promise<KObject> {
+    const path =
+      resourcePath(r, namespace, name, opts.sub) +
+      query({ fieldManager: opts.fieldManager, force: opts.force });
+    return this.call({
+      method: 'PATCH',
+      path,
+      body: JSON.stringify(patch),
+      contentType: PATCH_CONTENT[type],
+    });
+  }
+
+  delete(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+    opts: {
+      propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+      preconditions?: { uid?: string; resourceVersion?: string };
+    } = {},
+  ): Promise<KObject> {
+    return this.call({
+      method: 'DELETE',
+      path: resourcePath(r, namespace, name),
+      body: JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', ...opts }),
+    });
+  }
+}

@@ -1,0 +1,24 @@
+// How the runtime reaches an API server: one request in, a status and a body stream out. The
+// kubeconfig transport does it over HTTPS; tests can supply their own.
+import type { Readable } from 'node:stream';
+
+export interface TransportRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query, e.g. `/api/v1/namespaces/default/services?limit=500`. */
+  readonly path: string;
+  readonly body?: string;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface TransportResponse {
+  readonly status: number;
+  /** The response body; read it to the end or destroy it. */
+  readonly body: Readable;
+}
+
+export interface Transport {
+  readonly server: string;
+  send(req: TransportRequest): Promise<TransportResponse>;
+  close(): void;
+}
