@@ -29,7 +29,7 @@ describe('runtime client over a kubeconfig', () => {
 
   it('creates, reads, updates with compare-and-swap, patches and deletes', async () => {
     const created = await client.create(SERVICES, 'default', svc('a', { app: 'x' }));
-    assert.match((created as { spec: { clusterIP: string } }).spec.clusterIP, /^10\./);
+    assert.match((created as unknown as { spec: { clusterIP: string } }).spec.clusterIP, /^10\./);
     const got = await client.get(SERVICES, 'default', 'a');
     assert.equal(got.metadata.uid, created.metadata.uid);
     const updated = await client.update(SERVICES, {
@@ -57,7 +57,7 @@ describe('runtime client over a kubeconfig', () => {
     const first = await client.list(SERVICES, { namespace: 'default', labelSelector: 'page=yes', limit: 2 });
     assert.equal(first.items.length, 2);
     assert.ok(first.metadata.continue);
-    const names = first.items.map((o) => o.metadata.name);
+    const names = first.items.map((o) => o.metadata.name ?? '');
     let cont = first.metadata.continue;
     while (cont) {
       const page = await client.list(SERVICES, {
@@ -66,7 +66,7 @@ describe('runtime client over a kubeconfig', () => {
         limit: 2,
         continue: cont,
       });
-      names.push(...page.items.map((o) => o.metadata.name));
+      names.push(...page.items.map((o) => o.metadata.name ?? ''));
       assert.equal(page.metadata.resourceVersion, first.metadata.resourceVersion);
       cont = page.metadata.continue;
     }

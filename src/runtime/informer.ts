@@ -1,0 +1,207 @@
+// Informers: a reflector feeding an indexed in-memory cache, with handlers told of every change.
+// A relist swaps the cache in one step and tells the handlers what the swap changed (adds, updates
+// and deletes for objects that vanished while the watch was down), so handlers never miss a delete.
+// SharedInformerFactory keeps one informer (one reflector, one watch) per resource and selector.
+import type { KObject } from '../api/object.js';
+import type { ResourceInfo } from '../api/resources.js';
+import type { Client } from './client.js';
+import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
+
+export const objectKeyOf = (o: KObject): string =>
+  o.metadata.namespace !== undefined && o.metadata.namespace !== ''
+    ? `${o.metadata.namespace}/${o.metadata.name ?? ''}`
+    : (o.metadata.name ?? '');
+
+export interface EventHandlers {
+  onAdd?(obj: KObject): void;
+  onUpdate?(old: KObject, obj: KObject): void;
+  onDelete?(obj: KObject): void;
+}
+
+export type IndexFunc = (obj: KObject) => string[];
+
+/** The indexed cache an informer keeps; read-only to everyone but the informer. */
+export class Indexer implements ReflectorStore {
+  private items = new Map<string, KObject>();
+  private indices = new Map<string, Map<string, Set<string>>>();
+  private readonly handlers: EventHandlers[] = [];
+  resourceVersion = '';
+
+  constructor(private readonly indexers: Record<string, IndexFunc> = {}) {
+    for (const name of Object.keys(indexers)) this.indices.set(name, new Map());
+  }
+
+  addHandlers(h: EventHandlers): void {
+    this.handlers.push(h);
+    for (const obj of this.items.values()) h.onAdd?.(obj);
+  }
+
+  get(key: string): KObject | undefined {
+    return this.items.get(key);
+  }
+
+  list(): KObject[] {
+    return [...this.items.values()];
+  }
+
+  keys(): string[] {
+    return [...this.items.keys()];
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  /** Objects whose index `name` yields `value` (e.g. byNamespace → "default"). */
+  byIndex(name: string, value: string): KObject[] {
+    const keys = this.indices.get(name)?.get(value);
+    if (keys === undefined) return [];
+    return [...keys].flatMap((k) => {
+      const o = this.items.get(k);
+      return o === undefined ? [] : [o];
+    });
+  }
+
+  private index(key: string, obj: KObject | undefined, old: KObject | undefined): void {
+    for (const [name, fn] of Object.entries(this.indexers)) {
+      const idx = this.indices.get(name)!;
+      if (old !== undefined) {
+        for (const v of fn(old)) {
+          const set = idx.get(v);
+          set?.delete(key);
+          if (set?.size === 0) idx.delete(v);
+        }
+      }
+      if (obj !== undefined) {
+        for (const v of fn(obj)) {
+          let set = idx.get(v);
+          if (set === undefined) idx.set(v, (set = new Set()));
+          set.add(key);
+        }
+      }
+    }
+  }
+
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void {
+    const key = objectKeyOf(obj);
+    const old = this.items.get(key);
+    this.resourceVersion = obj.metadata.resourceVersion ?? this.resourceVersion;
+    if (type === 'DELETED') {
+      if (old === undefined) return;
+      this.items.delete(key);
+      this.index(key, undefined, old);
+      for (const h of this.handlers) h.onDelete?.(obj);
+      return;
+    }
+    this.items.set(key, obj);
+    this.index(key, obj, old);
+    for (const h of this.handlers) {
+      if (old === undefined) h.onAdd?.(obj);
+      else h.onUpdate?.(old, obj);
+    }
+  }
+
+  replace(items: KObject[], resourceVersion: string): void {
+    const before = this.items;
+    const next = new Map(items.map((o) => [objectKeyOf(o), o]));
+    this.items = next;
+    this.indices = new Map(Object.keys(this.indexers).map((n) => [n, new Map()]));
+    for (const [k, o] of next) this.index(k, o, undefined);
+    this.resourceVersion = resourceVersion;
+    for (const [k, o] of before) if (!next.has(k)) for (const h of this.handlers) h.onDelete?.(o);
+    for (const [k, o] of next) {
+      const old = before.get(k);
+      for (const h of this.handlers) {
+        if (old === undefined) h.onAdd?.(o);
+        else if (old.metadata.resourceVersion !== o.metadata.resourceVersion) h.onUpdate?.(old, o);
+      }
+    }
+  }
+}
+
+export const byNamespace: IndexFunc = (o) => [o.metadata.namespace ?? ''];
+
+export interface InformerOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly indexers?: Record<string, IndexFunc>;
+  readonly reflector?: ReflectorOptions;
+}
+
+export class Informer {
+  readonly indexer: Indexer;
+  readonly reflector: Reflector;
+
+  constructor(
+    client: Client,
+    readonly resource: ResourceInfo,
+    opts: InformerOptions = {},
+  ) {
+    this.indexer = new Indexer({ namespace: byNamespace, ...opts.indexers });
+    const scope = {
+      ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
+      ...(opts.labelSelector === undefined ? {} : { labelSelector: opts.labelSelector }),
+      ...(opts.fieldSelector === undefined ? {} : { fieldSelector: opts.fieldSelector }),
+    };
+    this.reflector = new Reflector(
+      {
+        list: (o, signal) => client.list(resource, { ...scope, ...o }, signal),
+        watch: (o, signal) => client.watch(resource, { ...scope, ...o }, signal),
+      },
+      this.indexer,
+      opts.reflector,
+    );
+  }
+
+  addHandlers(h: EventHandlers): void {
+    this.indexer.addHandlers(h);
+  }
+
+  start(): void {
+    this.reflector.start();
+  }
+
+  stop(): Promise<void> {
+    return this.reflector.stop();
+  }
+
+  waitForSync(): Promise<void> {
+    return this.reflector.waitForSync();
+  }
+}
+
+/** One informer per resource (and scope), shared by every controller that asks for it. */
+export class SharedInformerFactory {
+  private readonly informers = new Map<string, Informer>();
+  private started = false;
+
+  constructor(
+    private readonly client: Client,
+    private readonly defaults: Pick<InformerOptions, 'reflector'> = {},
+  ) {}
+
+  informer(resource: ResourceInfo, opts: Omit<InformerOptions, 'reflector'> = {}): Informer {
+    const id = `${resource.group}/${resource.resource}|${opts.namespace ?? ''}|${opts.labelSelector ?? ''}|${opts.fieldSelector ?? ''}`;
+    let inf = this.informers.get(id);
+    if (inf === undefined) {
+      inf = new Informer(this.client, resource, { ...opts, ...this.defaults });
+      this.informers.set(id, inf);
+      if (this.started) inf.start();
+    }
+    return inf;
+  }
+
+  start(): void {
+    this.started = true;
+    for (const inf of this.informers.values()) inf.start();
+  }
+
+  async waitForSync(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+  }
+}
