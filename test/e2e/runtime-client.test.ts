@@ -58,7 +58,7 @@ describe('runtime client over a kubeconfig', () => {
     assert.equal(first.items.length, 2);
     assert.ok(first.metadata.continue);
     const names = first.items.map((o) => o.metadata.name ?? '');
-    let cont = first.metadata.continue;
+    let cont: string | undefined = first.metadata.continue;
     while (cont) {
       const page = await client.list(SERVICES, {
         namespace: 'default',
