@@ -1,0 +1,33 @@
+// Defensive readers for JSON-shaped input: a field of the wrong type reads as absent, never throws.
+import { isPlainObject } from '../../api/object.js';
+
+export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export const optStr = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export const int = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) ? v : undefined;
+
+export const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
+
+export const rec = (v: unknown): Record<string, unknown> => (isPlainObject(v) ? v : {});
+
+/** A string map (labels, annotations, selector); entries whose value is not a string are dropped. */
+export function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isPlainObject(v)) return out;
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+/** Byte order of the UTF-8 encodings, which is code point order (Go's string `<` and bytes.Compare). */
+export function compareBytes(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : 1; // one is a prefix of the other
+}
