@@ -5,6 +5,7 @@ import { UsageError, parseFlags } from './flags.js';
 import { STORE_HELP, storeCommand } from './store-command.js';
 import { upCommand, UP_HELP } from './up-command.js';
 import { apiserverCommand, APISERVER_HELP } from './apiserver-command.js';
+import { controllerManagerCommand, CONTROLLER_MANAGER_HELP } from './controller-manager-command.js';
 
 const version = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -17,6 +18,7 @@ Usage: svcplane <command> [flags]
 Commands:
   up          all-in-one server: the Kubernetes API server on the embedded store, with a kubeconfig
   apiserver   the API server alone, with kube-apiserver's flags
+  controller-manager  the controllers alone, against any API server through a kubeconfig
   store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
   version     print the version
 
@@ -49,6 +51,8 @@ export async function main(argv: string[]): Promise<number> {
         return await apiserverCommand(rest, out, version());
       case 'store':
         return await storeCommand(rest, out);
+      case 'controller-manager':
+        return await controllerManagerCommand(rest, out);
       default:
         throw new UsageError(`unknown command "${command}" (see 'svcplane --help')`);
     }
@@ -71,4 +75,4 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-export { APISERVER_HELP, STORE_HELP, UP_HELP };
+export { APISERVER_HELP, CONTROLLER_MANAGER_HELP, STORE_HELP, UP_HELP };

@@ -301,7 +301,12 @@ export async function runServer(opts: {
 }
 
 /** Runs until SIGTERM/SIGINT, then shuts down gracefully and closes the store. */
-export async function untilSignalled(server: RunningApiServer, store: Store, log: Logger): Promise<number> {
+export async function untilSignalled(
+  server: RunningApiServer,
+  store: Store,
+  log: Logger,
+  beforeShutdown?: () => Promise<void>,
+): Promise<number> {
   await new Promise<void>((resolveSignal) => {
     const onSignal = (sig: string): void => {
       log.info('shutting down', { signal: sig });
@@ -312,6 +317,7 @@ export async function untilSignalled(server: RunningApiServer, store: Store, log
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+  await beforeShutdown?.();
   await server.shutdown();
   await store.close();
   return 0;
@@ -346,7 +352,9 @@ export async function serveFromFlags(opts: {
   auth: ReturnType<typeof loadAuth>;
   tokens: TokenTable | undefined;
   pkgVersion: string;
-  onReady: (server: RunningApiServer) => void;
+  onReady: (server: RunningApiServer, log: Logger) => void;
+  /** Runs on SIGTERM/SIGINT before the server shuts down (in-process controllers stop here). */
+  beforeShutdown?: () => Promise<void>;
 }): Promise<number> {
   const log = jsonLogger();
   const store = await openStoreFromFlags({ ...opts.values, 'data-dir': opts.settings.dataDir });
@@ -365,6 +373,6 @@ export async function serveFromFlags(opts: {
     await store.close();
     throw err;
   }
-  opts.onReady(server);
-  return untilSignalled(server, store, log);
+  opts.onReady(server, log);
+  return untilSignalled(server, store, log, opts.beforeShutdown);
 }

@@ -5,6 +5,9 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
 import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
+import { ControllerManager, KNOWN_CONTROLLERS } from '../controllers/manager.js';
+import { Client } from '../runtime/client.js';
+import { kubeconfigTransport } from '../runtime/kubeconfig.js';
 import { UsageError } from './flags.js';
 import {
   SERVER_FLAGS_HELP,
@@ -18,7 +21,7 @@ import {
 export const UP_HELP = `Usage: svcplane up [flags]
 
 All-in-one svcplane: the Kubernetes API server on the embedded SQLite store (or etcd with
---storage-backend etcd3). The first start generates a CA, a serving certificate for 127.0.0.1 and
+--storage-backend etcd3), with the controllers (endpoints) running in-process. The first start generates a CA, a serving certificate for 127.0.0.1 and
 localhost, an admin token (group system:masters) and DIR/kubeconfig. When ready it prints one line with
 the URL and the kubeconfig path:
 
@@ -47,6 +50,8 @@ export async function upCommand(
   const tokensFile = join(settings.dataDir, 'pki', 'tokens.csv');
   const adminToken = ensureAdminToken(tokensFile);
   const tokens = auth.tokens ?? parseTokenFile(readFileSync(tokensFile, 'utf8'));
+  let manager: ControllerManager | undefined;
+  let client: Client | undefined;
   return serveFromFlags({
     values,
     settings,
@@ -54,13 +59,21 @@ export async function upCommand(
     auth,
     tokens,
     pkgVersion,
-    onReady: (server) => {
+    onReady: (server, log) => {
       const kubeconfig = join(settings.dataDir, 'kubeconfig');
       writeFileAtomic(
         kubeconfig,
         renderKubeconfig({ server: server.url, caPem: tls.caPem, user: 'admin', token: adminToken }),
       );
       out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
+      // The controllers run in-process, as a client of this server like any other.
+      client = new Client(kubeconfigTransport({ path: kubeconfig }));
+      manager = new ControllerManager(client, { controllers: KNOWN_CONTROLLERS, log });
+      manager.start().catch((err: unknown) => log.error('controllers failed to start', { err: String(err) }));
+    },
+    beforeShutdown: async () => {
+      await manager?.stop();
+      client?.transport.close();
     },
   });
 }

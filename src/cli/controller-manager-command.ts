@@ -1,0 +1,133 @@
+// `svcplane controller-manager`: svcplane's controllers against any Kubernetes API server, through a
+// kubeconfig (kube-controller-manager's flag names). With --leader-elect, several copies campaign for
+// one coordination.k8s.io Lease and only the holder runs the controllers.
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mustFindResource } from '../api/resources.js';
+import { jsonLogger } from '../apiserver/logger.js';
+import { ControllerManager, KNOWN_CONTROLLERS, type ControllerName } from '../controllers/manager.js';
+import { Client } from '../runtime/client.js';
+import { kubeconfigTransport } from '../runtime/kubeconfig.js';
+import { LeaderElector } from '../runtime/leader-election.js';
+import { UsageError, intFlag, parseFlags } from './flags.js';
+
+const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+
+export const CONTROLLER_MANAGER_HELP = `Usage: svcplane controller-manager --kubeconfig FILE [flags]
+
+Runs svcplane's controllers against the API server the kubeconfig names (svcplane's or any
+Kubernetes API server). The same controllers run inside 'svcplane up'.
+
+Flags:
+  --kubeconfig FILE                      required
+  --controllers LIST                     comma-separated, '*' for all (default '*'); known: ${KNOWN_CONTROLLERS.join(', ')}
+  --concurrent-endpoint-syncs N          Endpoints workers (default 5)
+  --leader-elect                         campaign for a Lease; only the holder runs the controllers
+  --leader-elect-resource-namespace NS   default kube-system
+  --leader-elect-resource-name NAME      default svcplane-controller-manager
+`;
+
+const FLAGS = {
+  kubeconfig: { type: 'string' },
+  controllers: { type: 'string' },
+  'concurrent-endpoint-syncs': { type: 'string' },
+  'leader-elect': { type: 'boolean' },
+  'leader-elect-resource-namespace': { type: 'string' },
+  'leader-elect-resource-name': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function controllerList(raw: string | boolean | undefined): ControllerName[] {
+  if (raw === undefined || raw === '*') return [...KNOWN_CONTROLLERS];
+  const names = String(raw)
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const out = new Set<ControllerName>();
+  for (const n of names) {
+    if (n === '*') for (const k of KNOWN_CONTROLLERS) out.add(k);
+    else if ((KNOWN_CONTROLLERS as readonly string[]).includes(n)) out.add(n as ControllerName);
+    else
+      throw new UsageError(
+        `--controllers: unknown controller "${n}" (known: ${KNOWN_CONTROLLERS.join(', ')})`,
+      );
+  }
+  return [...out];
+}
+
+export async function controllerManagerCommand(args: string[], out: (s: string) => void): Promise<number> {
+  const { values, positionals } = parseFlags(args, FLAGS);
+  if (values.help) {
+    out(CONTROLLER_MANAGER_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const kubeconfig = values['kubeconfig'];
+  if (typeof kubeconfig !== 'string' || kubeconfig === '') throw new UsageError('--kubeconfig is required');
+  if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
+  const controllers = controllerList(values['controllers']);
+  const workers = intFlag('concurrent-endpoint-syncs', values['concurrent-endpoint-syncs'], 1) ?? 5;
+  let transport;
+  try {
+    transport = kubeconfigTransport({ path: kubeconfig });
+  } catch (err) {
+    throw new UsageError(`--kubeconfig: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const log = jsonLogger(undefined, 'controller-manager');
+  const client = new Client(transport);
+  const manager = new ControllerManager(client, { controllers, concurrentEndpointSyncs: workers, log });
+  const identity = `${hostname()}_${randomUUID()}`;
+  let elector: LeaderElector | undefined;
+  let shuttingDown = false;
+  if (values['leader-elect'] === true) {
+    const namespace = String(values['leader-elect-resource-namespace'] ?? 'kube-system');
+    const name = String(values['leader-elect-resource-name'] ?? 'svcplane-controller-manager');
+    elector = new LeaderElector(
+      {
+        get: (ns, n) => client.get(LEASES, ns, n),
+        create: (ns, o) => client.create(LEASES, ns, o),
+        update: (o) => client.update(LEASES, o),
+      },
+      {
+        namespace,
+        name,
+        identity,
+        onStartedLeading: () => {
+          log.info('became the leader; starting controllers', { identity });
+          manager
+            .start()
+            .catch((err: unknown) => log.error('controllers failed to start', { err: String(err) }));
+        },
+        onStoppedLeading: () => {
+          if (shuttingDown) return;
+          // Like kube-controller-manager: a leader that lost its lease exits; its supervisor restarts it.
+          log.error('leader election lost', { identity });
+          void manager.stop().finally(() => process.exit(1));
+        },
+        onNewLeader: (who) => log.info('new leader', { leader: who }),
+      },
+    );
+    elector.start();
+    out(
+      `svcplane: controller-manager running (${controllers.join(',')}), campaigning for ${namespace}/${name} as ${identity}`,
+    );
+  } else {
+    await manager.start();
+    out(`svcplane: controller-manager running (${controllers.join(',')})`);
+  }
+  await new Promise<void>((resolve) => {
+    const onSignal = (): void => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  shuttingDown = true;
+  await manager.stop();
+  await elector?.stop();
+  transport.close();
+  return 0;
+}

@@ -1,0 +1,124 @@
+// The Endpoints controller (kube's pkg/controller/endpoint): keeps each selector Service's Endpoints
+// equal to what its pods say. Wiring: Service and Endpoints changes enqueue the Service key; a pod
+// change enqueues every Service in its namespace that selected it before or selects it now. Reconcile
+// reads the informer caches, asks core/endpoints for the plan and writes it; a vanished Service's
+// Endpoints are deleted. On start every existing Endpoints key is enqueued so orphans go too.
+import type { KObject } from '../../api/object.js';
+import { mustFindResource } from '../../api/resources.js';
+import {
+  planEndpoints,
+  selectsPod,
+  TriggerTimeTracker,
+  type Endpoints,
+  type Pod,
+  type Service,
+} from '../../core/endpoints/endpoints.js';
+import { isApiError, type Client } from '../../runtime/client.js';
+import { Controller } from '../../runtime/controller.js';
+import { objectKeyOf, type Informer, type SharedInformerFactory } from '../../runtime/informer.js';
+import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+
+export const SERVICES = mustFindResource('', 'services');
+export const PODS = mustFindResource('', 'pods');
+export const ENDPOINTS = mustFindResource('', 'endpoints');
+const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
+
+export interface EndpointsControllerOptions {
+  readonly workers?: number;
+  readonly metrics?: WorkqueueMetrics;
+  readonly onError?: (key: string, err: unknown) => void;
+}
+
+export class EndpointsController {
+  readonly controller: Controller;
+  private readonly services: Informer;
+  private readonly pods: Informer;
+  private readonly endpoints: Informer;
+  private readonly triggers = new TriggerTimeTracker();
+
+  constructor(
+    private readonly client: Client,
+    factory: SharedInformerFactory,
+    opts: EndpointsControllerOptions = {},
+  ) {
+    this.services = factory.informer(SERVICES);
+    this.pods = factory.informer(PODS);
+    this.endpoints = factory.informer(ENDPOINTS);
+    this.controller = new Controller({
+      name: 'endpoint',
+      workers: opts.workers ?? 5,
+      maxRetries: 15,
+      reconcile: (key) => this.sync(key),
+      ...(opts.metrics === undefined ? {} : { queue: { metrics: opts.metrics } }),
+      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
+    });
+    const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
+    this.services.addHandlers({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o), onDelete: enqueue });
+    this.endpoints.addHandlers({ onDelete: enqueue });
+    const podChanged = (old: KObject | undefined, pod: KObject): void => {
+      for (const svc of this.services.indexer.byIndex('namespace', pod.metadata.namespace ?? '')) {
+        const s = svc as Service;
+        if (selectsPod(s, pod as Pod) || (old !== undefined && selectsPod(s, old as Pod))) enqueue(svc);
+      }
+    };
+    this.pods.addHandlers({
+      onAdd: (p) => podChanged(undefined, p),
+      onUpdate: (old, p) => podChanged(old, p),
+      onDelete: (p) => podChanged(undefined, p),
+    });
+  }
+
+  /** Starts the workers once the caches are synced; enqueues every existing Endpoints (checkLeftoverEndpoints). */
+  async start(): Promise<void> {
+    await Promise.all([this.services.waitForSync(), this.pods.waitForSync(), this.endpoints.waitForSync()]);
+    for (const ep of this.endpoints.indexer.list()) {
+      if (ep.metadata.annotations?.[LEADER_ANNOTATION] !== undefined) continue;
+      this.controller.enqueue(objectKeyOf(ep));
+    }
+    this.controller.start();
+  }
+
+  stop(): Promise<void> {
+    return this.controller.stop();
+  }
+
+  private async sync(key: string): Promise<void> {
+    const [namespace, name] = key.includes('/') ? (key.split('/', 2) as [string, string]) : ['', key];
+    const service = this.services.indexer.get(key) as Service | undefined;
+    if (service === undefined) {
+      this.triggers.forget(key);
+      try {
+        await this.client.delete(ENDPOINTS, namespace, name);
+      } catch (err) {
+        if (!isApiError(err, 404)) throw err;
+      }
+      return;
+    }
+    const pods = this.pods.indexer
+      .byIndex('namespace', namespace)
+      .filter((p) => selectsPod(service, p as Pod)) as Pod[];
+    const current = this.endpoints.indexer.get(key) as Endpoints | undefined;
+    const plan = planEndpoints({
+      service,
+      pods,
+      current,
+      triggerTime: this.triggers.computeEndpointLastChangeTriggerTime(service, pods),
+    });
+    if (plan.kind === 'skip' || plan.kind === 'unchanged') return;
+    if (plan.kind === 'create') {
+      try {
+        await this.client.create(ENDPOINTS, namespace, plan.endpoints);
+      } catch (err) {
+        // A namespace being deleted refuses creates; its Endpoints are going anyway.
+        if (
+          isApiError(err, 403) &&
+          err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating')
+        )
+          return;
+        throw err;
+      }
+      return;
+    }
+    await this.client.update(ENDPOINTS, plan.endpoints);
+  }
+}

@@ -1,0 +1,69 @@
+// The controller manager: the controllers svcplane runs against an API server, over one client and
+// one set of shared informers. `svcplane up` runs it in-process against itself; `svcplane
+// controller-manager --kubeconfig` runs it against any API server, optionally behind leader election.
+import { Registry } from 'prom-client';
+import type { Client } from '../runtime/client.js';
+import { SharedInformerFactory } from '../runtime/informer.js';
+import { WorkqueueMetrics } from '../runtime/workqueue.js';
+import { EndpointsController } from './endpoints/endpoints-controller.js';
+
+export const KNOWN_CONTROLLERS = ['endpoints'] as const;
+export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
+
+export interface ManagerLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface ControllerManagerOptions {
+  readonly controllers: readonly ControllerName[];
+  readonly concurrentEndpointSyncs?: number;
+  readonly log: ManagerLogger;
+}
+
+interface Runnable {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export class ControllerManager {
+  readonly metrics = new Registry();
+  private readonly factory: SharedInformerFactory;
+  private readonly running: Runnable[] = [];
+
+  constructor(
+    client: Client,
+    private readonly o: ControllerManagerOptions,
+  ) {
+    this.factory = new SharedInformerFactory(client, {
+      reflector: {
+        onError: (err) => o.log.warn('list/watch failed; retrying', { err: String(err) }),
+      },
+    });
+    const queueMetrics = new WorkqueueMetrics(this.metrics);
+    for (const name of o.controllers) {
+      if (name === 'endpoints') {
+        this.running.push(
+          new EndpointsController(client, this.factory, {
+            workers: o.concurrentEndpointSyncs ?? 5,
+            metrics: queueMetrics,
+            onError: (key, err) => o.log.warn('endpoints sync failed', { key, err: String(err) }),
+          }),
+        );
+      }
+    }
+  }
+
+  /** Starts the informers, waits for their caches, then starts every controller. */
+  async start(): Promise<void> {
+    this.factory.start();
+    await this.factory.waitForSync();
+    await Promise.all(this.running.map((c) => c.start()));
+    this.o.log.info('controllers started', { controllers: this.o.controllers });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.running.map((c) => c.stop()));
+    await this.factory.stop();
+  }
+}
