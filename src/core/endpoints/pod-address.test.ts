@@ -102,12 +102,11 @@ describe('podToEndpointAddress: IP family (TestPodToEndpointAddressForService)',
 });
 
 describe('podToEndpointAddress: the address record', () => {
-  it('sets nodeName (even "") and a targetRef of kind Pod without resourceVersion', () => {
+  it('sets nodeName (none for a pod on no node) and a targetRef of kind Pod without resourceVersion', () => {
     const p = pod({ name: 'web-1', namespace: 'ns', uid: 'u-1' });
     p.metadata.resourceVersion = '42';
     assert.deepEqual(podToEndpointAddress(service({ namespace: 'ns' }), p), {
       ip: '1.2.3.4',
-      nodeName: '',
       targetRef: { kind: 'Pod', namespace: 'ns', name: 'web-1', uid: 'u-1' },
     });
     assert.equal(podToEndpointAddress(service(), pod({ nodeName: 'node-a' }))?.nodeName, 'node-a');

@@ -95,7 +95,10 @@ export function podToEndpointAddress(service: Service, pod: Pod): EndpointAddres
   const spec = rec(pod.spec);
   const address: EndpointAddress = { ip };
   if (shouldSetHostname(pod, service)) address.hostname = str(spec['hostname']);
-  address.nodeName = str(spec['nodeName']);
+  // Upstream always sets nodeName, but only scheduled pods (nodeName set) ever have an IP there.
+  // Without a kubelet a pod can have an IP and no node; "" is not a valid nodeName, so leave it out.
+  const nodeName = str(spec['nodeName']);
+  if (nodeName !== '') address.nodeName = nodeName;
   address.targetRef = {
     kind: 'Pod',
     namespace: str(pod.metadata.namespace),

@@ -126,7 +126,7 @@ export function addr(
 ): EndpointAddress {
   const out: EndpointAddress = { ip, ...extra };
   if (name !== undefined) {
-    out.nodeName = extra.nodeName ?? '';
+    if (extra.nodeName !== undefined && extra.nodeName !== '') out.nodeName = extra.nodeName;
     out.targetRef = { kind: 'Pod', namespace, name, uid: `uid-${name}` };
   }
   return out;

@@ -1,0 +1,166 @@
+// `svcplane controller-manager` as a separate process against `svcplane apiserver` (which runs no
+// controllers itself): two copies with --leader-elect, only the leader works; kill it and the other
+// takes over, and the Endpoints keep following the pods. Then the apiserver restarts underneath the
+// controller manager, which relists or resumes and converges.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { renderKubeconfig } from '../../src/apiserver/auth/kubeconfig.js';
+import { freePort } from '../../src/storage/etcd/testing/etcd-server.js';
+import { call, startUp, type TestServer } from './testing/server.js';
+
+const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
+const TOKEN = 'cm-e2e-admin-token';
+const work = mkdtempSync(path.join(tmpdir(), 'svcplane-cm-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+interface Proc {
+  readonly proc: ChildProcess;
+  log: string;
+}
+
+function controllerManager(kubeconfig: string, extra: string[] = []): Proc {
+  const proc = spawn(process.execPath, [BIN, 'controller-manager', '--kubeconfig', kubeconfig, ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const p: Proc = { proc, log: '' };
+  proc.stdout!.on('data', (d: Buffer) => (p.log += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (p.log += d.toString()));
+  return p;
+}
+
+async function until<T>(
+  what: string,
+  ms: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const readyIPs = async (srv: TestServer, name: string): Promise<string[] | undefined> => {
+  const r = await call(srv, 'GET', `/api/v1/namespaces/default/endpoints/${name}`);
+  if (r.status !== 200) return undefined;
+  return (r.json<{ subsets?: { addresses?: { ip: string }[] }[] }>().subsets ?? [])
+    .flatMap((s) => (s.addresses ?? []).map((a) => a.ip))
+    .sort();
+};
+
+async function setReady(srv: TestServer, name: string, ip: string, ready: boolean): Promise<void> {
+  const r = await call(srv, 'PATCH', `/api/v1/namespaces/default/pods/${name}/status`, {
+    contentType: 'application/merge-patch+json',
+    body: {
+      status: {
+        phase: 'Running',
+        podIP: ip,
+        conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+      },
+    },
+  });
+  assert.equal(r.status, 200, r.text);
+}
+
+describe('svcplane controller-manager', () => {
+  it('two copies with --leader-elect: one works; kill it and the other takes over', async () => {
+    const tokenFile = path.join(work, 'tokens.csv');
+    writeFileSync(tokenFile, `${TOKEN},admin,admin,"system:masters"\n`);
+    const dataDir = path.join(work, 'api');
+    const port = await freePort();
+    const args = ['--token-auth-file', tokenFile, '--secure-port', String(port)];
+    let srv: TestServer = { ...(await startUp({ command: 'apiserver', dataDir, args })), token: TOKEN };
+    const kubeconfig = path.join(work, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      renderKubeconfig({ server: srv.url, caPem: srv.ca, user: 'admin', token: TOKEN }),
+    );
+
+    const a = controllerManager(kubeconfig, ['--leader-elect']);
+    const b = controllerManager(kubeconfig, ['--leader-elect']);
+    try {
+      const leader = await until('a leader', 20_000, () =>
+        a.log.includes('became the leader') ? a : b.log.includes('became the leader') ? b : undefined,
+      );
+      const follower = leader === a ? b : a;
+      assert.ok(!follower.log.includes('became the leader'), 'only one leads');
+
+      await call(srv, 'POST', '/api/v1/namespaces/default/services', {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web' },
+          spec: { selector: { app: 'web' }, ports: [{ port: 80 }] },
+        },
+      });
+      for (const [name, ip] of [
+        ['p1', '10.1.0.1'],
+        ['p2', '10.1.0.2'],
+      ] as const) {
+        await call(srv, 'POST', '/api/v1/namespaces/default/pods', {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name, labels: { app: 'web' } },
+            spec: { containers: [{ name: 'c', image: 'x' }] },
+          },
+        });
+        await setReady(srv, name, ip, true);
+      }
+      await until('endpoints from the leader', 10_000, async () =>
+        JSON.stringify(await readyIPs(srv, 'web')) === '["10.1.0.1","10.1.0.2"]' ? true : undefined,
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}\n${leader.log}`);
+      });
+
+      const killedAt = Date.now();
+      leader.proc.kill('SIGKILL');
+      await until('the follower to take over', 25_000, () =>
+        follower.log.includes('became the leader') ? true : undefined,
+      );
+      const takeoverMs = Date.now() - killedAt;
+      // The lease is 15 s and candidates retry every 2 s: the follower leads within 15 s + one retry.
+      assert.ok(takeoverMs <= 17_500, `took over after ${takeoverMs} ms`);
+
+      await setReady(srv, 'p2', '10.1.0.2', false);
+      await until('the new leader to follow a readiness flip', 10_000, async () =>
+        JSON.stringify(await readyIPs(srv, 'web')) === '["10.1.0.1"]' ? true : undefined,
+      );
+
+      // The apiserver restarts underneath the controller manager; changes made meanwhile are picked up.
+      assert.equal(await srv.stop(), 0);
+      srv = { ...(await startUp({ command: 'apiserver', dataDir, args })), token: TOKEN };
+      await setReady(srv, 'p2', '10.1.0.2', true);
+      await call(srv, 'DELETE', '/api/v1/namespaces/default/pods/p1');
+      await until('convergence after the restart', 30_000, async () =>
+        JSON.stringify(await readyIPs(srv, 'web')) === '["10.1.0.2"]' ? true : undefined,
+      );
+    } finally {
+      for (const p of [a, b])
+        if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill('SIGTERM');
+      await srv.destroy();
+    }
+  });
+
+  it('refuses a missing kubeconfig and unknown controllers with exit 2 and one line', () => {
+    const kubeconfig = path.join(work, 'some-kubeconfig');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\n');
+    for (const [args, text] of [
+      [[], /--kubeconfig is required/],
+      [['--kubeconfig', '/nonexistent'], /does not exist/],
+      [['--kubeconfig', kubeconfig, '--controllers', 'nope'], /unknown controller "nope"/],
+    ] as const) {
+      const r = spawnSync(process.execPath, [BIN, 'controller-manager', ...args], { encoding: 'utf8' });
+      assert.equal(r.status, 2, r.stderr);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr, /^svcplane: /);
+      assert.match(r.stderr, text);
+    }
+  });
+});
