@@ -87,6 +87,59 @@ function countLeaks<V>(
   }
 }
 
+/** What a repair says, per outcome, about one value a Service uses. */
+interface RebuildTexts {
+  readonly action: string;
+  readonly notAllocated: readonly [reason: string, message: string];
+  readonly duplicate: readonly [reason: string, message: string];
+  readonly outOfRange: readonly [reason: string, message: string];
+  readonly full: readonly [reason: string, message: string, abort: string];
+}
+
+/**
+ * The step both repairs share: take a value a Service uses in the rebuilt allocator. Taken and
+ * recorded → no longer a leak candidate; taken but not recorded → record it; already taken, out of
+ * range → report. Returns the abort message when the range is full.
+ */
+function rebuildValue<V>(
+  plan: { record: V[]; problems: RepairProblem[] },
+  leftover: Set<V>,
+  svc: RepairService,
+  value: V,
+  allocate: () => void,
+  texts: RebuildTexts,
+): string | undefined {
+  const report = (
+    [reason, message]: readonly [string, string, ...string[]],
+    metric: RepairProblem['metric'],
+  ): void => {
+    plan.problems.push({ service: ref(svc), reason, action: texts.action, message, metric });
+  };
+  try {
+    allocate();
+    if (leftover.has(value)) leftover.delete(value);
+    else {
+      report(texts.notAllocated, 'repair');
+      plan.record.push(value);
+    }
+  } catch (err) {
+    if (isAllocatorError(err, 'ErrAllocated')) report(texts.duplicate, 'duplicate');
+    else if (isAllocatorError(err, 'ErrNotInRange')) report(texts.outOfRange, 'outOfRange');
+    else if (isAllocatorError(err, 'ErrFull')) {
+      report(texts.full, 'full');
+      return texts.full[2];
+    } else throw err;
+  }
+  return undefined;
+}
+
+/** A pass that found a full range writes nothing and keeps the previous leak counters. */
+const aborted = <P extends { leaks: Map<V, number> }, V>(
+  plan: P,
+  previousLeaks: ReadonlyMap<V, number>,
+  abort: string,
+): P & { abort: string } => ({ ...plan, record: [], free: [], leaks: new Map(previousLeaks), abort });
+
 /**
  * The ClusterIP repair plan. `stored` holds recorded addresses in canonical form; `ranges` are the
  * configured ranges (primary first).
@@ -136,52 +189,26 @@ export function planClusterIPRepair(
         continue;
       }
       const ip = canonicalIP(raw)!;
-      try {
-        alloc.allocate(ip);
-        if (leftover.has(ip)) leftover.delete(ip);
-        else {
-          report(svc, {
-            reason: 'ClusterIPNotAllocated',
-            action: 'ClusterIPAllocation',
-            message: `Cluster IP [${addr.family}]:${raw} is not allocated; repairing`,
-            metric: 'repair',
-          });
-          plan.record.push(ip);
-        }
-      } catch (err) {
-        if (isAllocatorError(err, 'ErrAllocated')) {
-          report(svc, {
-            reason: 'ClusterIPAlreadyAllocated',
-            action: 'ClusterIPAllocation',
-            message: `Cluster IP [${addr.family}]:${raw} was assigned to multiple services; please recreate service`,
-            metric: 'duplicate',
-          });
-        } else if (isAllocatorError(err, 'ErrNotInRange')) {
-          report(svc, {
-            reason: 'ClusterIPOutOfRange',
-            action: 'ClusterIPAllocation',
-            message: `Cluster IP [${addr.family}]:${raw} is not within the service CIDR ${cidrOf.get(addr.family)!}; please recreate service`,
-            metric: 'outOfRange',
-          });
-        } else if (isAllocatorError(err, 'ErrFull')) {
-          const cidr = cidrOf.get(addr.family)!;
-          report(svc, {
-            reason: 'ServiceCIDRFull',
-            action: 'ClusterIPAllocation',
-            message: `Service CIDR ${cidr} is full; you must widen the CIDR in order to create new services for Cluster IP [${addr.family}]:${raw}`,
-            metric: 'full',
-          });
-          return {
-            ...plan,
-            record: [],
-            free: [],
-            leaks: new Map(previousLeaks),
-            abort: `the service CIDR ${cidr} is full; you must widen the CIDR in order to create new services for Cluster IP [${addr.family}]:${raw}`,
-          };
-        } else {
-          throw err;
-        }
-      }
+      const cidr = cidrOf.get(addr.family)!;
+      const at = `Cluster IP [${addr.family}]:${raw}`;
+      const abort = rebuildValue(plan, leftover, svc, ip, () => alloc.allocate(ip), {
+        action: 'ClusterIPAllocation',
+        notAllocated: ['ClusterIPNotAllocated', `${at} is not allocated; repairing`],
+        duplicate: [
+          'ClusterIPAlreadyAllocated',
+          `${at} was assigned to multiple services; please recreate service`,
+        ],
+        outOfRange: [
+          'ClusterIPOutOfRange',
+          `${at} is not within the service CIDR ${cidr}; please recreate service`,
+        ],
+        full: [
+          'ServiceCIDRFull',
+          `Service CIDR ${cidr} is full; you must widen the CIDR in order to create new services for ${at}`,
+          `the service CIDR ${cidr} is full; you must widen the CIDR in order to create new services for ${at}`,
+        ],
+      });
+      if (abort !== undefined) return aborted(plan, previousLeaks, abort);
     }
   }
   countLeaks(
@@ -251,56 +278,26 @@ export function planNodePortRepair(
     logs: [] as string[],
     rebuilt,
   };
-  const report = (s: RepairService, p: Omit<RepairProblem, 'service'>): void => {
-    plan.problems.push({ service: ref(s), ...p });
-  };
   for (const svc of services) {
     for (const port of collectServiceNodePorts(svc)) {
-      try {
-        rebuilt.allocate(port);
-        if (leftover.has(port)) leftover.delete(port);
-        else {
-          report(svc, {
-            reason: 'PortNotAllocated',
-            action: 'PortAllocation',
-            message: `Port ${port} is not allocated; repairing`,
-            metric: 'repair',
-          });
-          plan.record.push(port);
-        }
-      } catch (err) {
-        if (isAllocatorError(err, 'ErrAllocated')) {
-          report(svc, {
-            reason: 'PortAlreadyAllocated',
-            action: 'PortAllocation',
-            message: `Port ${port} was assigned to multiple services; please recreate service`,
-            metric: 'duplicate',
-          });
-        } else if (isAllocatorError(err, 'ErrNotInRange')) {
-          report(svc, {
-            reason: 'PortOutOfRange',
-            action: 'PortAllocation',
-            message: `Port ${port} is not within the port range ${rebuilt.spec}; please recreate service`,
-            metric: 'outOfRange',
-          });
-        } else if (isAllocatorError(err, 'ErrFull')) {
-          report(svc, {
-            reason: 'PortRangeFull',
-            action: 'PortAllocation',
-            message: `Port range ${rebuilt.spec} is full; you must widen the port range in order to create new services`,
-            metric: 'full',
-          });
-          return {
-            ...plan,
-            record: [],
-            free: [],
-            leaks: new Map(previousLeaks),
-            abort: `the port range ${rebuilt.spec} is full; you must widen the port range in order to create new services`,
-          };
-        } else {
-          throw err;
-        }
-      }
+      const abort = rebuildValue(plan, leftover, svc, port, () => rebuilt.allocate(port), {
+        action: 'PortAllocation',
+        notAllocated: ['PortNotAllocated', `Port ${port} is not allocated; repairing`],
+        duplicate: [
+          'PortAlreadyAllocated',
+          `Port ${port} was assigned to multiple services; please recreate service`,
+        ],
+        outOfRange: [
+          'PortOutOfRange',
+          `Port ${port} is not within the port range ${rebuilt.spec}; please recreate service`,
+        ],
+        full: [
+          'PortRangeFull',
+          `Port range ${rebuilt.spec} is full; you must widen the port range in order to create new services`,
+          `the port range ${rebuilt.spec} is full; you must widen the port range in order to create new services`,
+        ],
+      });
+      if (abort !== undefined) return aborted(plan, previousLeaks, abort);
     }
   }
   countLeaks(
