@@ -17,14 +17,8 @@ import {
   errPortNotInRange,
   isAllocatorError,
 } from '../../core/allocator/errors.js';
-import { ipAt, ipOffset, ipRange, type IPRange } from '../../core/allocator/ip-allocator.js';
-import { AllocationBitmap } from '../../core/allocator/bitmap.js';
-import {
-  calculatePortRangeOffset,
-  formatPortRange,
-  portRangeContains,
-  type PortRange,
-} from '../../core/allocator/port-allocator.js';
+import { IPAllocator, ipAt, ipOffset, ipRange, type IPRange } from '../../core/allocator/ip-allocator.js';
+import { PortAllocator, type PortRange } from '../../core/allocator/port-allocator.js';
 import {
   assignClusterIPs,
   assignNodePorts,
@@ -62,20 +56,23 @@ const ownerOf = (obj: KObject): Owner => ({
   uid: obj.metadata.uid ?? '',
 });
 
+/** A range's hint view, on the in-memory allocator's own bitmap. */
 function ipView(r: IPRange): RangeView<string> {
+  const alloc = new IPAllocator(r);
   return {
     spec: r.spec,
-    bitmap: new AllocationBitmap(r.max, r.offset),
+    bitmap: alloc.bitmap,
     offsetOf: (ip) => ipOffset(r, ip),
     valueAt: (off) => ipAt(r, off),
   };
 }
 
 function portView(r: PortRange): RangeView<number> {
+  const alloc = new PortAllocator(r);
   return {
-    spec: formatPortRange(r),
-    bitmap: new AllocationBitmap(r.size, calculatePortRangeOffset(r)),
-    offsetOf: (p) => (portRangeContains(r, p) ? p - r.base : undefined),
+    spec: alloc.spec,
+    bitmap: alloc.bitmap,
+    offsetOf: (p) => (alloc.contains(p) ? p - r.base : undefined),
     valueAt: (off) => r.base + off,
   };
 }
