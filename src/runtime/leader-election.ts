@@ -6,6 +6,7 @@
 // candidates can never both believe they hold it. On a clean stop the holder releases the Lease.
 import type { KObject } from '../api/object.js';
 import { isApiError } from './client.js';
+import { sleep } from './sleep.js';
 
 export interface LeaseClient {
   get(namespace: string, name: string): Promise<KObject>;
@@ -38,18 +39,6 @@ interface LeaseSpec {
 
 /** MicroTime: RFC 3339 with microseconds. */
 const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-
-const sleepFor = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 export class LeaderElector {
   private readonly abort = new AbortController();
@@ -86,7 +75,7 @@ export class LeaderElector {
   }
 
   private sleep(ms: number): Promise<void> {
-    return (this.o.sleep ?? sleepFor)(ms, this.abort.signal);
+    return (this.o.sleep ?? sleep)(ms, this.abort.signal);
   }
 
   private async run(): Promise<void> {

@@ -12,6 +12,7 @@
 import type { KObject } from '../api/object.js';
 import type { ListOptions, ObjectList, WatchEvent, WatchOptions } from './client.js';
 import { isApiError } from './client.js';
+import { sleep } from './sleep.js';
 
 export type ReflectorState = 'Listing' | 'Watching' | 'Backoff' | 'Stopped';
 
@@ -38,18 +39,6 @@ export interface ReflectorOptions {
   readonly onState?: (state: ReflectorState, detail?: string) => void;
   readonly onError?: (err: unknown) => void;
 }
-
-const defaultSleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 const isGone = (err: unknown): boolean => isApiError(err, 410);
 
@@ -130,7 +119,7 @@ export class Reflector {
         this.o.onError?.(err);
         this.set('Backoff', err instanceof Error ? err.message : String(err));
         const jitter = 1 + (this.o.random ?? Math.random)() * 0.2;
-        await (this.o.sleep ?? defaultSleep)(this.backoffMs * jitter, signal);
+        await (this.o.sleep ?? sleep)(this.backoffMs * jitter, signal);
         this.backoffMs = Math.min(this.backoffMs * 2, this.o.backoffMaxMs ?? 30_000);
       }
     }
