@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/apiserver/logger.js';
 import { EtcdStore } from '../../src/storage/etcd/etcd-store.js';
 import { freePort, startEtcd, type EtcdServer } from '../../src/storage/etcd/testing/etcd-server.js';
 import { call, startUp, type TestServer } from './testing/server.js';
+import { until } from './testing/until.js';
 
 const TOKEN = 'alloc-etcd-admin-token';
 const NODE_PORTS = '30000-34095'; // 4,096 ports: a static block of 128 for the explicit ones
@@ -28,16 +29,6 @@ interface Svc {
 }
 
 const noEvents = { warning: async (): Promise<void> => {} };
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('allocation: two apiservers on one etcd', () => {
   let etcd: EtcdServer;

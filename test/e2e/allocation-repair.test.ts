@@ -18,6 +18,7 @@ import { IPAllocator } from '../../src/core/allocator/ip-allocator.js';
 import { PortAllocator } from '../../src/core/allocator/port-allocator.js';
 import { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { call, startUp, type TestServer } from './testing/server.js';
+import { until } from './testing/until.js';
 
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-alloc-repair-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -58,22 +59,6 @@ function used(list: Svc[]): { ips: string[]; ports: number[] } {
   );
   const ports = list.flatMap((s) => (s.spec.ports ?? []).flatMap((p) => (p.nodePort ? [p.nodePort] : [])));
   return { ips: [...new Set(ips)].sort(), ports: [...new Set(ports)].sort((a, b) => a - b) };
-}
-
-async function until<T>(
-  what: string | (() => string),
-  ms: number,
-  probe: () => Promise<T | undefined>,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function kill(srv: TestServer): Promise<void> {

@@ -11,6 +11,7 @@ import { after, describe, it } from 'node:test';
 import { renderKubeconfig } from '../../src/apiserver/auth/kubeconfig.js';
 import { freePort } from '../../src/storage/etcd/testing/etcd-server.js';
 import { call, startUp, type TestServer } from './testing/server.js';
+import { until } from './testing/until.js';
 
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 const TOKEN = 'cm-e2e-admin-token';
@@ -30,20 +31,6 @@ function controllerManager(kubeconfig: string, extra: string[] = []): Proc {
   proc.stdout!.on('data', (d: Buffer) => (p.log += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (p.log += d.toString()));
   return p;
-}
-
-async function until<T>(
-  what: string,
-  ms: number,
-  probe: () => Promise<T | undefined> | T | undefined,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const readyIPs = async (srv: TestServer, name: string): Promise<string[] | undefined> => {

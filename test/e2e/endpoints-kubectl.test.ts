@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { call, startUp, type TestServer } from './testing/server.js';
+import { until } from './testing/until.js';
 
 const SDK = '/usr/lib/google-cloud-sdk/bin';
 const KUBECTL = existsSync(`${SDK}/kubectl.1.33`) ? `${SDK}/kubectl.1.33` : '/usr/bin/kubectl';
@@ -24,21 +25,6 @@ function kubectl(srv: TestServer, args: string[], stdin?: string): Promise<strin
     );
     if (stdin !== undefined) child.stdin!.end(stdin);
   });
-}
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last ?? '')}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const pod = (name: string, labels: Record<string, string>, node: string): Record<string, unknown> => ({

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { call, startUp, type TestServer } from './testing/server.js';
+import { until } from './testing/until.js';
 
 const SDK = '/usr/lib/google-cloud-sdk/bin';
 const FIXTURES = new URL('./fixtures/kubectl/', import.meta.url).pathname;
@@ -121,15 +122,6 @@ interface Svc {
     annotations?: Record<string, string>;
   };
   spec: Record<string, unknown> & { ports: { name?: string; port: number; targetPort?: number | string }[] };
-}
-
-async function until(what: string, ms: number, probe: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await probe()) return;
-    if (Date.now() > deadline) assert.fail(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 const serviceYAML = (name: string, spec: string): string => `apiVersion: v1

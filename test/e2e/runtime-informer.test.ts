@@ -13,6 +13,7 @@ import { kubeconfigTransport } from '../../src/runtime/kubeconfig.js';
 import { freePort } from '../../src/storage/etcd/testing/etcd-server.js';
 import { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { startUp } from './testing/server.js';
+import { until } from './testing/until.js';
 
 const SERVICES = mustFindResource('', 'services');
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-informer-'));
@@ -24,14 +25,6 @@ const svc = (name: string): object => ({
   metadata: { name },
   spec: { ports: [{ port: 80 }] },
 });
-
-async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('informers across an apiserver restart', () => {
   it('converge to a fresh LIST and report what was deleted while the server was down', async () => {
