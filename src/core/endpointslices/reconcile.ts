@@ -34,28 +34,28 @@
 //   - `update` and `delete` are sorted by slice name;
 //   - where upstream picks among slices at random, the first in name order wins.
 import type { KObject } from '../../api/object.js';
-import { isDNS1123Subdomain } from '../../api/validation/names.js';
 import { selectsPod } from '../endpoints/endpoints.js';
-import { isServiceIPSet, shouldPodBeInEndpoints } from '../endpoints/pod-address.js';
-import { compareBytes, list, rec, str, stringMap } from '../endpoints/read.js';
+import { shouldPodBeInEndpoints } from '../endpoints/pod-address.js';
+import { compareBytes, rec, str, stringMap } from '../endpoints/read.js';
 import { addressTypesForService } from './address.js';
-import {
-  compareEndpoints,
-  copyEndpoint,
-  endpointKey,
-  endpointsEqualBeyondHash,
-  podToEndpoint,
-  readEndpoint,
-} from './endpoint.js';
+import { compareEndpoints, endpointKey, podToEndpoint } from './endpoint.js';
 import { endpointSlicesEqual } from './equal.js';
-import { endpointPorts, portMapKey, readPorts } from './ports.js';
-import { copySlice, removeHintsFromSlices, type SliceInfo } from './slice-info.js';
+import { endpointPorts, portMapKey } from './ports.js';
+import {
+  byName,
+  newSlice,
+  ownedBy,
+  readSlice,
+  reconcilePortSet,
+  sliceName,
+  type Context,
+} from './port-set.js';
+import { removeHintsFromSlices, type SliceInfo } from './slice-info.js';
 import {
   allocateHints,
   formatWithAddressType,
   TOPOLOGY_AWARE_HINTS_DISABLED,
   zoneCPURatios,
-  type ZoneRatios,
 } from './topology-hints.js';
 import { reconcileTrafficDistributionHints, validTrafficDistribution } from './traffic-distribution.js';
 import {
@@ -63,7 +63,6 @@ import {
   ANNOTATION_TOPOLOGY_MODE,
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   ENDPOINTSLICE_CONTROLLER_NAME,
-  LABEL_HEADLESS,
   LABEL_MANAGED_BY,
   LABEL_SERVICE_NAME,
   LAST_CHANGE_TRIGGER_TIME_ANNOTATION,
@@ -76,6 +75,8 @@ import {
   type Pod,
   type Service,
 } from './types.js';
+
+export { endpointSlicePrefix } from './port-set.js';
 
 export const MIN_MAX_ENDPOINTS_PER_SLICE = 1;
 export const MAX_MAX_ENDPOINTS_PER_SLICE = 1000;
@@ -120,219 +121,6 @@ export function topologyHintsEnabled(annotations: Readonly<Record<string, string
     ? annotations[ANNOTATION_TOPOLOGY_AWARE_HINTS]
     : annotations[ANNOTATION_TOPOLOGY_MODE];
   return value === 'Auto' || value === 'auto';
-}
-
-/**
- * The generateName of new slices: `<service>-`, or the bare Service name when that is not a valid name
- * prefix (apimachinery's NameIsDNSSubdomain with prefix=true, which checks the prefix with its last two
- * characters replaced by "a"). For any valid Service name this is `<service>-`.
- */
-export function endpointSlicePrefix(serviceName: string): string {
-  const prefix = `${serviceName}-`;
-  return isDNS1123Subdomain(`${prefix.slice(0, -2)}a`).length === 0 ? prefix : serviceName;
-}
-
-const RESERVED_LABELS = new Set([LABEL_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_HEADLESS]);
-
-function withoutReserved(labels: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(labels)) if (!RESERVED_LABELS.has(k)) out[k] = v;
-  return out;
-}
-
-function sameStringMap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && b[k] === a[k]);
-}
-
-const sliceName = (slice: KObject): string => str(rec(slice.metadata)['name']);
-const byName = (a: KObject, b: KObject): number => compareBytes(sliceName(a), sliceName(b));
-
-/** Everything one sync needs, computed once. */
-interface Context {
-  readonly service: Service;
-  readonly namespace: string;
-  readonly name: string;
-  readonly pods: readonly Pod[];
-  readonly nodesByName: ReadonlyMap<string, Node>;
-  readonly nodes: readonly Node[];
-  readonly max: number;
-  readonly controllerName: string;
-  readonly publishNotReady: boolean;
-  readonly errors: Set<string>;
-  readonly events: PlanEvent[];
-  ratios: ZoneRatios | undefined | null; // null: not computed yet
-}
-
-/**
- * The labels a slice of this Service carries, and whether the slice's current labels differ from the
- * Service's in a way that warrants an update (setEndpointSliceLabels): the Service's labels minus the
- * reserved keys, plus the headless label when the Service has no cluster IP, plus service-name and
- * managed-by. Only the non-reserved labels are compared, as upstream: a stale headless label alone never
- * causes a write.
- */
-function sliceLabels(ctx: Context, current: unknown): { labels: Record<string, string>; changed: boolean } {
-  const fromService = withoutReserved(stringMap(ctx.service.metadata.labels));
-  const changed = !sameStringMap(withoutReserved(stringMap(current)), fromService);
-  const labels = { ...fromService };
-  if (!isServiceIPSet(ctx.service)) labels[LABEL_HEADLESS] = '';
-  labels[LABEL_SERVICE_NAME] = ctx.name;
-  labels[LABEL_MANAGED_BY] = ctx.controllerName;
-  return { labels, changed };
-}
-
-function newSlice(
-  ctx: Context,
-  addressType: AddressType,
-  ports: readonly EndpointSlicePort[],
-): EndpointSlice {
-  return {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      generateName: endpointSlicePrefix(ctx.name),
-      namespace: ctx.namespace,
-      labels: sliceLabels(ctx, undefined).labels,
-      ownerReferences: [
-        {
-          apiVersion: 'v1',
-          kind: 'Service',
-          name: ctx.name,
-          uid: str(ctx.service.metadata.uid),
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-    addressType,
-    endpoints: [],
-    ports: ports.map((p) => ({ ...p })),
-  };
-}
-
-/** Owned by this Service: an ownerReference v1/Service with its uid. */
-function ownedBy(slice: KObject, service: Service): boolean {
-  const uid = str(service.metadata.uid);
-  return list(rec(slice.metadata)['ownerReferences']).some((o) => {
-    const ref = rec(o);
-    return ref['uid'] === uid && ref['kind'] === 'Service' && ref['apiVersion'] === 'v1';
-  });
-}
-
-/** A typed working copy of an existing slice: endpoints and ports read defensively. */
-function readSlice(raw: KObject): EndpointSlice {
-  const copy = structuredClone(raw);
-  return {
-    ...copy,
-    metadata: rec(copy.metadata),
-    addressType: str(copy['addressType']),
-    endpoints: list(copy['endpoints']).map(readEndpoint),
-    ports: readPorts(copy['ports']),
-  };
-}
-
-/** What one port set's slices need. */
-interface PortMappingResult {
-  readonly toCreate: EndpointSlice[];
-  readonly toUpdate: EndpointSlice[];
-  readonly toDelete: EndpointSlice[];
-}
-
-/** Index of the slice that `count` more endpoints leave closest to full without passing `max` (getSliceToFill). */
-function sliceToFill(slices: readonly EndpointSlice[], count: number, max: number): number {
-  let closest = max;
-  let found = -1;
-  for (const [i, slice] of slices.entries()) {
-    const diff = max - (count + slice.endpoints.length);
-    if (diff >= 0 && diff < closest) {
-      [closest, found] = [diff, i];
-      if (diff === 0) break;
-    }
-  }
-  return found;
-}
-
-/** reconcileByPortMapping: existing slices of one port set (sorted by name) against its desired endpoints. */
-function reconcilePortSet(
-  ctx: Context,
-  addressType: AddressType,
-  existing: readonly EndpointSlice[],
-  ports: readonly EndpointSlicePort[],
-  desired: ReadonlyMap<string, Endpoint>,
-): PortMappingResult {
-  const left = new Map(desired);
-  const unchanged: EndpointSlice[] = [];
-  const toUpdate = new Map<string, EndpointSlice>();
-  const toDelete: EndpointSlice[] = [];
-
-  // 1. Keep the endpoints still desired, in their desired version.
-  for (const slice of existing) {
-    const kept: Endpoint[] = [];
-    let changed = false;
-    for (const endpoint of slice.endpoints) {
-      const key = endpointKey(endpoint);
-      const want = left.get(key);
-      if (want === undefined) continue;
-      kept.push(copyEndpoint(want));
-      if (!endpointsEqualBeyondHash(want, endpoint)) changed = true;
-      left.delete(key);
-    }
-    const { labels, changed: labelsChanged } = sliceLabels(ctx, rec(slice.metadata)['labels']);
-    const relabelled = (): EndpointSlice => {
-      const copy = copySlice(slice);
-      return { ...copy, metadata: { ...copy.metadata, labels } };
-    };
-    if (changed || kept.length !== slice.endpoints.length) {
-      if (kept.length === 0) toDelete.push(slice);
-      else toUpdate.set(sliceName(slice), { ...relabelled(), endpoints: kept });
-    } else if (labelsChanged) {
-      toUpdate.set(sliceName(slice), relabelled());
-    } else {
-      unchanged.push(slice);
-    }
-  }
-
-  const remaining = [...left.values()].sort(compareEndpoints);
-  let next = 0;
-  const fill = (slice: EndpointSlice): void => {
-    while (next < remaining.length && slice.endpoints.length < ctx.max) {
-      slice.endpoints.push(copyEndpoint(remaining[next++]!));
-    }
-  };
-
-  // 2. Fill the slices being updated anyway, fullest first.
-  if (remaining.length > 0) {
-    const fullestFirst = [...toUpdate.values()].sort(
-      (a, b) => b.endpoints.length - a.endpoints.length || byName(a, b),
-    );
-    for (const slice of fullestFirst) fill(slice);
-  }
-
-  // 3. What is left goes into one untouched slice that can take all of it, or into new slices.
-  const toCreate: EndpointSlice[] = [];
-  while (next < remaining.length) {
-    const count = remaining.length - next;
-    const i = count < ctx.max ? sliceToFill(unchanged, count, ctx.max) : -1;
-    let target: EndpointSlice;
-    if (i === -1) {
-      target = newSlice(ctx, addressType, ports);
-      toCreate.push(target);
-    } else {
-      target = copySlice(unchanged.splice(i, 1)[0]!);
-      toUpdate.set(sliceName(target), target);
-    }
-    fill(target);
-  }
-
-  const sortEndpoints = (slice: EndpointSlice): EndpointSlice => {
-    slice.endpoints.sort(compareEndpoints);
-    return slice;
-  };
-  return {
-    toCreate: toCreate.map(sortEndpoints),
-    toUpdate: [...toUpdate.values()].sort(byName).map(sortEndpoints),
-    toDelete,
-  };
 }
 
 const hasZoneHints = (slices: readonly EndpointSlice[]): boolean =>
