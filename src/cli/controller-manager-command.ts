@@ -6,6 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mustFindResource } from '../api/resources.js';
 import { jsonLogger } from '../apiserver/logger.js';
+import {
+  DEFAULT_MAX_ENDPOINTS_PER_SLICE,
+  MAX_MAX_ENDPOINTS_PER_SLICE,
+} from '../core/endpointslices/endpointslices.js';
 import { ControllerManager, KNOWN_CONTROLLERS, type ControllerName } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
@@ -23,6 +27,8 @@ Flags:
   --kubeconfig FILE                      required
   --controllers LIST                     comma-separated, '*' for all (default '*'); known: ${KNOWN_CONTROLLERS.join(', ')}
   --concurrent-endpoint-syncs N          Endpoints workers (default 5)
+  --concurrent-service-endpoint-syncs N  EndpointSlice workers (default 5, 1..50)
+  --max-endpoints-per-slice N            endpoints per EndpointSlice (default 100, 1..1000)
   --leader-elect                         campaign for a Lease; only the holder runs the controllers
   --leader-elect-resource-namespace NS   default kube-system
   --leader-elect-resource-name NAME      default svcplane-controller-manager
@@ -32,6 +38,8 @@ const FLAGS = {
   kubeconfig: { type: 'string' },
   controllers: { type: 'string' },
   'concurrent-endpoint-syncs': { type: 'string' },
+  'concurrent-service-endpoint-syncs': { type: 'string' },
+  'max-endpoints-per-slice': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'leader-elect-resource-namespace': { type: 'string' },
   'leader-elect-resource-name': { type: 'string' },
@@ -56,6 +64,19 @@ function controllerList(raw: string | boolean | undefined): ControllerName[] {
   return [...out];
 }
 
+/** kube's check: 0 means the default (100); otherwise 1..1000, with upstream's messages. */
+function maxEndpointsPerSlice(raw: string | boolean | undefined): number {
+  if (raw === undefined) return DEFAULT_MAX_ENDPOINTS_PER_SLICE;
+  const n = intFlag('max-endpoints-per-slice', raw, 0) ?? 0;
+  if (n === 0) return DEFAULT_MAX_ENDPOINTS_PER_SLICE;
+  if (n > MAX_MAX_ENDPOINTS_PER_SLICE) {
+    throw new UsageError(
+      `--max-endpoints-per-slice: max-endpoints-per-slice must not be more than ${MAX_MAX_ENDPOINTS_PER_SLICE}, but got ${n}`,
+    );
+  }
+  return n;
+}
+
 export async function controllerManagerCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parseFlags(args, FLAGS);
   if (values.help) {
@@ -68,6 +89,14 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
   const controllers = controllerList(values['controllers']);
   const workers = intFlag('concurrent-endpoint-syncs', values['concurrent-endpoint-syncs'], 1) ?? 5;
+  const sliceWorkers =
+    intFlag('concurrent-service-endpoint-syncs', values['concurrent-service-endpoint-syncs'], 1) ?? 5;
+  if (sliceWorkers > 50) {
+    throw new UsageError(
+      `--concurrent-service-endpoint-syncs: must not be more than 50, but got ${sliceWorkers}`,
+    );
+  }
+  const maxPerSlice = maxEndpointsPerSlice(values['max-endpoints-per-slice']);
   let transport;
   try {
     transport = kubeconfigTransport({ path: kubeconfig });
@@ -76,7 +105,13 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   }
   const log = jsonLogger(undefined, 'controller-manager');
   const client = new Client(transport);
-  const manager = new ControllerManager(client, { controllers, concurrentEndpointSyncs: workers, log });
+  const manager = new ControllerManager(client, {
+    controllers,
+    concurrentEndpointSyncs: workers,
+    concurrentServiceEndpointSyncs: sliceWorkers,
+    maxEndpointsPerSlice: maxPerSlice,
+    log,
+  });
   const identity = `${hostname()}_${randomUUID()}`;
   let elector: LeaderElector | undefined;
   let shuttingDown = false;

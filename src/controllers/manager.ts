@@ -5,9 +5,11 @@ import { Registry } from 'prom-client';
 import type { Client } from '../runtime/client.js';
 import { SharedInformerFactory } from '../runtime/informer.js';
 import { WorkqueueMetrics } from '../runtime/workqueue.js';
+import { ClientEventRecorder } from '../runtime/events.js';
 import { EndpointsController } from './endpoints/endpoints-controller.js';
+import { EndpointSliceController } from './endpointslice/endpointslice-controller.js';
 
-export const KNOWN_CONTROLLERS = ['endpoints'] as const;
+export const KNOWN_CONTROLLERS = ['endpoints', 'endpointslice'] as const;
 export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
 
 export interface ManagerLogger {
@@ -18,6 +20,10 @@ export interface ManagerLogger {
 export interface ControllerManagerOptions {
   readonly controllers: readonly ControllerName[];
   readonly concurrentEndpointSyncs?: number;
+  /** EndpointSlice workers (kube's --concurrent-service-endpoint-syncs, default 5). */
+  readonly concurrentServiceEndpointSyncs?: number;
+  /** 1..1000, default 100. */
+  readonly maxEndpointsPerSlice?: number;
   readonly log: ManagerLogger;
 }
 
@@ -48,6 +54,20 @@ export class ControllerManager {
             workers: o.concurrentEndpointSyncs ?? 5,
             metrics: queueMetrics,
             onError: (key, err) => o.log.warn('endpoints sync failed', { key, err: String(err) }),
+          }),
+        );
+      }
+      if (name === 'endpointslice') {
+        this.running.push(
+          new EndpointSliceController(client, this.factory, {
+            workers: o.concurrentServiceEndpointSyncs ?? 5,
+            ...(o.maxEndpointsPerSlice === undefined ? {} : { maxEndpointsPerSlice: o.maxEndpointsPerSlice }),
+            metrics: queueMetrics,
+            events: new ClientEventRecorder(client, {
+              component: 'endpoint-slice-controller',
+              onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
+            }),
+            onError: (key, err) => o.log.warn('endpointslice sync failed', { key, err: String(err) }),
           }),
         );
       }

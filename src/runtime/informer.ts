@@ -27,8 +27,30 @@ export class Indexer implements ReflectorStore {
   private readonly handlers: EventHandlers[] = [];
   resourceVersion = '';
 
-  constructor(private readonly indexers: Record<string, IndexFunc> = {}) {
+  private readonly indexers: Record<string, IndexFunc>;
+
+  constructor(indexers: Record<string, IndexFunc> = {}) {
+    this.indexers = { ...indexers };
     for (const name of Object.keys(indexers)) this.indices.set(name, new Map());
+  }
+
+  /** Adds indices (client-go's AddIndexers), built over what is cached already; a name in use is an error. */
+  addIndexers(more: Record<string, IndexFunc>): void {
+    for (const [name, fn] of Object.entries(more)) {
+      const existing = this.indexers[name];
+      if (existing === fn) continue;
+      if (existing !== undefined) throw new Error(`indexer "${name}" already exists`);
+      this.indexers[name] = fn;
+      const idx = new Map<string, Set<string>>();
+      this.indices.set(name, idx);
+      for (const [key, obj] of this.items) {
+        for (const v of fn(obj)) {
+          let set = idx.get(v);
+          if (set === undefined) idx.set(v, (set = new Set()));
+          set.add(key);
+        }
+      }
+    }
   }
 
   addHandlers(h: EventHandlers): void {
@@ -188,6 +210,8 @@ export class SharedInformerFactory {
       inf = new Informer(this.client, resource, { ...opts, ...this.defaults });
       this.informers.set(id, inf);
       if (this.started) inf.start();
+    } else if (opts.indexers !== undefined) {
+      inf.indexer.addIndexers(opts.indexers);
     }
     return inf;
   }

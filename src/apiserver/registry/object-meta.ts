@@ -18,22 +18,31 @@ export function generateName(prefix: string, random: () => number): string {
   return s;
 }
 
+const isEndpointSlices = (r: ResourceInfo): boolean =>
+  r.group === 'discovery.k8s.io' && r.resource === 'endpointslices';
+
 /**
  * Kinds whose objects carry metadata.generation: those whose kube strategy sets it (deployments, pods,
- * custom resources). The core Service, Namespace and Node strategies never do, so those have none.
+ * custom resources, and EndpointSlices, which have no status but count changes of their content and
+ * labels; the EndpointSlice controller uses it to tell a stale cache from its own write). The core
+ * Service, Namespace and Node strategies never do, so those have none.
  */
 export const tracksGeneration = (r: ResourceInfo): boolean =>
-  r.hasStatus && !(r.group === '' && ['services', 'namespaces', 'nodes'].includes(r.resource));
+  (r.hasStatus && !(r.group === '' && ['services', 'namespaces', 'nodes'].includes(r.resource))) ||
+  isEndpointSlices(r);
 
 /**
  * Everything a generation counts: the object without metadata and status; for Deployments also the
- * annotations (kube's deployment strategy bumps on them: they are copied to the ReplicaSets).
+ * annotations (kube's deployment strategy bumps on them: they are copied to the ReplicaSets); for
+ * EndpointSlices also the labels.
  */
 export function specOf(obj: KObject, r?: ResourceInfo): string {
   const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
   if (r?.group === 'apps' && r.resource === 'deployments') {
     return stableStringify({ ...rest, annotations: obj.metadata.annotations ?? {} });
   }
+  if (r !== undefined && isEndpointSlices(r))
+    return stableStringify({ ...rest, labels: obj.metadata.labels ?? {} });
   return stableStringify(rest);
 }
 
