@@ -40,8 +40,8 @@ export class EndpointSliceTracker {
     const entries = this.byService.get(service);
     const want = entries?.get(uid);
     if (entries === undefined || want === undefined) return 'other';
-    if (want.generation === DELETED) return 'other';
-    if (generation < want.generation) return 'own'; // an earlier write of ours, the latest is still coming
+    // An earlier write of ours (or a write of ours to a slice we have since deleted): the latest is coming.
+    if (want.generation === DELETED || generation < want.generation) return 'own';
     this.clear(service, entries, uid);
     return generation === want.generation ? 'own' : 'other';
   }
