@@ -29,6 +29,7 @@ Flags:
   --concurrent-endpoint-syncs N          Endpoints workers (default 5)
   --concurrent-service-endpoint-syncs N  EndpointSlice workers (default 5, 1..50)
   --max-endpoints-per-slice N            endpoints per EndpointSlice (default 100, 1..1000)
+  --concurrent-gc-syncs N                garbage collector workers (default 20)
   --leader-elect                         campaign for a Lease; only the holder runs the controllers
   --leader-elect-resource-namespace NS   default kube-system
   --leader-elect-resource-name NAME      default svcplane-controller-manager
@@ -40,6 +41,7 @@ const FLAGS = {
   'concurrent-endpoint-syncs': { type: 'string' },
   'concurrent-service-endpoint-syncs': { type: 'string' },
   'max-endpoints-per-slice': { type: 'string' },
+  'concurrent-gc-syncs': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'leader-elect-resource-namespace': { type: 'string' },
   'leader-elect-resource-name': { type: 'string' },
@@ -110,6 +112,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     concurrentEndpointSyncs: workers,
     concurrentServiceEndpointSyncs: sliceWorkers,
     maxEndpointsPerSlice: maxPerSlice,
+    concurrentGCSyncs: intFlag('concurrent-gc-syncs', values['concurrent-gc-syncs'], 1) ?? 20,
     log,
   });
   const identity = `${hostname()}_${randomUUID()}`;

@@ -8,8 +8,9 @@ import { WorkqueueMetrics } from '../runtime/workqueue.js';
 import { ClientEventRecorder } from '../runtime/events.js';
 import { EndpointsController } from './endpoints/endpoints-controller.js';
 import { EndpointSliceController } from './endpointslice/endpointslice-controller.js';
+import { GarbageCollector } from './garbagecollector/garbage-collector.js';
 
-export const KNOWN_CONTROLLERS = ['endpoints', 'endpointslice'] as const;
+export const KNOWN_CONTROLLERS = ['endpoints', 'endpointslice', 'garbagecollector'] as const;
 export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
 
 export interface ManagerLogger {
@@ -24,6 +25,8 @@ export interface ControllerManagerOptions {
   readonly concurrentServiceEndpointSyncs?: number;
   /** 1..1000, default 100. */
   readonly maxEndpointsPerSlice?: number;
+  /** Garbage collector workers (kube's --concurrent-gc-syncs, default 20). */
+  readonly concurrentGCSyncs?: number;
   readonly log: ManagerLogger;
 }
 
@@ -68,6 +71,16 @@ export class ControllerManager {
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
             onError: (key, err) => o.log.warn('endpointslice sync failed', { key, err: String(err) }),
+          }),
+        );
+      }
+      if (name === 'garbagecollector') {
+        this.running.push(
+          new GarbageCollector(client, this.factory, {
+            workers: o.concurrentGCSyncs ?? 20,
+            metrics: queueMetrics,
+            onError: (uid, err) => o.log.warn('garbage collection failed', { uid, err: String(err) }),
+            log: (msg, fields) => o.log.info(msg, fields),
           }),
         );
       }

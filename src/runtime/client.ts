@@ -113,6 +113,18 @@ export class Client {
     return JSON.parse(text) as T;
   }
 
+  /** Whether the server serves the resource (its group/version discovery document lists it). */
+  async serves(r: ResourceInfo): Promise<boolean> {
+    const path = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
+    try {
+      const doc = await this.call<{ resources?: Array<{ name?: string }> }>({ method: 'GET', path });
+      return (doc.resources ?? []).some((x) => x.name === r.resource);
+    } catch (err) {
+      if (isApiError(err, 404)) return false;
+      throw err;
+    }
+  }
+
   get(r: ResourceInfo, namespace: string, name: string, signal?: AbortSignal): Promise<KObject> {
     return this.call({
       method: 'GET',
