@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   MAX_MAX_ENDPOINTS_PER_SLICE,
 } from '../core/endpointslices/endpointslices.js';
+import { startMetricsServer } from '../controllers/metrics-server.js';
 import { ControllerManager, KNOWN_CONTROLLERS, type ControllerName } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
@@ -30,6 +31,7 @@ Flags:
   --concurrent-service-endpoint-syncs N  EndpointSlice workers (default 5, 1..50)
   --max-endpoints-per-slice N            endpoints per EndpointSlice (default 100, 1..1000)
   --concurrent-gc-syncs N                garbage collector workers (default 20)
+  --metrics-bind-address HOST:PORT       serve /metrics, /healthz and /readyz over HTTP there (default: off)
   --leader-elect                         campaign for a Lease; only the holder runs the controllers
   --leader-elect-resource-namespace NS   default kube-system
   --leader-elect-resource-name NAME      default svcplane-controller-manager
@@ -42,6 +44,7 @@ const FLAGS = {
   'concurrent-service-endpoint-syncs': { type: 'string' },
   'max-endpoints-per-slice': { type: 'string' },
   'concurrent-gc-syncs': { type: 'string' },
+  'metrics-bind-address': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'leader-elect-resource-namespace': { type: 'string' },
   'leader-elect-resource-name': { type: 'string' },
@@ -64,6 +67,19 @@ function controllerList(raw: string | boolean | undefined): ControllerName[] {
       );
   }
   return [...out];
+}
+
+/** `HOST:PORT` or `[V6]:PORT`; undefined when the flag is absent or "0" (off). */
+function hostPort(raw: string | boolean | undefined): { host: string; port: number } | undefined {
+  if (raw === undefined || raw === '0' || raw === '') return undefined;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(String(raw));
+  const port = Number(m?.[3]);
+  if (m === null || port > 65535) {
+    throw new UsageError(
+      `--metrics-bind-address: want HOST:PORT (e.g. 127.0.0.1:10257), got ${JSON.stringify(raw)}`,
+    );
+  }
+  return { host: m[1] ?? m[2]!, port };
 }
 
 /** kube's check: 0 means the default (100); otherwise 1..1000, with upstream's messages. */
@@ -99,6 +115,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     );
   }
   const maxPerSlice = maxEndpointsPerSlice(values['max-endpoints-per-slice']);
+  const metricsAddress = hostPort(values['metrics-bind-address']);
   let transport;
   try {
     transport = kubeconfigTransport({ path: kubeconfig });
@@ -118,6 +135,12 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   const identity = `${hostname()}_${randomUUID()}`;
   let elector: LeaderElector | undefined;
   let shuttingDown = false;
+  let running = false;
+  const metricsServer =
+    metricsAddress === undefined
+      ? undefined
+      : await startMetricsServer(metricsAddress.host, metricsAddress.port, manager.metrics, () => running);
+  if (metricsServer !== undefined) log.info('serving metrics', { url: metricsServer.url });
   if (values['leader-elect'] === true) {
     const namespace = String(values['leader-elect-resource-namespace'] ?? 'kube-system');
     const name = String(values['leader-elect-resource-name'] ?? 'svcplane-controller-manager');
@@ -135,6 +158,9 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
           log.info('became the leader; starting controllers', { identity });
           manager
             .start()
+            .then(() => {
+              running = true;
+            })
             .catch((err: unknown) => log.error('controllers failed to start', { err: String(err) }));
         },
         onStoppedLeading: () => {
@@ -152,6 +178,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     );
   } else {
     await manager.start();
+    running = true;
     out(`svcplane: controller-manager running (${controllers.join(',')})`);
   }
   await new Promise<void>((resolve) => {
@@ -166,6 +193,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   shuttingDown = true;
   await manager.stop();
   await elector?.stop();
+  await metricsServer?.close();
   transport.close();
   return 0;
 }

@@ -68,7 +68,11 @@ export async function upCommand(
       out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
       // The controllers run in-process, as a client of this server like any other.
       client = new Client(kubeconfigTransport({ path: kubeconfig }));
-      manager = new ControllerManager(client, { controllers: KNOWN_CONTROLLERS, log });
+      manager = new ControllerManager(client, {
+        controllers: KNOWN_CONTROLLERS,
+        log,
+        metrics: server.metrics.registry,
+      });
       manager.start().catch((err: unknown) => log.error('controllers failed to start', { err: String(err) }));
     },
     beforeShutdown: async () => {

@@ -28,6 +28,8 @@ export interface ControllerManagerOptions {
   /** Garbage collector workers (kube's --concurrent-gc-syncs, default 20). */
   readonly concurrentGCSyncs?: number;
   readonly log: ManagerLogger;
+  /** Where the workqueue metrics go (`svcplane up` passes the apiserver's /metrics registry). */
+  readonly metrics?: Registry;
 }
 
 interface Runnable {
@@ -36,7 +38,7 @@ interface Runnable {
 }
 
 export class ControllerManager {
-  readonly metrics = new Registry();
+  readonly metrics: Registry;
   private readonly factory: SharedInformerFactory;
   private readonly running: Runnable[] = [];
 
@@ -44,6 +46,7 @@ export class ControllerManager {
     client: Client,
     private readonly o: ControllerManagerOptions,
   ) {
+    this.metrics = o.metrics ?? new Registry();
     this.factory = new SharedInformerFactory(client, {
       reflector: {
         onError: (err) => o.log.warn('list/watch failed; retrying', { err: String(err) }),
