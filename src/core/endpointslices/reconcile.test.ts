@@ -268,11 +268,15 @@ describe('planEndpointSlices: node, zone and hostname', () => {
     assert.equal(pl.create[0]?.endpoints[0]?.zone, undefined);
   });
 
-  it('sets no nodeName for an unscheduled pod (kept only when publishing not-ready addresses)', () => {
+  it('keeps an unscheduled pod without nodeName or zone and reports nothing (svcplane has no kubelets)', () => {
     const unscheduled = pod({ name: 'pod0', ip: nthIP(0) });
-    assert.equal(plan({ pods: [unscheduled] }).errors.length, 1);
-    const pl = plan({ service: service({ publishNotReadyAddresses: true }), pods: [unscheduled] });
-    assert.equal(pl.create[0]?.endpoints[0]?.nodeName, undefined);
+    for (const svc of [service(), service({ publishNotReadyAddresses: true })]) {
+      const pl = plan({ service: svc, pods: [unscheduled] });
+      assert.deepEqual(pl.errors, []);
+      assert.deepEqual(pl.create.map(ipsOf), [[nthIP(0)]]);
+      assert.equal(pl.create[0]?.endpoints[0]?.nodeName, undefined);
+      assert.equal(pl.create[0]?.endpoints[0]?.zone, undefined);
+    }
   });
 
   it("sets hostname only when the pod's subdomain is the Service", () => {

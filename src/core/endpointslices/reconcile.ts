@@ -10,6 +10,7 @@
 //   - desired endpoints come from the pods that should be in endpoints, terminating ones included (with
 //     their conditions), grouped by the ports they resolve; a pod on an unknown node is left out and
 //     reported in `errors` (the caller should retry), unless the Service publishes not-ready addresses;
+//     unlike upstream, a pod with no nodeName at all is kept (without nodeName and zone): see below;
 //   - churn is kept low: an existing slice keeps the endpoints still desired (in their new version:
 //     conditions, node, zone); a slice that lost all of them is deleted, one whose endpoints changed is
 //     updated, one whose Service labels changed is updated, and the rest are left alone. Remaining endpoints first fill the slices being
@@ -153,7 +154,10 @@ function reconcileAddressType(
     if (group === undefined) desired.set(key, (group = { ports, endpoints: new Map() }));
     const nodeName = str(rec(pod.spec)['nodeName']);
     const node = ctx.nodesByName.get(nodeName);
-    if (node === undefined && !ctx.publishNotReady) {
+    // Upstream also skips a pod without a nodeName (the lookup of "" fails). In Kubernetes a pod with an IP
+    // always has one; in svcplane, without kubelets, pods get their IPs through /status and are often never
+    // scheduled, so such a pod is kept, with no nodeName and no zone, as the Endpoints controller keeps it.
+    if (node === undefined && nodeName !== '' && !ctx.publishNotReady) {
       ctx.errors.add(
         `skipping Pod ${str(pod.metadata.name)} for Service ${ctx.namespace}/${ctx.name}: Node ${nodeName} Not Found`,
       );
