@@ -115,6 +115,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     );
   }
   const maxPerSlice = maxEndpointsPerSlice(values['max-endpoints-per-slice']);
+  const gcWorkers = intFlag('concurrent-gc-syncs', values['concurrent-gc-syncs'], 1) ?? 20;
   const metricsAddress = hostPort(values['metrics-bind-address']);
   let transport;
   try {
@@ -129,7 +130,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     concurrentEndpointSyncs: workers,
     concurrentServiceEndpointSyncs: sliceWorkers,
     maxEndpointsPerSlice: maxPerSlice,
-    concurrentGCSyncs: intFlag('concurrent-gc-syncs', values['concurrent-gc-syncs'], 1) ?? 20,
+    concurrentGCSyncs: gcWorkers,
     log,
   });
   const identity = `${hostname()}_${randomUUID()}`;
@@ -161,7 +162,11 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
             .then(() => {
               running = true;
             })
-            .catch((err: unknown) => log.error('controllers failed to start', { err: String(err) }));
+            .catch((err: unknown) => {
+              // A leader that cannot run its controllers must not keep the Lease: exit and let another lead.
+              log.error('controllers failed to start', { err: String(err) });
+              process.exit(1);
+            });
         },
         onStoppedLeading: () => {
           if (shuttingDown) return;

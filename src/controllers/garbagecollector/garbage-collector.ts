@@ -25,6 +25,7 @@ import {
 } from '../../core/gc/gc.js';
 import { isApiError, type Client } from '../../runtime/client.js';
 import { Controller } from '../../runtime/controller.js';
+import { sleep } from '../../runtime/sleep.js';
 import type { IndexFunc, Informer, SharedInformerFactory } from '../../runtime/informer.js';
 import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
 
@@ -59,6 +60,7 @@ const MAX_CAS_ATTEMPTS = 5;
 export class GarbageCollector {
   readonly controller: Controller;
   private readonly informers = new Map<ResourceInfo, Informer>();
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly client: Client,
@@ -77,21 +79,9 @@ export class GarbageCollector {
 
   /** Finds the resources the server serves, starts watching them, and starts the workers once synced. */
   async start(): Promise<void> {
-    for (const r of RESOURCES) {
-      if (
-        IGNORED.has(`${r.group}/${r.resource}`) ||
-        !r.verbs.includes('delete') ||
-        !r.verbs.includes('watch')
-      ) {
-        continue;
-      }
-      if (!(await this.client.serves(r))) {
-        this.opts.log?.('garbage collector: resource not served; not watched', {
-          resource: r.resource,
-          group: r.group,
-        });
-        continue;
-      }
+    const served = await this.discover();
+    if (served === undefined) return; // stopped while the server was unreachable
+    for (const r of served) {
       const inf = this.factory.informer(r, { indexers: { uid: byUID, owner: byOwnerUID } });
       this.informers.set(r, inf);
       inf.addHandlers({
@@ -102,10 +92,37 @@ export class GarbageCollector {
     }
     // The manager has started the factory already, so the informers asked for above start at once.
     await Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
-    this.controller.start();
+    if (!this.stopping.signal.aborted) this.controller.start();
+  }
+
+  /** The resources to watch: every deletable, watchable one the server serves, but events. Retried until it works. */
+  private async discover(): Promise<ResourceInfo[] | undefined> {
+    const candidates = RESOURCES.filter(
+      (r) =>
+        !IGNORED.has(`${r.group}/${r.resource}`) && r.verbs.includes('delete') && r.verbs.includes('watch'),
+    );
+    for (let delay = 500; !this.stopping.signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+      try {
+        const served: ResourceInfo[] = [];
+        for (const r of candidates) {
+          if (await this.client.serves(r)) served.push(r);
+          else
+            this.opts.log?.('garbage collector: resource not served; not watched', {
+              resource: r.resource,
+              group: r.group,
+            });
+        }
+        return served;
+      } catch (err) {
+        this.opts.onError?.('discovery', err);
+        await sleep(delay, this.stopping.signal);
+      }
+    }
+    return undefined;
   }
 
   stop(): Promise<void> {
+    this.stopping.abort();
     return this.controller.stop();
   }
 
