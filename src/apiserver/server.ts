@@ -3,7 +3,7 @@
 // finish in-flight requests, stop the cache; the caller then closes the store).
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Store } from '../storage/store.js';
 import type { AuthenticationRequest } from './auth/authenticator.js';
@@ -56,6 +56,11 @@ export interface RunningApiServer {
   readonly registry: Registry;
   readonly cache: WatchCache;
   readonly metrics: ApiMetrics;
+  /**
+   * The request listener the HTTPS server runs, for serving the same API in-process (tests hand it to
+   * src/runtime/in-process-transport.ts). Requests that reach it outside TLS carry no client certificate.
+   */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
   /** The ClusterIP/NodePort allocators and their repair (a pass can be run on demand). */
   readonly allocation: { readonly allocators: ServiceAllocators; readonly repair: AllocationRepair };
   /** Graceful: stops accepting, ends watches, waits for in-flight requests, stops the cache. */
@@ -218,6 +223,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     registry,
     cache,
     metrics,
+    handler,
     allocation: { allocators, repair },
     async shutdown() {
       if (shuttingDown) return;
