@@ -6,6 +6,7 @@ import { STORE_HELP, storeCommand } from './store-command.js';
 import { upCommand, UP_HELP } from './up-command.js';
 import { apiserverCommand, APISERVER_HELP } from './apiserver-command.js';
 import { controllerManagerCommand, CONTROLLER_MANAGER_HELP } from './controller-manager-command.js';
+import { podStatusCommand, POD_STATUS_HELP } from './pod-status-command.js';
 
 const version = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -19,6 +20,7 @@ Commands:
   up          all-in-one server: the Kubernetes API server on the embedded store, with a kubeconfig
   apiserver   the API server alone, with kube-apiserver's flags
   controller-manager  the controllers alone, against any API server through a kubeconfig
+  pod-status  set a Pod's IPs, phase and readiness as a kubelet would report them (svcplane has no kubelet)
   store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
   version     print the version
 
@@ -53,6 +55,8 @@ export async function main(argv: string[]): Promise<number> {
         return await storeCommand(rest, out);
       case 'controller-manager':
         return await controllerManagerCommand(rest, out);
+      case 'pod-status':
+        return await podStatusCommand(rest, out);
       default:
         throw new UsageError(`unknown command "${command}" (see 'svcplane --help')`);
     }
@@ -75,4 +79,4 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-export { APISERVER_HELP, CONTROLLER_MANAGER_HELP, STORE_HELP, UP_HELP };
+export { APISERVER_HELP, CONTROLLER_MANAGER_HELP, POD_STATUS_HELP, STORE_HELP, UP_HELP };

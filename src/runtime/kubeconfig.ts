@@ -14,7 +14,12 @@ export interface KubeconfigTransportOptions {
   readonly context?: string;
 }
 
-export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): Transport {
+export interface KubeconfigTransport extends Transport {
+  /** The current context's namespace, when it names one (what kubectl uses without -n). */
+  readonly namespace: string | undefined;
+}
+
+export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): KubeconfigTransport {
   const kc = new KubeConfig();
   if (opts.path !== undefined) kc.loadFromFile(opts.path);
   else kc.loadFromDefault();
@@ -64,8 +69,10 @@ export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): Tran
       r.end();
     });
   };
+  const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
   return {
     server: server.origin,
+    namespace: namespace === '' ? undefined : namespace,
     send,
     close: () => agent?.destroy(),
   };
