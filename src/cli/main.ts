@@ -2,11 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { isStoreError } from '../storage/store.js';
 import { UsageError, parseFlags } from './flags.js';
-import { STORE_HELP, storeCommand } from './store-command.js';
-import { upCommand, UP_HELP } from './up-command.js';
-import { apiserverCommand, APISERVER_HELP } from './apiserver-command.js';
-import { controllerManagerCommand, CONTROLLER_MANAGER_HELP } from './controller-manager-command.js';
-import { podStatusCommand, POD_STATUS_HELP } from './pod-status-command.js';
+// Each command's module is loaded only when it runs: the server stack (sqlite, etcd, the apiserver) costs
+// about a second to load, which a quick command like pod-status should not pay.
 
 const version = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -48,15 +45,15 @@ export async function main(argv: string[]): Promise<number> {
         out(`svcplane ${version()}`);
         return 0;
       case 'up':
-        return await upCommand(rest, out, version());
+        return await (await import('./up-command.js')).upCommand(rest, out, version());
       case 'apiserver':
-        return await apiserverCommand(rest, out, version());
+        return await (await import('./apiserver-command.js')).apiserverCommand(rest, out, version());
       case 'store':
-        return await storeCommand(rest, out);
+        return await (await import('./store-command.js')).storeCommand(rest, out);
       case 'controller-manager':
-        return await controllerManagerCommand(rest, out);
+        return await (await import('./controller-manager-command.js')).controllerManagerCommand(rest, out);
       case 'pod-status':
-        return await podStatusCommand(rest, out);
+        return await (await import('./pod-status-command.js')).podStatusCommand(rest, out);
       default:
         throw new UsageError(`unknown command "${command}" (see 'svcplane --help')`);
     }
@@ -78,5 +75,3 @@ export async function main(argv: string[]): Promise<number> {
     throw err;
   }
 }
-
-export { APISERVER_HELP, CONTROLLER_MANAGER_HELP, POD_STATUS_HELP, STORE_HELP, UP_HELP };
