@@ -393,8 +393,12 @@ export class Registry {
           `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion ?? ''}`,
         );
       }
-      const finalizers = [...(old.metadata.finalizers ?? [])];
+      // kube's deletionFinalizersForGarbageCollection: an explicit policy replaces the GC finalizers the
+      // object carries (kubectl always sends one); without a policy they stay as they are.
       const policy = opts.propagationPolicy;
+      const finalizers = (old.metadata.finalizers ?? []).filter(
+        (f) => policy === undefined || (f !== 'orphan' && f !== 'foregroundDeletion'),
+      );
       if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion'))
         finalizers.push('foregroundDeletion');
       if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');

@@ -1,0 +1,42 @@
+// Running the real kubectl against a test server: the newest kubectl of the machine (the Cloud SDK's 1.33 when
+// it is there, else /usr/bin/kubectl), with only PATH, a HOME of its own and the server's kubeconfig in its
+// environment, so nothing from the user's ~/.kube leaks in.
+import { execFile } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import type { TestServer } from './server.js';
+
+const SDK = '/usr/lib/google-cloud-sdk/bin';
+export const KUBECTL = existsSync(`${SDK}/kubectl.1.33`) ? `${SDK}/kubectl.1.33` : '/usr/bin/kubectl';
+
+/** Runs `kubectl ARGS` and resolves to its stdout; rejects with its stderr when it exits non-zero. */
+export type Kubectl = (args: readonly string[], stdin?: string) => Promise<string>;
+
+/** A kubectl bound to `srv`, with `home` as HOME and discovery cache (a directory the caller owns). */
+export function kubectlFor(srv: Pick<TestServer, 'kubeconfig'>, home: string): Kubectl {
+  return (args, stdin) =>
+    new Promise((resolve, reject) => {
+      const child = execFile(
+        KUBECTL,
+        [`--cache-dir=${path.join(home, 'cache')}`, ...args],
+        {
+          env: { PATH: process.env['PATH'] ?? '', HOME: home, KUBECONFIG: srv.kubeconfig },
+          timeout: 60_000,
+          maxBuffer: 64 * 1024 * 1024,
+        },
+        (err, stdout, stderr) => {
+          if (err === null) resolve(stdout);
+          else reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`));
+        },
+      );
+      if (stdin !== undefined) child.stdin!.end(stdin);
+    });
+}
+
+/** Writes the objects as one multi-document YAML file under `dir` and returns its path. */
+export function writeYaml(dir: string, name: string, docs: readonly unknown[]): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, docs.map((d) => stringify(d)).join('---\n'));
+  return file;
+}
