@@ -84,6 +84,8 @@ export class EndpointSliceController {
   private readonly tracker = new EndpointSliceTracker();
   /** Services whose last sync found the cache stale: synced again once their expectations are met. */
   private readonly waiting = new Set<string>();
+  /** Services whose last plan allocated Topology Aware Hints (upstream's topology cache keeps the same). */
+  private readonly hintsPopulated = new Set<string>();
   private readonly max: number;
   private readonly now: () => number;
 
@@ -187,6 +189,7 @@ export class EndpointSliceController {
       this.triggers.forget(key);
       this.tracker.forget(key);
       this.waiting.delete(key);
+      this.hintsPopulated.delete(key);
       return;
     }
     const cached = this.slices.indexer.byIndex('service', key);
@@ -209,8 +212,11 @@ export class EndpointSliceController {
       existing: cached,
       maxEndpointsPerSlice: this.max,
       triggerTime: this.triggers.computeEndpointLastChangeTriggerTime(service, pods),
+      hintsPopulated: this.hintsPopulated.has(key),
     });
     if (plan.skipped !== undefined) return;
+    if (plan.hintsPopulated) this.hintsPopulated.add(key);
+    else this.hintsPopulated.delete(key);
     const about = regarding('Service', 'v1', service);
     for (const e of plan.events) void this.opts.events?.record(about, e.type, e.reason, e.message);
     try {

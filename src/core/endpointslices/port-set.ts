@@ -70,6 +70,8 @@ export interface Context {
   readonly errors: Set<string>;
   readonly events: PlanEvent[];
   ratios: ZoneRatios | undefined | null; // null: not computed yet
+  /** Topology Aware Hints allocated for the Service (see PlanEndpointSlicesInput.hintsPopulated). */
+  hintsPopulated: boolean;
 }
 
 /**

@@ -911,8 +911,9 @@ describe('planEndpointSlices: hints', () => {
 
   it('removes hints when neither asks for them, and warns that topology hints were disabled', () => {
     const existing = settle({ service: service({ annotations: auto }), pods: zonePods(['a', 'b', 'c']) });
-    const pl = plan({ pods: zonePods(['a', 'b', 'c']), existing });
+    const pl = plan({ pods: zonePods(['a', 'b', 'c']), existing, hintsPopulated: true });
     assert.deepEqual(counts(pl), [0, 1, 0]);
+    assert.equal(pl.hintsPopulated, false);
     assert.ok(hintsOf(pl).every(([, z]) => z.length === 0));
     assert.deepEqual(pl.events, [
       {
@@ -961,9 +962,58 @@ describe('planEndpointSlices: hints', () => {
   it('does not re-announce hints that are already there', () => {
     const svc = service({ annotations: auto });
     const existing = settle({ service: svc, pods: zonePods(['a', 'a', 'b', 'b', 'c', 'c']) });
-    const pl = plan({ service: svc, pods: zonePods(['a', 'a', 'b', 'b', 'c', 'c', 'c']), existing });
+    const pl = plan({
+      service: svc,
+      pods: zonePods(['a', 'a', 'b', 'b', 'c', 'c', 'c']),
+      existing,
+      hintsPopulated: true,
+    });
     assert.deepEqual(pl.events, []);
     assert.deepEqual(counts(pl), [0, 1, 0]);
+    assert.equal(pl.hintsPopulated, true);
+  });
+
+  it('says whether hints were allocated, for the next plan (the caller remembers it per Service)', () => {
+    const svc = service({ annotations: auto });
+    const first = plan({ service: svc, pods: zonePods(['a', 'b', 'c']) });
+    assert.equal(first.hintsPopulated, true);
+    assert.deepEqual(
+      first.events.map((e) => e.reason),
+      ['TopologyAwareHintsEnabled'],
+    );
+    // A zone without CPU information: the allocation fails, hints go, and the next plan knows.
+    const failed = plan({ service: svc, pods: zonePods(['a', 'b', 'c']), nodes: [], hintsPopulated: true });
+    assert.equal(failed.hintsPopulated, false);
+    assert.equal(plan({ pods: zonePods(['a']) }).hintsPopulated, false);
+  });
+
+  it('removing trafficDistribution removes its hints without a TopologyAwareHintsDisabled event', () => {
+    const existing = settle({
+      service: service({ trafficDistribution: 'PreferClose' }),
+      pods: zonePods(['a', 'b']),
+    });
+    assert.ok(existing.some((s) => (s as EndpointSlice).endpoints.some((e) => e.hints !== undefined)));
+    const pl = plan({ pods: zonePods(['a', 'b']), existing });
+    assert.deepEqual(counts(pl), [0, 1, 0]);
+    assert.ok(hintsOf(pl).every(([, z]) => z.length === 0));
+    assert.deepEqual(pl.events, []);
+  });
+
+  it('turning topology-mode off with trafficDistribution set warns once and switches to its hints', () => {
+    const svc = service({ ipFamilies: ['IPv4', 'IPv6'], trafficDistribution: 'PreferClose' });
+    const dual = ['a', 'b', 'c'].map((z, i) =>
+      p(i, { nodeName: `node-${z}`, ip: [nthIP(i), `fd00::${i + 1}`] }),
+    );
+    const existing = settle({
+      service: { ...svc, metadata: { ...svc.metadata, annotations: auto } },
+      pods: dual,
+    });
+    const pl = plan({ service: svc, pods: dual, existing, hintsPopulated: true });
+    assert.deepEqual(
+      pl.events.map((e) => [e.reason, e.message]),
+      [['TopologyAwareHintsDisabled', 'Topology Aware Hints has been disabled, addressType: IPv4']],
+    );
+    assert.equal(pl.hintsPopulated, false);
   });
 
   for (const [label, svc] of [

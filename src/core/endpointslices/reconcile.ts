@@ -96,6 +96,12 @@ export interface PlanEndpointSlicesInput {
   readonly controllerName?: string;
   /** From TriggerTimeTracker, for the last-change-trigger-time annotation; "" (default) removes it. */
   readonly triggerTime?: string;
+  /**
+   * Whether Topology Aware Hints were allocated for this Service by the previous plan (the plan's own
+   * `hintsPopulated`, which the caller remembers per Service, as upstream's topology cache does). It
+   * decides the TopologyAwareHintsEnabled and TopologyAwareHintsDisabled events. Default false.
+   */
+  readonly hintsPopulated?: boolean;
 }
 
 export interface EndpointSlicePlan {
@@ -114,6 +120,8 @@ export interface EndpointSlicePlan {
   readonly errors: string[];
   /** Why nothing was planned, when the Service is skipped. */
   readonly skipped?: 'ExternalName' | 'NoSelector';
+  /** Whether Topology Aware Hints are allocated after this plan: the next plan's `hintsPopulated`. */
+  readonly hintsPopulated: boolean;
 }
 
 /** Whether the annotations enable topology hints: the deprecated key wins when both are set. */
@@ -123,9 +131,6 @@ export function topologyHintsEnabled(annotations: Readonly<Record<string, string
     : annotations[ANNOTATION_TOPOLOGY_MODE];
   return value === 'Auto' || value === 'auto';
 }
-
-const hasZoneHints = (slices: readonly EndpointSlice[]): boolean =>
-  slices.some((s) => s.endpoints.some((e) => (e.hints?.forZones ?? []).length > 0));
 
 /** reconcileByAddressType. `existing` are this Service's managed slices of this type, sorted by name. */
 function reconcileAddressType(
@@ -201,30 +206,32 @@ function reconcileAddressType(
   const annotations = stringMap(ctx.service.metadata.annotations);
   const hintsOn = topologyHintsEnabled(annotations);
   const trafficDistribution = validTrafficDistribution(rec(ctx.service.spec)['trafficDistribution']);
-  const hadZoneHints = hasZoneHints(existing);
   // The annotation wins: trafficDistribution is not consulted at all when it enables hints, even when
-  // the allocation then fails and every hint is removed.
+  // the allocation then fails and every hint is removed. Whether hints were populated is the Service's,
+  // not the address type's (as upstream's topology cache keeps it): a dual-stack Service reports
+  // Enabled or Disabled once.
   if (hintsOn) {
     if (ctx.ratios === null) ctx.ratios = zoneCPURatios(ctx.nodes);
     const r = allocateHints({
       cpuRatiosByZone: ctx.ratios,
       addressType,
       slices: si,
-      hintsPopulated: hadZoneHints,
+      hintsPopulated: ctx.hintsPopulated,
     });
     ctx.events.push(...r.events);
+    ctx.hintsPopulated = r.hintsByZone !== undefined;
     si = r;
-  } else if (trafficDistribution === undefined) {
-    if (hadZoneHints) {
+  } else {
+    if (ctx.hintsPopulated) {
       ctx.events.push({
         type: 'Warning',
         reason: 'TopologyAwareHintsDisabled',
         message: formatWithAddressType(TOPOLOGY_AWARE_HINTS_DISABLED, addressType),
       });
+      ctx.hintsPopulated = false;
     }
     si = removeHintsFromSlices(si);
-  } else {
-    si = reconcileTrafficDistributionHints(trafficDistribution, si);
+    if (trafficDistribution !== undefined) si = reconcileTrafficDistributionHints(trafficDistribution, si);
   }
   toCreate = [...si.toCreate];
   toUpdate = [...si.toUpdate];
@@ -276,7 +283,7 @@ export function planEndpointSlices(input: PlanEndpointSlicesInput): EndpointSlic
       `max-endpoints-per-slice must not be more than ${MAX_MAX_ENDPOINTS_PER_SLICE}, but got ${maxEndpointsPerSlice}`,
     );
   }
-  const empty = { create: [], update: [], delete: [], events: [], errors: [] };
+  const empty = { create: [], update: [], delete: [], events: [], errors: [], hintsPopulated: false };
   const spec = rec(service.spec);
   if (spec['type'] === 'ExternalName') return { ...empty, skipped: 'ExternalName' };
   const selector = spec['selector'];
@@ -299,6 +306,7 @@ export function planEndpointSlices(input: PlanEndpointSlicesInput): EndpointSlic
     errors: new Set(),
     events: [],
     ratios: null,
+    hintsPopulated: input.hintsPopulated ?? false,
   };
 
   // This Service's slices managed by this controller, not already being deleted.
@@ -346,5 +354,6 @@ export function planEndpointSlices(input: PlanEndpointSlicesInput): EndpointSlic
     delete: toDelete.sort(byName).map((s) => rawByName.get(sliceName(s))!),
     events: ctx.events,
     errors: [...ctx.errors].sort(compareBytes),
+    hintsPopulated: ctx.hintsPopulated,
   };
 }
