@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { call, startUp, type Reply, type TestServer } from './testing/server.js';
+import { until } from './testing/until.js';
 
 interface Meta {
   name?: string;
@@ -862,13 +863,28 @@ describe('API semantics over HTTPS', () => {
       const or = (await send('DELETE', `${base}/orph?propagationPolicy=Orphan`, 200)).json<Obj>();
       assert.deepEqual(or.metadata.finalizers, ['orphan']);
       assert.ok(or.metadata.deletionTimestamp);
-      assert.deepEqual((await get(`${base}/fg`)).metadata.finalizers, ['foregroundDeletion']);
-      // With no garbage collector here, dropping the finalizer lets the object go.
+      // svcplane up runs the garbage collector: with no dependents to wait for or to orphan, it removes
+      // each finalizer, and the last finalizer gone lets the object go.
       for (const n of ['fg', 'orph']) {
-        await merge(`${base}/${n}`, { metadata: { finalizers: null } });
-        await send('GET', `${base}/${n}`, 404);
+        await until(`${n} to go`, 10_000, async () =>
+          (await call(srv, 'GET', `${base}/${n}`)).status === 404 ? true : undefined,
+        );
       }
       await send('DELETE', `${base}/x?propagationPolicy=Sideways`, 422);
+    });
+
+    it('an explicit propagationPolicy replaces the GC finalizers; without one they stay', async () => {
+      await create(base, service('gcf', { finalizers: ['orphan', 'example.com/keep'] }));
+      const bg = (await send('DELETE', `${base}/gcf?propagationPolicy=Background`, 200)).json<Obj>();
+      assert.deepEqual(bg.metadata.finalizers, ['example.com/keep']);
+      const fg = (await send('DELETE', `${base}/gcf?propagationPolicy=Foreground`, 200)).json<Obj>();
+      assert.deepEqual(fg.metadata.finalizers, ['example.com/keep', 'foregroundDeletion']);
+      const none = (await send('DELETE', `${base}/gcf`, 200)).json<Obj>();
+      assert.deepEqual(none.metadata.finalizers?.includes('example.com/keep'), true);
+      await merge(`${base}/gcf`, { metadata: { finalizers: null } });
+      await until('gcf to go', 10_000, async () =>
+        (await call(srv, 'GET', `${base}/gcf`)).status === 404 ? true : undefined,
+      );
     });
 
     it('deletecollection with a label selector deletes exactly the matching objects', async () => {

@@ -577,7 +577,8 @@ describe('kubectl end to end', () => {
           await until(
             'the watched row',
             15_000,
-            async () => /^watched\s/m.test(out) || child.exitCode !== null,
+            // The whole row: a chunk boundary may split it.
+            async () => /^watched\s.*\n/m.test(out) || child.exitCode !== null,
           );
           const row = rowOf(out, 'watched');
           assert.equal(row[1], 'ClusterIP');
