@@ -26,7 +26,7 @@ export function request(
   conn: Conn,
   method: string,
   p: string,
-  opts: { body?: string; accept?: string; keepText?: boolean; marker?: Buffer } = {},
+  opts: { body?: string; accept?: string; contentType?: string; keepText?: boolean; marker?: Buffer } = {},
 ): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {
@@ -36,7 +36,7 @@ export function request(
     };
     const body = opts.body === undefined ? undefined : Buffer.from(opts.body);
     if (body !== undefined) {
-      headers['Content-Type'] = 'application/json';
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = String(body.length);
     }
     const req = https.request(

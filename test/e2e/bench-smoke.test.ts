@@ -1,6 +1,7 @@
-// The store, apiserver and allocation benchmarks must keep working: run each in --quick mode (tiny sizes, numbers
-// meaningless) and check it writes its JSON with every figure. Performance itself is never asserted in
-// tests; correctness the benchmark checks on its own (every watcher got every write exactly once) is.
+// The store, apiserver, allocation and endpoints benchmarks must keep working: run each in --quick mode
+// (tiny sizes, numbers meaningless) and check it writes its JSON with every figure. Performance itself is
+// never asserted in tests; correctness the benchmark checks on its own (every watcher got every write
+// exactly once, every readiness flip reached the watcher) is.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -136,6 +137,52 @@ it('npm run bench -- allocation --quick writes bench results with every metric',
     assert.equal(typeof out.goals.sqlite.createsAtLeast2000PerSec, 'boolean');
     assert.match(r.stdout, /ratio: \/12 ÷ \/24 creates\/s/);
     assert.match(r.stdout, /bytes written per create/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('npm run bench -- endpoints --quick writes bench results with every metric', { timeout: 180_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'endpoints', '--quick'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_RESULTS_DIR: dir },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(readFileSync(path.join(dir, 'endpoints.json'), 'utf8')) as {
+      setup: { controllers: string[] };
+      convergence: Record<string, number> & { perTargetS: Record<string, number> };
+      flips: {
+        flips: number;
+        controllerCpuS: number;
+        latency: Record<'slices' | 'endpoints', Record<string, number>>;
+        podWatch: Record<string, number>;
+      };
+      memory: Record<string, number>;
+      goals: Record<string, boolean>;
+      timeline: unknown[];
+    };
+    // The benchmark must measure EndpointSlices, not only Endpoints.
+    assert.deepEqual(out.setup.controllers, ['endpoints', 'endpointslice']);
+    for (const k of ['controllerReadyS', 'seconds', 'controllerCpuS']) {
+      assert.ok(Number.isFinite(out.convergence[k]) && out.convergence[k]! > 0, `convergence.${k}`);
+    }
+    for (const t of ['slices', 'endpoints'] as const) {
+      assert.ok(out.convergence.perTargetS[t]! > 0, `convergence.perTargetS.${t}`);
+      const l = out.flips.latency[t];
+      for (const k of ['p50Ms', 'p99Ms', 'maxMs']) assert.ok(Number.isFinite(l[k]), `${t}.${k}`);
+      // Every readiness flip reaches the watcher (performance itself is not asserted).
+      assert.equal(l.lost, 0, `${t}: flips lost`);
+      assert.equal(l.flips, out.flips.flips);
+    }
+    assert.ok(out.flips.flips > 0 && out.flips.controllerCpuS >= 0);
+    assert.equal(out.flips.podWatch.lost, 0, 'pod watch: flips lost');
+    for (const k of ['controllerPeakRssMiB', 'apiserverPeakRssMiB']) assert.ok(out.memory[k]! > 0, k);
+    assert.equal(typeof out.goals.sliceFlipP99AtMost100Ms, 'boolean');
+    assert.equal(typeof out.goals.controllerRssAtMost1GiB, 'boolean');
+    assert.ok(out.timeline.length > 0);
+    assert.match(r.stdout, /flip → EndpointSlices watch p99/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
