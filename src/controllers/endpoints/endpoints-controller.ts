@@ -35,6 +35,8 @@ export class EndpointsController {
   private readonly pods: Informer;
   private readonly endpoints: Informer;
   private readonly triggers = new TriggerTimeTracker();
+  /** Pod events are ignored until the caches have synced: every Service is queued by its own add. */
+  private synced = false;
 
   constructor(
     private readonly client: Client,
@@ -56,6 +58,7 @@ export class EndpointsController {
     this.services.addHandlers({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o), onDelete: enqueue });
     this.endpoints.addHandlers({ onDelete: enqueue });
     const podChanged = (old: KObject | undefined, pod: KObject): void => {
+      if (!this.synced) return;
       for (const svc of this.services.indexer.byIndex('namespace', pod.metadata.namespace ?? '')) {
         const s = svc as Service;
         if (selectsPod(s, pod as Pod) || (old !== undefined && selectsPod(s, old as Pod))) enqueue(svc);
@@ -71,6 +74,7 @@ export class EndpointsController {
   /** Starts the workers once the caches are synced; enqueues every existing Endpoints (checkLeftoverEndpoints). */
   async start(): Promise<void> {
     await Promise.all([this.services.waitForSync(), this.pods.waitForSync(), this.endpoints.waitForSync()]);
+    this.synced = true;
     for (const ep of this.endpoints.indexer.list()) {
       if (ep.metadata.annotations?.[LEADER_ANNOTATION] !== undefined) continue;
       this.controller.enqueue(objectKeyOf(ep));

@@ -86,6 +86,12 @@ export class EndpointSliceController {
   private readonly waiting = new Set<string>();
   /** Services whose last plan allocated Topology Aware Hints (upstream's topology cache keeps the same). */
   private readonly hintsPopulated = new Set<string>();
+  /**
+   * Pod and node events are ignored until the caches have synced: every Service is queued by its own add
+   * event and each sync reads the latest pods, so matching the initial list's 100,000 pods against the
+   * Services would be wasted work.
+   */
+  private synced = false;
   private readonly max: number;
   private readonly now: () => number;
 
@@ -144,6 +150,7 @@ export class EndpointSliceController {
   }
 
   private podChanged(old: KObject | undefined, pod: KObject): void {
+    if (!this.synced) return;
     for (const svc of this.services.indexer.byIndex('namespace', pod.metadata.namespace ?? '')) {
       const s = svc as Service;
       if (selectsPod(s, pod as Pod) || (old !== undefined && selectsPod(s, old as Pod))) {
@@ -153,6 +160,7 @@ export class EndpointSliceController {
   }
 
   private nodeChanged(old: KObject | undefined, node: KObject): void {
+    if (!this.synced) return;
     const zone = (n: KObject): string | undefined => n.metadata.labels?.[LABEL_TOPOLOGY_ZONE];
     const shape = (n: KObject): string =>
       JSON.stringify([

@@ -20,7 +20,6 @@
 //   - upstream strips the headless label from the current labels only, so a Service that itself carries
 //     that label never compares equal; we strip it from both sides.
 import { isPlainObject } from '../../api/object.js';
-import { matchesLabels, selectorFromSet } from '../selectors/labels.js';
 import {
   endpointPortFromServicePort,
   findPort,
@@ -91,15 +90,38 @@ function skipReason(service: Service): SkipReason | undefined {
 }
 
 /**
- * Whether the Service's selector selects the pod: same namespace and every selector label matches. A
- * Service without a selector selects nothing; `{}` selects every pod of its namespace.
+ * The selector's key/value pairs, or null when the Service has no usable selector (absent, not an object,
+ * or a non-string value). Memoised per selector object: objects from an informer cache are replaced, not
+ * mutated, so a Service's selector is parsed once however many pods it is matched against (on every pod
+ * event of its namespace, and over every pod of the namespace on each sync).
+ */
+const selectorPairs = new WeakMap<object, ReadonlyArray<readonly [string, string]> | null>();
+function selectorOf(service: Service): ReadonlyArray<readonly [string, string]> | null {
+  const selector = rec(service.spec)['selector'];
+  if (!isPlainObject(selector)) return null;
+  let pairs = selectorPairs.get(selector);
+  if (pairs === undefined) {
+    const entries = Object.entries(selector);
+    pairs = entries.every(([, v]) => typeof v === 'string') ? (entries as Array<[string, string]>) : null;
+    selectorPairs.set(selector, pairs);
+  }
+  return pairs;
+}
+
+/**
+ * Whether the Service's selector selects the pod: same namespace and every selector label matches (the
+ * label is present with that value: labels.SelectorFromSet). A Service without a selector selects
+ * nothing; `{}` selects every pod of its namespace.
  */
 export function selectsPod(service: Service, pod: Pod): boolean {
-  const selector = rec(service.spec)['selector'];
-  if (!isPlainObject(selector)) return false;
-  if (Object.values(selector).some((v) => typeof v !== 'string')) return false;
+  const pairs = selectorOf(service);
+  if (pairs === null) return false;
   if (str(pod.metadata.namespace) !== str(service.metadata.namespace)) return false;
-  return matchesLabels(selectorFromSet(stringMap(selector)), stringMap(pod.metadata.labels));
+  if (pairs.length === 0) return true;
+  const labels = pod.metadata.labels as unknown;
+  if (!isPlainObject(labels)) return false;
+  for (const [k, v] of pairs) if (!Object.hasOwn(labels, k) || labels[k] !== v) return false;
+  return true;
 }
 
 /** The subsets the Service's pods make, repacked (syncService steps 6-7), before any truncation. */
