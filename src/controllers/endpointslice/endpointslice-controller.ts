@@ -142,6 +142,7 @@ export class EndpointSliceController {
 
   async start(): Promise<void> {
     await Promise.all([this.services, this.pods, this.nodes, this.slices].map((i) => i.waitForSync()));
+    this.synced = true;
     this.controller.start();
   }
 
