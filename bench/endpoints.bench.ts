@@ -54,6 +54,7 @@ import {
 import { cpuSeconds, memory, serveWorker, sleep, Worker } from './lib/process.js';
 import { Watch, type WatchEventLine } from './lib/watch.js';
 import { percentile, type BenchContext, type BenchResult } from './run.js';
+import { prng } from '../src/storage/testing/helpers.js'; // seeded, so every run flips the same pods
 
 /** The controllers the benchmark runs; those the controller-manager does not know yet are left out. */
 const CONTROLLERS = ['endpoints', 'endpointslice'] as const;
@@ -368,18 +369,6 @@ interface FlipRequest {
   durationMs: number;
   restoreAfterMs: number;
   seed: number;
-}
-
-/** mulberry32: a small seeded PRNG, so every run flips the same pods. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The Ready (and ContainersReady) conditions as a kubelet patches them. */

@@ -14,7 +14,12 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { Duplex } from 'node:stream';
-import type { Transport, TransportRequest, TransportResponse } from './transport.js';
+import {
+  requestHeaders,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from './transport.js';
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -135,14 +140,8 @@ export function inProcessTransport(
           path: req.path,
           method: req.method,
           headers: {
-            Accept: 'application/json',
+            ...requestHeaders(req, body),
             ...(opts.token === undefined ? {} : { Authorization: `Bearer ${opts.token}` }),
-            ...(body === undefined
-              ? {}
-              : {
-                  'Content-Type': req.contentType ?? 'application/json',
-                  'Content-Length': String(body.length),
-                }),
           },
           ...(req.signal === undefined ? {} : { signal: req.signal }),
         },

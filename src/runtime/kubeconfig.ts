@@ -5,7 +5,12 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import type { Transport, TransportRequest, TransportResponse } from './transport.js';
+import {
+  requestHeaders,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from './transport.js';
 
 export interface KubeconfigTransportOptions {
   /** A kubeconfig file; default: $KUBECONFIG, then ~/.kube/config, then in-cluster. */
@@ -52,13 +57,7 @@ export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): Kube
           ...(secure ? { agent } : {}),
           headers: {
             ...(base.headers as Record<string, string> | undefined),
-            Accept: 'application/json',
-            ...(body === undefined
-              ? {}
-              : {
-                  'Content-Type': req.contentType ?? 'application/json',
-                  'Content-Length': String(body.length),
-                }),
+            ...requestHeaders(req, body),
           },
           ...(req.signal === undefined ? {} : { signal: req.signal }),
         },

@@ -22,3 +22,16 @@ export interface Transport {
   send(req: TransportRequest): Promise<TransportResponse>;
   close(): void;
 }
+
+/** The headers every transport sends: JSON accepted, and the body's type and length when there is one. */
+export function requestHeaders(req: TransportRequest, body: Buffer | undefined): Record<string, string> {
+  return {
+    Accept: 'application/json',
+    ...(body === undefined
+      ? {}
+      : {
+          'Content-Type': req.contentType ?? 'application/json',
+          'Content-Length': String(body.length),
+        }),
+  };
+}
