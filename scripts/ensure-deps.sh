@@ -1,45 +1,96 @@
 #!/usr/bin/env bash
-# Makes sure the external programs the tests and benchmarks use are present, installing Debian packages
-# when they are missing and we are root: etcd (etcd-server), kubectl (the machine's, else Debian's
-# kubernetes-client) and the python client (python3-kubernetes). Prints the etcd binary path on stdout.
-# Without root it fails with a clear message: these suites never skip silently.
+# Makes sure every external program the tests and benchmarks run is present, installing the Debian
+# package that ships it when it is missing and we are root. Nothing may depend on what happens to be on a
+# developer's machine: a program missing here is missing on a fresh machine too.
+#
+#   program                      Debian package        found as
+#   etcd                         etcd-server           $ETCD_BIN, PATH, /usr/bin/etcd
+#   etcdctl                      etcd-client           $ETCDCTL_BIN, beside etcd, PATH
+#   kubectl                      kubernetes-client     $SVCPLANE_KUBECTL, the Cloud SDK's kubectl.1.33, PATH
+#   python3 + kubernetes client  python3-kubernetes    $SVCPLANE_PYTHON, python3, /usr/bin/python3
+#   chattr                       e2fsprogs             PATH
+#
+# On success it prints one KEY=VALUE line per program on stdout (ETCD_BIN, ETCDCTL_BIN, SVCPLANE_KUBECTL,
+# SVCPLANE_PYTHON, CHATTR_BIN), which scripts/test.mjs exports to the suites. On failure it prints one line
+# naming the package(s) on stderr and exits 1: the suites never skip silently.
+# SVCPLANE_DEPS_ONLY=etcd,etcdctl (a comma list of program names) limits the check to those programs.
 set -euo pipefail
-missing=()
+
+sdk_kubectl=/usr/lib/google-cloud-sdk/bin/kubectl.1.33
+
 find_etcd() {
   if [ -n "${ETCD_BIN:-}" ] && [ -x "$ETCD_BIN" ]; then echo "$ETCD_BIN"; return 0; fi
   command -v etcd 2>/dev/null && return 0
   [ -x /usr/bin/etcd ] && { echo /usr/bin/etcd; return 0; }
   return 1
 }
+find_etcdctl() {
+  if [ -n "${ETCDCTL_BIN:-}" ] && [ -x "$ETCDCTL_BIN" ]; then echo "$ETCDCTL_BIN"; return 0; fi
+  local etcd
+  if etcd=$(find_etcd) && [ -x "$(dirname "$etcd")/etcdctl" ]; then echo "$(dirname "$etcd")/etcdctl"; return 0; fi
+  command -v etcdctl 2>/dev/null && return 0
+  return 1
+}
+find_kubectl() {
+  if [ -n "${SVCPLANE_KUBECTL:-}" ] && [ -x "$SVCPLANE_KUBECTL" ]; then echo "$SVCPLANE_KUBECTL"; return 0; fi
+  [ -x "$sdk_kubectl" ] && { echo "$sdk_kubectl"; return 0; }
+  command -v kubectl 2>/dev/null && return 0
+  return 1
+}
 # Debian's python3-kubernetes lives in the system python; a pyenv python3 on PATH cannot see it.
-have_pyclient() {
+find_python() {
+  local py
   for py in "${SVCPLANE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$py" ] && "$py" -c 'import kubernetes' >/dev/null 2>&1 && return 0
+    [ -n "$py" ] && "$py" -c 'import kubernetes' >/dev/null 2>&1 && { command -v "$py"; return 0; }
   done
   return 1
 }
-have_kubectl() {
-  ls /usr/lib/google-cloud-sdk/bin/kubectl.1.* >/dev/null 2>&1 && return 0
-  command -v kubectl >/dev/null 2>&1
-}
-find_etcd >/dev/null || missing+=(etcd-server)
-have_kubectl || missing+=(kubernetes-client)
-have_pyclient || missing+=(python3-kubernetes)
+find_chattr() { command -v chattr 2>/dev/null; }
+
+# program | package | finder | variable printed
+table=(
+  "etcd|etcd-server|find_etcd|ETCD_BIN"
+  "etcdctl|etcd-client|find_etcdctl|ETCDCTL_BIN"
+  "kubectl|kubernetes-client|find_kubectl|SVCPLANE_KUBECTL"
+  "python3-kubernetes|python3-kubernetes|find_python|SVCPLANE_PYTHON"
+  "chattr|e2fsprogs|find_chattr|CHATTR_BIN"
+)
+wanted() { [ -z "${SVCPLANE_DEPS_ONLY:-}" ] || [[ ",$SVCPLANE_DEPS_ONLY," == *",$1,"* ]]; }
+
+missing=()
+for row in "${table[@]}"; do
+  IFS='|' read -r prog pkg finder _ <<<"$row"
+  wanted "$prog" || continue
+  "$finder" >/dev/null || missing+=("$pkg")
+done
+
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" != "0" ]; then
-    echo "ensure-deps: missing ${missing[*]} and this user is not root; install with 'sudo apt-get install -y ${missing[*]}'" >&2
+    echo "ensure-deps: missing Debian package(s) ${missing[*]}, and only root can install them: sudo apt-get install -y ${missing[*]}" >&2
     exit 1
   fi
   echo "ensure-deps: installing Debian packages: ${missing[*]} ..." >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  log=$(mktemp)
+  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    tail -n 5 "$log" >&2
+    echo "ensure-deps: 'apt-get install -y ${missing[*]}' failed (output above)" >&2
+    rm -f "$log"
+    exit 1
+  fi
+  rm -f "$log"
   # Debian's etcd package may start a system etcd on :2379 where an init system runs; the tests use their own.
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/dev/null; then
     systemctl stop etcd >&2 || true
   fi
 fi
-bin=$(find_etcd) || { echo "ensure-deps: etcd-server installed but no etcd binary found" >&2; exit 1; }
-have_kubectl || { echo "ensure-deps: no kubectl after installing kubernetes-client" >&2; exit 1; }
-have_pyclient || { echo "ensure-deps: python3-kubernetes is not importable (tried \$SVCPLANE_PYTHON, python3, /usr/bin/python3)" >&2; exit 1; }
-echo "$bin"
+
+for row in "${table[@]}"; do
+  IFS='|' read -r prog pkg finder var <<<"$row"
+  wanted "$prog" || continue
+  if ! path=$("$finder"); then
+    echo "ensure-deps: $prog is still missing after installing Debian's $pkg" >&2
+    exit 1
+  fi
+  echo "$var=$path"
+done

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: makes sure the external test dependencies exist (etcd, kubectl, the python client), then runs every
+// `npm test`: makes sure the external programs the tests run exist (scripts/ensure-deps.sh), then runs every
 // *.test.ts under src/ and test/ with Node's test runner (TypeScript loaded through tsx).
 // Arguments narrow the run: `npm test -- src/storage` runs only the files under that path.
 import { spawnSync } from 'node:child_process';
@@ -9,17 +9,20 @@ import path from 'node:path';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 
-const etcd = spawnSync('bash', ['scripts/ensure-deps.sh'], {
+// Every external program the suites run (etcd, etcdctl, kubectl, the python client, ...) is found or
+// installed by scripts/ensure-deps.sh, which prints KEY=VALUE lines for the suites to use.
+const deps = spawnSync('bash', ['scripts/ensure-deps.sh'], {
   stdio: ['ignore', 'pipe', 'inherit'],
   encoding: 'utf8',
 });
-if (etcd.status !== 0) {
-  console.error(
-    'npm test: etcd, kubectl and python3-kubernetes are required by the end-to-end suites (see above)',
-  );
+if (deps.status !== 0) {
+  console.error('npm test: stopped: a program the suites need is missing (see the line above)');
   process.exit(1);
 }
-process.env.ETCD_BIN = etcd.stdout.trim();
+for (const line of deps.stdout.split('\n')) {
+  const m = /^([A-Z_]+)=(.+)$/.exec(line.trim());
+  if (m) process.env[m[1]] = m[2];
+}
 
 // The end-to-end tests run the compiled `svcplane` bin, so compile first (as `npm ci` does).
 const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
@@ -57,6 +60,12 @@ const args = [
   '--test',
   '--test-concurrency=2',
   '--test-timeout=180000',
+  // The runner's own output (spec on a terminal, TAP otherwise), then the slowest files and one closing
+  // line `N passed, N failed, N skipped` (scripts/test-summary-reporter.mjs).
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+  '--test-reporter-destination=stdout',
+  '--test-reporter=./scripts/test-summary-reporter.mjs',
+  '--test-reporter-destination=stdout',
   ...passthrough,
   ...files,
 ];

@@ -4,7 +4,7 @@
 // deleting everything frees everything (checked against the RangeAllocation view).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,9 +13,8 @@ import { cidrContains, parseAddress } from '../../src/core/allocator/cidr.js';
 import { IPAllocator, ipRange } from '../../src/core/allocator/ip-allocator.js';
 import { PortAllocator } from '../../src/core/allocator/port-allocator.js';
 import { call, startUp, type TestServer } from './testing/server.js';
+import { KUBECTL } from './testing/kubectl.js';
 
-const SDK = '/usr/lib/google-cloud-sdk/bin';
-const KUBECTL = existsSync(`${SDK}/kubectl.1.33`) ? `${SDK}/kubectl.1.33` : '/usr/bin/kubectl';
 const V4 = '10.96.0.0/16';
 const V6 = 'fd00:10:96::/112';
 

@@ -3,16 +3,15 @@
 // notReadyAddresses. Bad input exits 2 with one line; a missing pod exits 1 with the API's message.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startUp, type TestServer } from './testing/server.js';
+import { KUBECTL } from './testing/kubectl.js';
 import { until } from './testing/until.js';
 
 const BIN = path.resolve('bin/svcplane.js');
-const SDK = '/usr/lib/google-cloud-sdk/bin';
-const KUBECTL = existsSync(`${SDK}/kubectl.1.33`) ? `${SDK}/kubectl.1.33` : '/usr/bin/kubectl';
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-podstatus-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 

@@ -6,15 +6,14 @@ import { createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { isStoreError, type WatchEvent } from '../store.js';
 import { EtcdStore } from './etcd-store.js';
-import { findEtcd, freePort, startEtcd, type EtcdServer } from './testing/etcd-server.js';
+import { findEtcdctl, freePort, startEtcd, type EtcdServer } from './testing/etcd-server.js';
 import path from 'node:path';
 
 const enc = (s: string): Buffer => Buffer.from(s);
 const dec = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
 
 function etcdctl(endpoint: string, ...args: string[]): string {
-  const bin = path.join(path.dirname(findEtcd()), 'etcdctl');
-  const r = spawnSync(bin, [`--endpoints=${endpoint}`, ...args], {
+  const r = spawnSync(findEtcdctl(), [`--endpoints=${endpoint}`, ...args], {
     encoding: 'utf8',
     env: { ...process.env, ETCDCTL_API: '3' },
   });

@@ -1,5 +1,5 @@
-// Running the real kubectl against a test server: the newest kubectl of the machine (the Cloud SDK's 1.33 when
-// it is there, else /usr/bin/kubectl), with only PATH, a HOME of its own and the server's kubeconfig in its
+// Running the real kubectl against a test server: the one scripts/ensure-deps.sh chose ($SVCPLANE_KUBECTL, set
+// by `npm test`), else the newest kubectl of the machine (the Cloud SDK's 1.33 when it is there, else PATH's), with only PATH, a HOME of its own and the server's kubeconfig in its
 // environment, so nothing from the user's ~/.kube leaks in.
 import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,8 @@ import { stringify } from 'yaml';
 import type { TestServer } from './server.js';
 
 const SDK = '/usr/lib/google-cloud-sdk/bin';
-export const KUBECTL = existsSync(`${SDK}/kubectl.1.33`) ? `${SDK}/kubectl.1.33` : '/usr/bin/kubectl';
+export const KUBECTL =
+  process.env.SVCPLANE_KUBECTL || (existsSync(`${SDK}/kubectl.1.33`) ? `${SDK}/kubectl.1.33` : 'kubectl');
 
 /** Runs `kubectl ARGS` and resolves to its stdout; rejects with its stderr when it exits non-zero. */
 export type Kubectl = (args: readonly string[], stdin?: string) => Promise<string>;

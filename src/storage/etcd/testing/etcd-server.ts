@@ -1,6 +1,6 @@
 // Starts a real, throwaway etcd for tests and benchmarks: loopback only, free ports, a temporary data
-// directory, stopped (and its directory removed) afterwards. The binary comes from $ETCD_BIN or PATH;
-// when missing, scripts/ensure-deps.sh installs Debian's etcd-server (as root) or fails clearly.
+// directory, stopped (and its directory removed) afterwards. The binary comes from $ETCD_BIN, else
+// scripts/ensure-deps.sh finds it or installs Debian's etcd-server (as root), or fails clearly.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -22,18 +22,29 @@ export interface EtcdServer {
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 
-export function findEtcd(): string {
-  const fromEnv = process.env.ETCD_BIN;
+/**
+ * The path of an external program the tests use, from its environment variable when `npm test` (or a
+ * caller) set it, else from scripts/ensure-deps.sh, which installs the Debian package that ships it (as
+ * root) or fails with one line naming the package.
+ */
+function ensureDep(program: string, variable: string): string {
+  const fromEnv = process.env[variable];
   if (fromEnv && existsSync(fromEnv)) return fromEnv;
   const r = spawnSync('bash', [path.join(repoRoot, 'scripts/ensure-deps.sh')], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, SVCPLANE_DEPS_ONLY: program },
   });
-  if (r.status !== 0) throw new Error('a real etcd is required (scripts/ensure-deps.sh failed; see above)');
-  const bin = r.stdout.trim();
-  process.env.ETCD_BIN = bin;
-  return bin;
+  const found = new RegExp(`^${variable}=(.+)$`, 'm').exec(r.stdout ?? '')?.[1];
+  if (r.status !== 0 || found === undefined) {
+    throw new Error(`${program} is required (scripts/ensure-deps.sh failed; see above)`);
+  }
+  process.env[variable] = found;
+  return found;
 }
+
+export const findEtcd = (): string => ensureDep('etcd', 'ETCD_BIN');
+export const findEtcdctl = (): string => ensureDep('etcdctl', 'ETCDCTL_BIN');
 
 /** The state letter of /proc/<pid>/stat ('T' = stopped). */
 function processState(pid: number): string {
