@@ -1,6 +1,5 @@
 // `svcplane store`: look into a svcplane store (embedded SQLite or etcd) the way etcdctl looks into
 // etcd: status, get, list, compact. Values are printed as stored (Kubernetes objects are JSON).
-import { EtcdStore } from '../storage/etcd/etcd-store.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 import type { KeyValue, Store } from '../storage/store.js';
 import { intFlag, oneOf, parseFlags, UsageError } from './flags.js';
@@ -45,6 +44,8 @@ export async function openStoreFromFlags(
       throw new UsageError('--etcd-servers is required with --storage-backend etcd3');
     }
     const prefix = values['etcd-prefix'];
+    // Loaded only for etcd: the etcd3 client (gRPC and its protocol files) costs ~0.2 CPU-s at startup.
+    const { EtcdStore } = await import('../storage/etcd/etcd-store.js');
     return EtcdStore.open({
       endpoints: servers.split(','),
       ...(typeof prefix === 'string' ? { prefix } : {}),

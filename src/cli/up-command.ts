@@ -7,7 +7,7 @@ import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js
 import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
 import { ControllerManager, KNOWN_CONTROLLERS } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
-import { kubeconfigTransport } from '../runtime/kubeconfig.js';
+import { httpTransport } from '../runtime/http-transport.js';
 import { UsageError } from './flags.js';
 import {
   SERVER_FLAGS_HELP,
@@ -66,8 +66,10 @@ export async function upCommand(
         renderKubeconfig({ server: server.url, caPem: tls.caPem, user: 'admin', token: adminToken }),
       );
       out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
-      // The controllers run in-process, as a client of this server like any other.
-      client = new Client(kubeconfigTransport({ path: kubeconfig }));
+      // The controllers run in-process, as a client of this server like any other: the kubeconfig's
+      // server, CA and token, without loading a kubeconfig library for what this process already knows.
+      const credentials = { ca: tls.caPem, headers: { Authorization: `Bearer ${adminToken}` } };
+      client = new Client(httpTransport({ server: server.url, credentials: () => credentials }));
       manager = new ControllerManager(client, {
         controllers: KNOWN_CONTROLLERS,
         log,

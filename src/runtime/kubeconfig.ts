@@ -3,14 +3,9 @@
 // Everything else in the runtime talks to the Transport interface, so the same controllers run against
 // svcplane's apiserver, any real kube-apiserver, or an in-memory fake in tests.
 import { KubeConfig } from '@kubernetes/client-node';
-import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
-import { request as httpRequest } from 'node:http';
-import {
-  requestHeaders,
-  type Transport,
-  type TransportRequest,
-  type TransportResponse,
-} from './transport.js';
+import type { RequestOptions } from 'node:https';
+import { httpTransport } from './http-transport.js';
+import type { Transport } from './transport.js';
 
 export interface KubeconfigTransportOptions {
   /** A kubeconfig file; default: $KUBECONFIG, then ~/.kube/config, then in-cluster. */
@@ -31,48 +26,20 @@ export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): Kube
   if (opts.context !== undefined) kc.setCurrentContext(opts.context);
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error('the kubeconfig has no current cluster');
-  const server = new URL(cluster.server);
-  const secure = server.protocol === 'https:';
-  let agent: Agent | undefined;
-
-  const send = async (req: TransportRequest): Promise<TransportResponse> => {
-    const base: RequestOptions = {};
-    await kc.applyToHTTPSOptions(base); // CA, client cert, token (exec plugins refresh theirs here)
-    agent ??= new Agent({
-      keepAlive: true,
-      ...(base.ca === undefined ? {} : { ca: base.ca }),
-      ...(base.cert === undefined ? {} : { cert: base.cert }),
-      ...(base.key === undefined ? {} : { key: base.key }),
-      ...(base.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: base.rejectUnauthorized }),
-    });
-    const u = new URL(req.path, server);
-    const body = req.body === undefined ? undefined : Buffer.from(req.body);
-    return new Promise((resolve, reject) => {
-      const r = (secure ? httpsRequest : httpRequest)(
-        {
-          host: u.hostname,
-          port: u.port,
-          path: u.pathname + u.search,
-          method: req.method,
-          ...(secure ? { agent } : {}),
-          headers: {
-            ...(base.headers as Record<string, string> | undefined),
-            ...requestHeaders(req, body),
-          },
-          ...(req.signal === undefined ? {} : { signal: req.signal }),
-        },
-        (res) => resolve({ status: res.statusCode ?? 0, body: res }),
-      );
-      r.on('error', reject);
-      if (body !== undefined) r.write(body);
-      r.end();
-    });
-  };
+  const transport = httpTransport({
+    server: cluster.server,
+    credentials: async () => {
+      const base: RequestOptions = {};
+      await kc.applyToHTTPSOptions(base); // CA, client cert, token (exec plugins refresh theirs here)
+      return {
+        ...(base.ca === undefined ? {} : { ca: base.ca }),
+        ...(base.cert === undefined ? {} : { cert: base.cert }),
+        ...(base.key === undefined ? {} : { key: base.key }),
+        ...(base.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: base.rejectUnauthorized }),
+        ...(base.headers === undefined ? {} : { headers: base.headers as Record<string, string> }),
+      };
+    },
+  });
   const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
-  return {
-    server: server.origin,
-    namespace: namespace === '' ? undefined : namespace,
-    send,
-    close: () => agent?.destroy(),
-  };
+  return { ...transport, namespace: namespace === '' ? undefined : namespace };
 }

@@ -34,7 +34,9 @@ describe('renderKubeconfig', () => {
       'current-context': 'svcplane',
       preferences: {},
     });
-    assert.ok(text.split('\n').some((l) => l.includes('certificate-authority-data: ') && l.length > 1000));
+    // On one line, unfolded, as kubectl writes it.
+    const data = Buffer.from(ca.certPem).toString('base64');
+    assert.ok(text.split('\n').some((l) => l.trim() === `certificate-authority-data: ${data}`));
   });
 
   it('is what a Kubernetes client reads', () => {

@@ -2,6 +2,7 @@
 // root, SANs for IPs and DNS names, and client certificates whose CN/O become the user.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import tls from 'node:tls';
@@ -79,7 +80,8 @@ describe('pki', () => {
     assert.equal(x.issuer, 'CN=svcplane-ca');
     assert.ok(x.verify(x.publicKey), 'self-signed');
     assert.ok(x.checkIssued(x));
-    assert.equal(x.publicKey.asymmetricKeyDetails?.modulusLength, 2048);
+    assert.equal(x.publicKey.asymmetricKeyType, 'ec');
+    assert.equal(x.publicKey.asymmetricKeyDetails?.namedCurve, 'prime256v1');
     assert.match(x.serialNumber, /^[4-7][0-9A-F]{31}$/, 'positive, 16 octets, no leading zero octet');
     assert.notEqual(generateCA('svcplane-ca').certPem, ca.certPem);
     const years = (Date.parse(x.validTo) - Date.now()) / (365.25 * 24 * 3600 * 1000);
@@ -175,6 +177,23 @@ describe('pki', () => {
     assert.equal(hex('1:2:3:4:5:6:7:8'), '00010002000300040005000600070008');
     assert.throws(() => ipToBytes('localhost'), /invalid IP address/);
     assert.throws(() => ipToBytes('256.0.0.1'), /invalid IP address/);
+  });
+
+  it('keeps issuing from an RSA CA that an earlier version generated (existing data dirs)', async () => {
+    const dir = new URL('./testdata/', import.meta.url);
+    const rsaCA = {
+      certPem: readFileSync(new URL('rsa-ca.crt', dir), 'utf8'),
+      keyPem: readFileSync(new URL('rsa-ca.key', dir), 'utf8'),
+    };
+    const leaf = issueServingCert(rsaCA, { commonName: 'x', ipAddresses: ['127.0.0.1'], dnsNames: [] });
+    const x = new X509Certificate(leaf.certPem);
+    const caX = new X509Certificate(rsaCA.certPem);
+    assert.equal(caX.publicKey.asymmetricKeyType, 'rsa');
+    assert.ok(x.checkIssued(caX) && x.verify(caX.publicKey));
+    assert.equal(x.issuer, 'CN=svcplane-ca');
+    const bob = issueClientCert(rsaCA, { commonName: 'bob', organizations: ['dev'] });
+    const srv = await handshake({ ca: [rsaCA.certPem], cert: bob.certPem, key: bob.keyPem }, leaf);
+    assert.equal(srv.socket.authorized, true);
   });
 
   it('rejects certificates that could not identify anything', () => {

@@ -1,0 +1,65 @@
+// The runtime's HTTP(S) transport: requests to one API server on keep-alive connections, with the TLS
+// material and headers a caller supplies. kubeconfig.ts feeds it from a kubeconfig (through
+// @kubernetes/client-node); a caller that already knows the server, its CA and a token (`svcplane up`,
+// for its own controllers) uses it directly and never loads the kubeconfig library.
+import { Agent, request as httpsRequest, type AgentOptions } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import {
+  requestHeaders,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from './transport.js';
+
+/** What every request carries: TLS material (read once, for the connection pool) and headers. */
+export interface HttpCredentials {
+  readonly ca?: NonNullable<AgentOptions['ca']>;
+  readonly cert?: NonNullable<AgentOptions['cert']>;
+  readonly key?: NonNullable<AgentOptions['key']>;
+  readonly rejectUnauthorized?: boolean;
+  /** e.g. `Authorization: Bearer …`. */
+  readonly headers?: Record<string, string>;
+}
+
+export interface HttpTransportOptions {
+  /** The server's URL (`https://127.0.0.1:6443`); plain `http:` is allowed too. */
+  readonly server: string;
+  /** Called before every request, so credentials that expire (exec plugins) can refresh. */
+  readonly credentials: () => Promise<HttpCredentials> | HttpCredentials;
+}
+
+export function httpTransport(opts: HttpTransportOptions): Transport {
+  const server = new URL(opts.server);
+  const secure = server.protocol === 'https:';
+  let agent: Agent | undefined;
+  const send = async (req: TransportRequest): Promise<TransportResponse> => {
+    const creds = await opts.credentials();
+    agent ??= new Agent({
+      keepAlive: true,
+      ...(creds.ca === undefined ? {} : { ca: creds.ca }),
+      ...(creds.cert === undefined ? {} : { cert: creds.cert }),
+      ...(creds.key === undefined ? {} : { key: creds.key }),
+      ...(creds.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: creds.rejectUnauthorized }),
+    });
+    const u = new URL(req.path, server);
+    const body = req.body === undefined ? undefined : Buffer.from(req.body);
+    return new Promise((resolve, reject) => {
+      const r = (secure ? httpsRequest : httpRequest)(
+        {
+          host: u.hostname,
+          port: u.port,
+          path: u.pathname + u.search,
+          method: req.method,
+          ...(secure ? { agent } : {}),
+          headers: { ...creds.headers, ...requestHeaders(req, body) },
+          ...(req.signal === undefined ? {} : { signal: req.signal }),
+        },
+        (res) => resolve({ status: res.statusCode ?? 0, body: res }),
+      );
+      r.on('error', reject);
+      if (body !== undefined) r.write(body);
+      r.end();
+    });
+  };
+  return { server: server.origin, send, close: () => agent?.destroy() };
+}
