@@ -71,14 +71,15 @@ const FULL: Sizes = {
   prefill: 10_000,
   prefillClients: 64,
 };
+/** Every case, figure and check of FULL on a few dozen Services (the figures mean nothing), in seconds. */
 const QUICK: Sizes = {
   reps: 1,
   rounds: 1,
-  roundSize: 200,
-  clients: 32,
-  warmupRounds: 1,
-  prefill: 500,
-  prefillClients: 64,
+  roundSize: 20,
+  clients: 4,
+  warmupRounds: 0,
+  prefill: 50,
+  prefillClients: 8,
 };
 
 type CaseId = 'ip24' | 'ip16' | 'ip12' | 'ip12Prefilled';
@@ -398,15 +399,22 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     );
   }
   const root = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-allocation-'));
-  const worker = new Worker<WorkerRequest>(SELF, { [WORKER_ENV]: '1' }, 'client');
   const results = {} as Record<Backend, Record<CaseId, RepFigures[]>>;
   const tRun = performance.now();
-  try {
-    for (const backend of ['sqlite', 'etcd'] as const) {
+  const measure = async (backend: Backend): Promise<void> => {
+    const worker = new Worker<WorkerRequest>(SELF, { [WORKER_ENV]: '1' }, `${backend} client`);
+    try {
       results[backend] = await runBackend(ctx, z, backend, worker, path.join(root, backend));
+    } finally {
+      worker.stop();
     }
+  };
+  try {
+    // One backend after the other, so that neither takes CPU from the other's figures. The quick mode,
+    // whose figures mean nothing, runs them side by side: its rounds wait on latency, not on the CPUs.
+    if (ctx.quick) await Promise.all([measure('sqlite'), measure('etcd')]);
+    else for (const backend of ['sqlite', 'etcd'] as const) await measure(backend);
   } finally {
-    worker.stop();
     rmSync(root, { recursive: true, force: true });
   }
   ctx.log(`whole run: ${((performance.now() - tRun) / 1000).toFixed(0)} s`);
@@ -431,21 +439,26 @@ async function runBackend(
       if (etcdPid === undefined) throw new Error('etcd: cannot find its pid in /proc');
     }
     const t0 = performance.now();
-    // Started one after the other: started together they fight over the 2 CPUs for the TS compile.
-    for (const c of CASES) {
-      const dataDir = path.join(dir, c.id);
-      const etcdPrefix = `/svcplane-bench-${c.id}`;
-      const server = await startServer(dataDir, [
-        ...(etcd === undefined
-          ? []
-          : ['--storage-backend', 'etcd3', '--etcd-servers', etcd.endpoint, '--etcd-prefix', etcdPrefix]),
-        '--service-cluster-ip-range',
-        c.cidr,
-        '--service-node-port-range',
-        `${NODE_PORTS.base}-${NODE_PORTS.base + NODE_PORTS.size - 1}`,
-      ]);
-      subjects.push({ c, dataDir, etcdPrefix, server, windows: [], rounds: [], reps: [], marks: 0 });
-    }
+    // Started together: startup is not measured, and from the compiled dist/ each takes a second or two.
+    const started = await Promise.allSettled(
+      CASES.map(async (c): Promise<Subject> => {
+        const dataDir = path.join(dir, c.id);
+        const etcdPrefix = `/svcplane-bench-${c.id}`;
+        const server = await startServer(dataDir, [
+          ...(etcd === undefined
+            ? []
+            : ['--storage-backend', 'etcd3', '--etcd-servers', etcd.endpoint, '--etcd-prefix', etcdPrefix]),
+          '--service-cluster-ip-range',
+          c.cidr,
+          '--service-node-port-range',
+          `${NODE_PORTS.base}-${NODE_PORTS.base + NODE_PORTS.size - 1}`,
+        ]);
+        return { c, dataDir, etcdPrefix, server, windows: [], rounds: [], reps: [], marks: 0 };
+      }),
+    );
+    // Those that did start are stopped below (finally), even when another failed to.
+    for (const r of started) if (r.status === 'fulfilled') subjects.push(r.value);
+    for (const r of started) if (r.status === 'rejected') throw r.reason;
     ctx.log(
       `${backend}: ${subjects.length} servers up in ${Math.round(performance.now() - t0)} ms ` +
         `(pids ${subjects.map((s) => s.server.pid).join(', ')}${etcdPid === undefined ? '' : `; etcd ${etcdPid}`})`,

@@ -57,6 +57,8 @@ interface Sizes {
   watchWorkers: number;
   writesPerSec: number;
   watchSeconds: number;
+  /** How long the server is left alone before an RSS reading (its GC settles). */
+  settleMs: number;
 }
 
 const FULL: Sizes = {
@@ -76,24 +78,27 @@ const FULL: Sizes = {
   watchWorkers: 2,
   writesPerSec: 50,
   watchSeconds: 20,
+  settleMs: 3000,
 };
+/** Every step, figure and check of FULL at sizes that take seconds (the figures mean nothing). */
 const QUICK: Sizes = {
-  warmupPods: 100,
+  warmupPods: 50,
   createReps: 1,
-  createPods: 500,
-  createClients: 32,
-  services: 500,
-  listReps: 5,
+  createPods: 300,
+  createClients: 16,
+  services: 300,
+  listReps: 3,
   tableReps: 2,
-  bigPods: 2000,
+  bigPods: 1000,
   bigNamespaceSize: 500,
-  bigLoadClients: 64,
+  bigLoadClients: 16,
   bigListReps: 2,
   watchReps: 1,
-  watchers: 100,
+  watchers: 50,
   watchWorkers: 2,
   writesPerSec: 50,
-  watchSeconds: 3,
+  watchSeconds: 2,
+  settleMs: 300,
 };
 
 // ----------------------------------------------------------------------------------------- shared
@@ -747,7 +752,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     ];
     const nsRes = await createAcross([main], nsJobs(namespaces), 8, pid);
     if (nsRes.errors > 0) throw new Error(`creating namespaces: ${nsRes.firstError}`);
-    await sleep(1000);
+    await sleep(z.settleMs / 3);
     const memEmpty = memory(pid);
     ctx.log(`server RSS with an empty store: ${memEmpty.rssMiB.toFixed(0)} MiB`);
 
@@ -849,7 +854,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       `loaded to ${z.bigPods} pods: ${z.bigPods - z.warmupPods - z.createReps * z.createPods} creates at ` +
         `${Math.round(load.perSec)}/s (${z.bigLoadClients} in flight), p99 ${load.p99.toFixed(1)} ms`,
     );
-    await sleep(3000);
+    await sleep(z.settleMs);
     const memBig = memory(pid);
     ctx.log(
       `server RSS with ${z.bigPods} pods: ${memBig.rssMiB.toFixed(0)} MiB (peak ${memBig.hwmMiB.toFixed(0)})`,

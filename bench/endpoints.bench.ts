@@ -80,6 +80,8 @@ interface Sizes {
    */
   readonly quietSeconds: number;
   readonly settleMaxSeconds: number;
+  /** How long the settled controller-manager's idle CPU is sampled. */
+  readonly idleSeconds: number;
 }
 
 /**
@@ -110,6 +112,7 @@ const FULL: Sizes = {
   convergeTimeoutS: 1800,
   quietSeconds: 3,
   settleMaxSeconds: 180,
+  idleSeconds: 2,
 };
 const QUICK: Sizes = {
   shape: {
@@ -121,12 +124,13 @@ const QUICK: Sizes = {
     serviceCidr: '10.96.0.0/12',
   },
   flipRate: 20,
-  flipSeconds: 5,
-  restoreAfterMs: 1000,
+  flipSeconds: 2,
+  restoreAfterMs: 500,
   seenTimeoutMs: 5000,
   convergeTimeoutS: 60,
   quietSeconds: 1,
   settleMaxSeconds: 15,
+  idleSeconds: 0.5,
 };
 
 type Target = 'slices' | 'endpoints';
@@ -728,8 +732,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     };
     {
       const c0 = cpuSeconds(cm.pid);
-      await sleep(2000);
-      idleCores = (cpuSeconds(cm.pid) - c0) / 2;
+      await sleep(z.idleSeconds * 1000);
+      idleCores = (cpuSeconds(cm.pid) - c0) / z.idleSeconds;
     }
     ctx.log(
       `settle: ${settle.quiet ? 'quiet' : 'still busy'} after ${settle.busyS.toFixed(0)} s ` +

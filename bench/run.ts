@@ -3,6 +3,7 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 export interface BenchContext {
@@ -38,7 +39,9 @@ async function main(): Promise<void> {
     };
     const started = new Date();
     console.log(`bench ${name}${quick ? ' (quick)' : ''}: started ${started.toISOString()}`);
-    const result = await mod.run({ quick, log: (l) => console.log(`  ${l}`) });
+    const t0 = performance.now();
+    const elapsed = (): string => `${((performance.now() - t0) / 1000).toFixed(1)}s`.padStart(7);
+    const result = await mod.run({ quick, log: (l) => console.log(`${elapsed()}  ${l}`) });
     console.table(result.table);
     const dir = process.env.BENCH_RESULTS_DIR ?? path.join(here, 'results');
     mkdirSync(dir, { recursive: true });

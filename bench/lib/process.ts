@@ -5,6 +5,7 @@ import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { svcplaneRuntime } from './cluster.js';
 import type { Conn } from './http.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -82,7 +83,7 @@ export interface Server {
 }
 
 /**
- * `svcplane up` from the current sources (tsx), on 127.0.0.1 and a free port, in `dataDir`, with
+ * `svcplane up` (the compiled dist/ when it is current, else the sources through tsx: svcplaneRuntime), on 127.0.0.1 and a free port, in `dataDir`, with
  * `args` appended (e.g. the storage backend or the allocation ranges).
  */
 export async function startServer(dataDir: string, args: readonly string[] = []): Promise<Server> {
@@ -91,9 +92,7 @@ export async function startServer(dataDir: string, args: readonly string[] = [])
     [
       // e.g. SVCPLANE_BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server
       ...(process.env.SVCPLANE_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
-      '--import',
-      'tsx',
-      path.join(ROOT, 'src/cli/svcplane.ts'),
+      ...svcplaneRuntime().argv,
       'up',
       '--data-dir',
       dataDir,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { it } from 'node:test';
 
-it('npm run bench -- store --quick writes bench results with every metric', { timeout: 120_000 }, () => {
+it('npm run bench -- store --quick writes bench results with every metric', { timeout: 90_000 }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
   try {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'store', '--quick'], {
@@ -46,7 +46,7 @@ it('npm run bench -- store --quick writes bench results with every metric', { ti
   }
 });
 
-it('npm run bench -- apiserver --quick writes bench results with every metric', { timeout: 180_000 }, () => {
+it('npm run bench -- apiserver --quick writes bench results with every metric', { timeout: 90_000 }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
   try {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'apiserver', '--quick'], {
@@ -86,7 +86,7 @@ it('npm run bench -- apiserver --quick writes bench results with every metric', 
   }
 });
 
-it('npm run bench -- allocation --quick writes bench results with every metric', { timeout: 180_000 }, () => {
+it('npm run bench -- allocation --quick writes bench results with every metric', { timeout: 90_000 }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
   try {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'allocation', '--quick'], {
@@ -142,7 +142,7 @@ it('npm run bench -- allocation --quick writes bench results with every metric',
   }
 });
 
-it('npm run bench -- endpoints --quick writes bench results with every metric', { timeout: 180_000 }, () => {
+it('npm run bench -- endpoints --quick writes bench results with every metric', { timeout: 90_000 }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
   try {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'endpoints', '--quick'], {
