@@ -3,12 +3,18 @@
 // finish in-flight requests, stop the cache; the caller then closes the store).
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
+import { chmodSync, rmSync } from 'node:fs';
 import type { TLSSocket } from 'node:tls';
 import type { Store } from '../storage/store.js';
 import type { AuthenticationRequest } from './auth/authenticator.js';
 import { createHandler } from './http/handler.js';
-import type { AuthorizationAttributes, Identity, OpenApiProvider } from './http/types.js';
+import type { AuthorizationAttributes, Identity, OpenApiProvider, ReadyCheck } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
 import type { Logger } from './logger.js';
 import { ApiMetrics } from './metrics.js';
@@ -45,6 +51,14 @@ export interface ApiServerOptions {
     readonly endpointIntervalMs?: number;
   };
   readonly bookmarkIntervalMs?: number;
+  /**
+   * Also serve the API as plain HTTP on this unix socket (mode 0600, replaced if a stale one is there),
+   * for clients in the same process or on the same host that should not pay for TLS: `svcplane up`'s
+   * controllers. Requests on it authenticate by token like any other.
+   */
+  readonly unixSocket?: string;
+  readonly readyChecks?: readonly ReadyCheck[];
+  readonly extraMetrics?: () => Promise<string>;
   readonly maxWatchQueueBytes?: number;
   readonly minRequestTimeoutSeconds?: number;
   readonly watchCacheHistory?: number;
@@ -142,6 +156,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     maxWatchQueueBytes: opts.maxWatchQueueBytes ?? 16 * 1024 * 1024,
     minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
     ready: () => !shuttingDown && cache.isHealthy,
+    ...(opts.readyChecks === undefined ? {} : { readyChecks: opts.readyChecks }),
+    ...(opts.extraMetrics === undefined ? {} : { extraMetrics: opts.extraMetrics }),
     rangeAllocations: () => rangeAllocations(allocators),
   });
 
@@ -196,6 +212,18 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     await cache.stop();
     throw err;
   }
+  let local: HttpServer | undefined;
+  if (opts.unixSocket !== undefined) {
+    try {
+      local = await listenUnix(opts.unixSocket, handler, sockets);
+    } catch (err) {
+      front.close();
+      lifecycle.stop();
+      await allocators.stop();
+      await cache.stop();
+      throw new Error(`cannot serve on ${opts.unixSocket}: ${String(err)}`, { cause: err });
+    }
+  }
   const port = (front.address() as AddressInfo).port;
   const host = opts.bindAddress.includes(':') ? `[${opts.bindAddress}]` : opts.bindAddress;
   address = `${host}:${port}`;
@@ -232,13 +260,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       await kubernetesService.stop();
       await repair.stop();
       front.close();
+      local?.close();
       watches.endAll();
       await new Promise<void>((resolve) => {
         https.close(() => resolve());
         https.closeIdleConnections();
+        local?.closeIdleConnections();
         // In-flight requests get a grace period; then every connection goes.
         const t = setTimeout(() => {
           https.closeAllConnections();
+          local?.closeAllConnections();
           for (const s of sockets) s.destroy();
           resolve();
         }, 5_000);
@@ -250,4 +281,30 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       log.info('stopped', { url });
     },
   };
+}
+
+/** A plain-HTTP server for `handler` on a unix socket only this user can open. */
+async function listenUnix(
+  file: string,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  sockets: Set<Socket>,
+): Promise<HttpServer> {
+  rmSync(file, { force: true }); // a socket file left by a process that died
+  const server = createHttpServer(handler);
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = 0;
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ path: file, readableAll: false, writableAll: false }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  chmodSync(file, 0o600);
+  server.once('close', () => rmSync(file, { force: true }));
+  return server;
 }

@@ -13,7 +13,7 @@ import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
 import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
 import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js';
 import { jsonLogger, type Logger } from '../apiserver/logger.js';
-import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
+import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../apiserver/server.js';
 import type { Store } from '../storage/store.js';
 import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
 import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
@@ -256,6 +256,8 @@ export function versionInfo(pkgVersion: string): Record<string, string> {
   };
 }
 
+export type LocalServing = Pick<ApiServerOptions, 'unixSocket' | 'readyChecks' | 'extraMetrics'>;
+
 export async function runServer(opts: {
   store: Store;
   settings: ServerSettings;
@@ -264,12 +266,15 @@ export async function runServer(opts: {
   authorizer: Authorizer;
   pkgVersion: string;
   log?: Logger;
+  /** What `up` adds for its controllers: a unix socket, a readiness check and their metrics. */
+  local?: LocalServing;
 }): Promise<RunningApiServer> {
   const log = opts.log ?? jsonLogger();
   const authz = opts.authorizer;
   const bookmarkMs = Math.trunc(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0)) || 0;
   const endpointMs = Math.trunc(Number(process.env.SVCPLANE_ENDPOINT_INTERVAL_MS ?? 0)) || 0;
   return startApiServer({
+    ...opts.local,
     store: opts.store,
     bindAddress: opts.settings.bindAddress,
     port: opts.settings.port,
@@ -355,8 +360,10 @@ export async function serveFromFlags(opts: {
   onReady: (server: RunningApiServer, log: Logger) => void;
   /** Runs on SIGTERM/SIGINT before the server shuts down (in-process controllers stop here). */
   beforeShutdown?: () => Promise<void>;
+  local?: LocalServing;
+  log?: Logger;
 }): Promise<number> {
-  const log = jsonLogger();
+  const log = opts.log ?? jsonLogger();
   const store = await openStoreFromFlags({ ...opts.values, 'data-dir': opts.settings.dataDir });
   let server: RunningApiServer;
   try {
@@ -368,6 +375,7 @@ export async function serveFromFlags(opts: {
       authorizer: opts.auth.authorizer,
       pkgVersion: opts.pkgVersion,
       log,
+      ...(opts.local === undefined ? {} : { local: opts.local }),
     });
   } catch (err) {
     await store.close();

@@ -1,13 +1,14 @@
 // `svcplane up`: the all-in-one server on the embedded store (DESIGN §4). The first start generates a
 // CA, a serving certificate for 127.0.0.1/localhost, an admin token (group system:masters) and
 // DIR/kubeconfig; every start rewrites the kubeconfig with the URL actually served.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
-import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
-import { ControllerManager, KNOWN_CONTROLLERS } from '../controllers/manager.js';
-import { Client } from '../runtime/client.js';
-import { httpTransport } from '../runtime/http-transport.js';
+import { formatTokenFileRecord, parseTokenFile, tokenDigest } from '../apiserver/auth/token-file.js';
+import { jsonLogger } from '../apiserver/logger.js';
+import { KNOWN_CONTROLLERS } from '../controllers/manager.js';
+import { ControllerHost } from './controller-host.js';
 import { UsageError } from './flags.js';
 import {
   SERVER_FLAGS_HELP,
@@ -21,7 +22,7 @@ import {
 export const UP_HELP = `Usage: svcplane up [flags]
 
 All-in-one svcplane: the Kubernetes API server on the embedded SQLite store (or etcd with
---storage-backend etcd3), with the controllers (endpoints, endpointslice, garbagecollector) running in-process. The first start generates a CA, a serving certificate for 127.0.0.1 and
+--storage-backend etcd3), with the controllers (endpoints, endpointslice, garbagecollector) on a worker thread of its own. The first start generates a CA, a serving certificate for 127.0.0.1 and
 localhost, an admin token (group system:masters) and DIR/kubeconfig. When ready it prints one line with
 the URL and the kubeconfig path:
 
@@ -49,39 +50,64 @@ export async function upCommand(
   // The admin identity: a token in DIR/pki/tokens.csv; an operator's --token-auth-file replaces it.
   const tokensFile = join(settings.dataDir, 'pki', 'tokens.csv');
   const adminToken = ensureAdminToken(tokensFile);
-  const tokens = auth.tokens ?? parseTokenFile(readFileSync(tokensFile, 'utf8'));
-  let manager: ControllerManager | undefined;
-  let client: Client | undefined;
-  return serveFromFlags({
-    values,
-    settings,
-    tls: { cert: tls.certPem, key: tls.keyPem },
-    auth,
-    tokens,
-    pkgVersion,
-    onReady: (server, log) => {
-      const kubeconfig = join(settings.dataDir, 'kubeconfig');
-      writeFileAtomic(
-        kubeconfig,
-        renderKubeconfig({ server: server.url, caPem: tls.caPem, user: 'admin', token: adminToken }),
-      );
-      out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
-      // The controllers run in-process, as a client of this server like any other: the kubeconfig's
-      // server, CA and token, without loading a kubeconfig library for what this process already knows.
-      const credentials = { ca: tls.caPem, headers: { Authorization: `Bearer ${adminToken}` } };
-      client = new Client(httpTransport({ server: server.url, credentials: () => credentials }));
-      manager = new ControllerManager(client, {
-        controllers: KNOWN_CONTROLLERS,
-        log,
-        metrics: server.metrics.registry,
-      });
-      manager.start().catch((err: unknown) => log.error('controllers failed to start', { err: String(err) }));
-    },
-    beforeShutdown: async () => {
-      await manager?.stop();
-      client?.transport.close();
-    },
+  const tokens = new Map(auth.tokens ?? parseTokenFile(readFileSync(tokensFile, 'utf8')));
+  // The controllers run on a worker thread (controller-host.ts) and reach this server over a unix socket of
+  // the data dir, plain HTTP, with a token of their own that lives only in this process (as kube-apiserver's
+  // loopback client has one): the API's event loop spends no TLS on them.
+  const controllerToken = generateToken();
+  tokens.set(tokenDigest(controllerToken), {
+    name: 'system:kube-controller-manager',
+    uid: '',
+    groups: ['system:masters'],
   });
+  const socket = controllerSocketPath(settings.dataDir);
+  const log = jsonLogger();
+  const controllers = new ControllerHost({
+    data: { socketPath: socket.path, token: controllerToken, controllers: KNOWN_CONTROLLERS },
+    log,
+  });
+  try {
+    return await serveFromFlags({
+      values,
+      settings,
+      tls: { cert: tls.certPem, key: tls.keyPem },
+      auth,
+      tokens,
+      pkgVersion,
+      log,
+      local: {
+        unixSocket: socket.path,
+        readyChecks: [{ name: 'controllers', ok: () => controllers.ready }],
+        extraMetrics: () => controllers.metrics(),
+      },
+      onReady: (server) => {
+        const kubeconfig = join(settings.dataDir, 'kubeconfig');
+        writeFileAtomic(
+          kubeconfig,
+          renderKubeconfig({ server: server.url, caPem: tls.caPem, user: 'admin', token: adminToken }),
+        );
+        out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
+        controllers.start();
+      },
+      beforeShutdown: () => controllers.stop(),
+    });
+  } finally {
+    socket.cleanup();
+  }
+}
+
+/**
+ * DIR/controllers.sock, or a private directory under the system's temporary directory when the data dir's
+ * path is too long for a unix socket address (108 bytes on Linux).
+ */
+function controllerSocketPath(dataDir: string): { path: string; cleanup: () => void } {
+  const inDataDir = resolve(dataDir, 'controllers.sock');
+  if (Buffer.byteLength(inDataDir) <= 100) return { path: inDataDir, cleanup: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'svcplane-'));
+  return {
+    path: join(dir, 'controllers.sock'),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /** The admin token from the tokens file, generated (group system:masters) on the first start. */

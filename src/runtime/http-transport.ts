@@ -1,9 +1,10 @@
 // The runtime's HTTP(S) transport: requests to one API server on keep-alive connections, with the TLS
 // material and headers a caller supplies. kubeconfig.ts feeds it from a kubeconfig (through
-// @kubernetes/client-node); a caller that already knows the server, its CA and a token (`svcplane up`,
-// for its own controllers) uses it directly and never loads the kubeconfig library.
+// @kubernetes/client-node); a caller that already knows the server and a token uses it directly and never
+// loads the kubeconfig library: `svcplane up` gives its controllers a unix socket of the server's, plain
+// HTTP, so no TLS is spent between two threads of one process.
 import { Agent, request as httpsRequest, type AgentOptions } from 'node:https';
-import { request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import {
   requestHeaders,
   type Transport,
@@ -26,31 +27,36 @@ export interface HttpTransportOptions {
   readonly server: string;
   /** Called before every request, so credentials that expire (exec plugins) can refresh. */
   readonly credentials: () => Promise<HttpCredentials> | HttpCredentials;
+  /** A unix socket to connect to instead of the server's host and port (plain HTTP). */
+  readonly socketPath?: string;
 }
 
 export function httpTransport(opts: HttpTransportOptions): Transport {
   const server = new URL(opts.server);
-  const secure = server.protocol === 'https:';
+  const socketPath = opts.socketPath;
+  const secure = server.protocol === 'https:' && socketPath === undefined;
   let agent: Agent | undefined;
+  const plainAgent = new HttpAgent({ keepAlive: true });
   const send = async (req: TransportRequest): Promise<TransportResponse> => {
     const creds = await opts.credentials();
-    agent ??= new Agent({
-      keepAlive: true,
-      ...(creds.ca === undefined ? {} : { ca: creds.ca }),
-      ...(creds.cert === undefined ? {} : { cert: creds.cert }),
-      ...(creds.key === undefined ? {} : { key: creds.key }),
-      ...(creds.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: creds.rejectUnauthorized }),
-    });
+    if (secure) {
+      agent ??= new Agent({
+        keepAlive: true,
+        ...(creds.ca === undefined ? {} : { ca: creds.ca }),
+        ...(creds.cert === undefined ? {} : { cert: creds.cert }),
+        ...(creds.key === undefined ? {} : { key: creds.key }),
+        ...(creds.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: creds.rejectUnauthorized }),
+      });
+    }
     const u = new URL(req.path, server);
     const body = req.body === undefined ? undefined : Buffer.from(req.body);
     return new Promise((resolve, reject) => {
       const r = (secure ? httpsRequest : httpRequest)(
         {
-          host: u.hostname,
-          port: u.port,
+          ...(socketPath === undefined ? { host: u.hostname, port: u.port } : { socketPath }),
           path: u.pathname + u.search,
           method: req.method,
-          ...(secure ? { agent } : {}),
+          agent: secure ? agent : plainAgent,
           headers: { ...creds.headers, ...requestHeaders(req, body) },
           ...(req.signal === undefined ? {} : { signal: req.signal }),
         },
@@ -61,5 +67,12 @@ export function httpTransport(opts: HttpTransportOptions): Transport {
       r.end();
     });
   };
-  return { server: server.origin, send, close: () => agent?.destroy() };
+  return {
+    server: server.origin,
+    send,
+    close: () => {
+      agent?.destroy();
+      plainAgent.destroy();
+    },
+  };
 }

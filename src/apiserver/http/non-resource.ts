@@ -66,12 +66,21 @@ export async function serveNonResource(
     case '/healthz':
     case '/livez':
     case '/readyz': {
-      const ok = path !== '/readyz' || deps.ready();
+      const cacheOk = path !== '/readyz' || deps.ready();
+      const checks = [
+        { name: 'ping', ok: true },
+        { name: 'watch-cache', ok: cacheOk },
+        ...(path === '/readyz' ? (deps.readyChecks ?? []).map((c) => ({ name: c.name, ok: c.ok() })) : []),
+      ];
+      const ok = checks.every((c) => c.ok);
+      const failed = checks.find((c) => !c.ok);
       const body = query.has('verbose')
-        ? `[${ok ? '+' : '-'}]ping ok\n[${ok ? '+' : '-'}]watch-cache ${ok ? 'ok' : 'failed'}\n${path.slice(1)} check ${ok ? 'passed' : 'failed'}\n`
+        ? `${checks.map((c) => `[${c.ok ? '+' : '-'}]${c.name} ${c.ok ? 'ok' : 'failed'}\n`).join('')}${path.slice(1)} check ${ok ? 'passed' : 'failed'}\n`
         : ok
           ? 'ok'
-          : 'watch cache not ready';
+          : failed!.name === 'watch-cache'
+            ? 'watch cache not ready'
+            : `${failed!.name} not ready`;
       res.writeHead(
         ok ? 200 : 503,
         headers({ 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }),
@@ -84,7 +93,7 @@ export async function serveNonResource(
       return;
     case '/metrics': {
       deps.metrics.cacheRevision.set(deps.cache.revision);
-      const text = await deps.metrics.registry.metrics();
+      const text = (await deps.metrics.registry.metrics()) + ((await deps.extraMetrics?.()) ?? '');
       res.writeHead(200, headers({ 'Content-Type': deps.metrics.registry.contentType }));
       res.end(text);
       return;

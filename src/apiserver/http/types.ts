@@ -49,8 +49,17 @@ export interface HandlerDeps {
   /** kube's --min-request-timeout: watches without timeoutSeconds last 1–2× this. */
   readonly minRequestTimeoutSeconds: number;
   readonly ready: () => boolean;
+  /** More /readyz checks, each listed by name in `?verbose` (e.g. the in-process controllers of `up`). */
+  readonly readyChecks?: readonly ReadyCheck[];
+  /** More Prometheus text for /metrics (e.g. the controllers' own registry, kept on another thread). */
+  readonly extraMetrics?: () => Promise<string>;
   /** The allocation state as upstream's RangeAllocation objects (GET /debug/svcplane/rangeallocations). */
   readonly rangeAllocations?: () => Promise<unknown>;
+}
+
+export interface ReadyCheck {
+  readonly name: string;
+  readonly ok: () => boolean;
 }
 
 export const notFoundPath = (): StatusError =>

@@ -1,5 +1,6 @@
 // Starts a real `svcplane up` (or `svcplane apiserver`) process on 127.0.0.1 with a free port, in a
-// fresh data directory, and hands back what a client needs: URL, kubeconfig, admin token, CA.
+// fresh data directory, and hands back what a client needs: URL, kubeconfig, admin token, CA. An `up`
+// is handed back once its /readyz is 200 (the API and its controllers).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +57,20 @@ export async function startUp(
   const tokens = command === 'up' ? readFileSync(join(dataDir, 'pki', 'tokens.csv'), 'utf8') : '';
   const token = tokens.split(',')[0] ?? '';
   const ca = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
+  if (command === 'up') {
+    // `up` prints its ready line once the API serves; its /readyz also waits for the controllers (on their
+    // own thread) to have synced. Tests start from a fully ready server.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const r = await call({ url, token, ca }, 'GET', '/readyz', { token: null }).catch(() => undefined);
+      if (r?.status === 200) break;
+      if (Date.now() > deadline || proc.exitCode !== null) {
+        proc.kill('SIGKILL');
+        throw new Error(`/readyz not 200 within 30 s (${r?.status} ${r?.text}):\n${out}\n${err}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
   const stop = async (): Promise<number | null> => {
     if (proc.exitCode !== null) return proc.exitCode;
     proc.kill('SIGTERM');

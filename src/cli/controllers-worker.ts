@@ -1,0 +1,63 @@
+// The controllers of `svcplane up`, on a worker thread of their own: the API server's event loop serves
+// the API and nothing else. This is `svcplane controller-manager`'s manager and client runtime, reaching
+// the server over a unix socket of its data dir (plain HTTP, a token of their own) instead of TLS.
+// controller-host.ts starts it, restarts it when it dies, relays its metrics and readiness, and stops it.
+import { parentPort, workerData } from 'node:worker_threads';
+import { jsonLogger } from '../apiserver/logger.js';
+import { ControllerManager, type ControllerName } from '../controllers/manager.js';
+import { Client } from '../runtime/client.js';
+import { httpTransport } from '../runtime/http-transport.js';
+
+/** What the host hands the worker (structured-cloned). */
+export interface ControllersWorkerData {
+  readonly socketPath: string;
+  readonly token: string;
+  readonly controllers: readonly ControllerName[];
+}
+
+export type ToWorker = { readonly type: 'metrics'; readonly id: number } | { readonly type: 'stop' };
+export type FromWorker =
+  | { readonly type: 'ready' }
+  | { readonly type: 'metrics'; readonly id: number; readonly text: string }
+  | { readonly type: 'failed'; readonly error: string };
+
+const port = parentPort;
+if (port === null) throw new Error('controllers-worker.ts runs as a worker thread of svcplane up');
+const data = workerData as ControllersWorkerData;
+const post = (m: FromWorker): void => port.postMessage(m);
+const log = jsonLogger((l) => process.stderr.write(l), 'controllers');
+
+const credentials = { headers: { Authorization: `Bearer ${data.token}` } };
+const transport = httpTransport({
+  server: 'http://localhost',
+  socketPath: data.socketPath,
+  credentials: () => credentials,
+});
+const manager = new ControllerManager(new Client(transport), { controllers: data.controllers, log });
+
+let stopping = false;
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'metrics') {
+    manager.metrics.metrics().then(
+      (text) => post({ type: 'metrics', id: m.id, text }),
+      () => post({ type: 'metrics', id: m.id, text: '' }),
+    );
+  } else if (m.type === 'stop' && !stopping) {
+    stopping = true;
+    void manager
+      .stop()
+      .catch((err: unknown) => log.warn('controllers did not stop cleanly', { err: String(err) }))
+      .finally(() => {
+        transport.close();
+        port.close(); // nothing else keeps this thread alive: it exits
+      });
+  }
+});
+
+manager.start().then(
+  () => post({ type: 'ready' }),
+  (err: unknown) => {
+    post({ type: 'failed', error: String(err) });
+    process.exit(1); // ends this thread only; the host restarts it
+  },
+);
