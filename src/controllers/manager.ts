@@ -3,7 +3,7 @@
 // controller-manager --kubeconfig` runs it against any API server, optionally behind leader election.
 import { Registry } from 'prom-client';
 import type { Client } from '../runtime/client.js';
-import { SharedInformerFactory } from '../runtime/informer.js';
+import { controllerTransform, SharedInformerFactory } from '../runtime/informer.js';
 import { WorkqueueMetrics } from '../runtime/workqueue.js';
 import { ClientEventRecorder } from '../runtime/events.js';
 import { EndpointsController } from './endpoints/endpoints-controller.js';
@@ -48,6 +48,7 @@ export class ControllerManager {
   ) {
     this.metrics = o.metrics ?? new Registry();
     this.factory = new SharedInformerFactory(client, {
+      transform: controllerTransform,
       reflector: {
         onError: (err) => o.log.warn('list/watch failed; retrying', { err: String(err) }),
       },

@@ -20,6 +20,37 @@ export interface EventHandlers {
 
 export type IndexFunc = (obj: KObject) => string[];
 
+/**
+ * What an informer keeps of each object it receives (client-go's TransformFunc). It may return a new
+ * object; it must not change what it was given.
+ */
+export type TransformFunc = (obj: KObject) => KObject;
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * What svcplane's controllers keep of a `resource`, as kube-controller-manager's informers strip
+ * managedFields: no controller reads them, and on an object written by server-side apply they are a large
+ * share of it. Pods also lose kubectl's last-applied annotation (a copy of the whole manifest): controllers
+ * never write a pod from the cache (the garbage collector reads pods live before it edits them), so
+ * nothing stripped here can be written back. Other kinds keep their annotations, since controllers update
+ * their own Endpoints and EndpointSlices from the cached copy.
+ */
+export function controllerTransform(resource: ResourceInfo): TransformFunc {
+  const pods = resource.group === '' && resource.resource === 'pods';
+  return (obj) => {
+    const meta = obj.metadata;
+    const lastApplied = pods && meta.annotations?.[LAST_APPLIED] !== undefined;
+    if (meta.managedFields === undefined && !lastApplied) return obj;
+    const { managedFields: _managedFields, ...rest } = meta;
+    if (lastApplied) {
+      const { [LAST_APPLIED]: _lastApplied, ...annotations } = meta.annotations!;
+      rest.annotations = annotations;
+    }
+    return { ...obj, metadata: rest };
+  };
+}
+
 /** The indexed cache an informer keeps; read-only to everyone but the informer. */
 export class Indexer implements ReflectorStore {
   private items = new Map<string, KObject>();
@@ -29,7 +60,10 @@ export class Indexer implements ReflectorStore {
 
   private readonly indexers: Record<string, IndexFunc>;
 
-  constructor(indexers: Record<string, IndexFunc> = {}) {
+  constructor(
+    indexers: Record<string, IndexFunc> = {},
+    private readonly transform: TransformFunc = (o) => o,
+  ) {
     this.indexers = { ...indexers };
     for (const name of Object.keys(indexers)) this.indices.set(name, new Map());
   }
@@ -74,6 +108,11 @@ export class Indexer implements ReflectorStore {
     return this.items.size;
   }
 
+  /** How many objects index `name` holds under `value` (no copy is made). */
+  indexCount(name: string, value: string): number {
+    return this.indices.get(name)?.get(value)?.size ?? 0;
+  }
+
   /** Objects whose index `name` yields `value` (e.g. byNamespace → "default"). */
   byIndex(name: string, value: string): KObject[] {
     const keys = this.indices.get(name)?.get(value);
@@ -104,7 +143,8 @@ export class Indexer implements ReflectorStore {
     }
   }
 
-  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void {
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', received: KObject): void {
+    const obj = this.transform(received);
     const key = objectKeyOf(obj);
     const old = this.items.get(key);
     this.resourceVersion = obj.metadata.resourceVersion ?? this.resourceVersion;
@@ -125,7 +165,12 @@ export class Indexer implements ReflectorStore {
 
   replace(items: KObject[], resourceVersion: string): void {
     const before = this.items;
-    const next = new Map(items.map((o) => [objectKeyOf(o), o]));
+    const next = new Map(
+      items.map((received) => {
+        const o = this.transform(received);
+        return [objectKeyOf(o), o] as const;
+      }),
+    );
     this.items = next;
     this.indices = new Map(Object.keys(this.indexers).map((n) => [n, new Map()]));
     for (const [k, o] of next) this.index(k, o, undefined);
@@ -143,12 +188,25 @@ export class Indexer implements ReflectorStore {
 
 export const byNamespace: IndexFunc = (o) => [o.metadata.namespace ?? ''];
 
+/** One value per label, `namespace/key=value`: the objects of a namespace carrying one label pair. */
+export const byNamespaceLabel: IndexFunc = (o) => {
+  const labels = o.metadata.labels;
+  if (labels === undefined || labels === null) return [];
+  const ns = o.metadata.namespace ?? '';
+  return Object.entries(labels).map(([k, v]) => namespaceLabelKey(ns, k, String(v)));
+};
+
+export const namespaceLabelKey = (namespace: string, key: string, value: string): string =>
+  `${namespace}/${key}=${value}`;
+
 export interface InformerOptions {
   readonly namespace?: string;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
   readonly indexers?: Record<string, IndexFunc>;
   readonly reflector?: ReflectorOptions;
+  /** Applied to every object before it is cached and handed to handlers. */
+  readonly transform?: TransformFunc;
 }
 
 export class Informer {
@@ -160,7 +218,7 @@ export class Informer {
     readonly resource: ResourceInfo,
     opts: InformerOptions = {},
   ) {
-    this.indexer = new Indexer({ namespace: byNamespace, ...opts.indexers });
+    this.indexer = new Indexer({ namespace: byNamespace, ...opts.indexers }, opts.transform);
     const scope = {
       ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
       ...(opts.labelSelector === undefined ? {} : { labelSelector: opts.labelSelector }),
@@ -200,14 +258,23 @@ export class SharedInformerFactory {
 
   constructor(
     private readonly client: Client,
-    private readonly defaults: Pick<InformerOptions, 'reflector'> = {},
+    private readonly defaults: {
+      readonly reflector?: ReflectorOptions;
+      /** The transform for each resource's informer (e.g. controllerTransform). */
+      readonly transform?: (resource: ResourceInfo) => TransformFunc;
+    } = {},
   ) {}
 
-  informer(resource: ResourceInfo, opts: Omit<InformerOptions, 'reflector'> = {}): Informer {
+  informer(resource: ResourceInfo, opts: Omit<InformerOptions, 'reflector' | 'transform'> = {}): Informer {
     const id = `${resource.group}/${resource.resource}|${opts.namespace ?? ''}|${opts.labelSelector ?? ''}|${opts.fieldSelector ?? ''}`;
     let inf = this.informers.get(id);
     if (inf === undefined) {
-      inf = new Informer(this.client, resource, { ...opts, ...this.defaults });
+      const { reflector, transform } = this.defaults;
+      inf = new Informer(this.client, resource, {
+        ...opts,
+        ...(reflector === undefined ? {} : { reflector }),
+        ...(transform === undefined ? {} : { transform: transform(resource) }),
+      });
       this.informers.set(id, inf);
       if (this.started) inf.start();
     } else if (opts.indexers !== undefined) {

@@ -17,6 +17,7 @@ import { isApiError, type Client } from '../../runtime/client.js';
 import { Controller } from '../../runtime/controller.js';
 import { objectKeyOf, type Informer, type SharedInformerFactory } from '../../runtime/informer.js';
 import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import { podLabelIndexers, selectedPods } from '../selected-pods.js';
 
 export const SERVICES = mustFindResource('', 'services');
 export const PODS = mustFindResource('', 'pods');
@@ -44,7 +45,7 @@ export class EndpointsController {
     opts: EndpointsControllerOptions = {},
   ) {
     this.services = factory.informer(SERVICES);
-    this.pods = factory.informer(PODS);
+    this.pods = factory.informer(PODS, { indexers: podLabelIndexers });
     this.endpoints = factory.informer(ENDPOINTS);
     this.controller = new Controller({
       name: 'endpoint',
@@ -98,9 +99,7 @@ export class EndpointsController {
       }
       return;
     }
-    const pods = this.pods.indexer
-      .byIndex('namespace', namespace)
-      .filter((p) => selectsPod(service, p as Pod)) as Pod[];
+    const pods = selectedPods(this.pods, service);
     const current = this.endpoints.indexer.get(key) as Endpoints | undefined;
     const plan = planEndpoints({
       service,

@@ -26,6 +26,7 @@ import {
 import { EndpointSliceTracker } from '../../core/endpointslices/tracker.js';
 import { isApiError, type Client } from '../../runtime/client.js';
 import { Controller } from '../../runtime/controller.js';
+import { podLabelIndexers, selectedPods } from '../selected-pods.js';
 import { regarding, type ClientEventRecorder } from '../../runtime/events.js';
 import {
   objectKeyOf,
@@ -103,7 +104,7 @@ export class EndpointSliceController {
     this.max = opts.maxEndpointsPerSlice ?? DEFAULT_MAX_ENDPOINTS_PER_SLICE;
     this.now = opts.now ?? Date.now;
     this.services = factory.informer(SERVICES);
-    this.pods = factory.informer(PODS, { indexers: { node: podsByNode } });
+    this.pods = factory.informer(PODS, { indexers: { node: podsByNode, ...podLabelIndexers } });
     this.nodes = factory.informer(NODES);
     this.slices = factory.informer(ENDPOINTSLICES, { indexers: { service: slicesByService } });
     this.controller = new Controller({
@@ -211,9 +212,7 @@ export class EndpointSliceController {
     }
     this.waiting.delete(key);
     const namespace = service.metadata.namespace ?? '';
-    const pods = this.pods.indexer
-      .byIndex('namespace', namespace)
-      .filter((p) => selectsPod(service, p as Pod)) as Pod[];
+    const pods = selectedPods(this.pods, service);
     const plan = planEndpointSlices({
       service,
       pods,

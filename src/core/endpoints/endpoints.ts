@@ -96,7 +96,7 @@ function skipReason(service: Service): SkipReason | undefined {
  * event of its namespace, and over every pod of the namespace on each sync).
  */
 const selectorPairs = new WeakMap<object, ReadonlyArray<readonly [string, string]> | null>();
-function selectorOf(service: Service): ReadonlyArray<readonly [string, string]> | null {
+export function selectorOf(service: Service): ReadonlyArray<readonly [string, string]> | null {
   const selector = rec(service.spec)['selector'];
   if (!isPlainObject(selector)) return null;
   let pairs = selectorPairs.get(selector);
