@@ -1,7 +1,7 @@
 // The API server process: watch cache + registry + HTTPS handler on one port, with the system
 // namespaces, namespace lifecycle, and a graceful shutdown (stop accepting, end watches cleanly,
 // finish in-flight requests, stop the cache; the caller then closes the store).
-import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import {
   createServer as createHttpServer,
@@ -221,7 +221,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       lifecycle.stop();
       await allocators.stop();
       await cache.stop();
-      throw new Error(`cannot serve on ${opts.unixSocket}: ${String(err)}`, { cause: err });
+      throw new Error(
+        `cannot serve on ${opts.unixSocket}: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
   const port = (front.address() as AddressInfo).port;
@@ -289,7 +294,17 @@ async function listenUnix(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   sockets: Set<Socket>,
 ): Promise<HttpServer> {
-  rmSync(file, { force: true }); // a socket file left by a process that died
+  // A socket file left by a process that died is replaced; one a live server answers on is not taken over.
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = connect(file);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+  if (live) throw new Error('another server is serving on it');
+  rmSync(file, { force: true });
   const server = createHttpServer(handler);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 0;

@@ -144,6 +144,36 @@ describe('svcplane CLI', () => {
     }
   });
 
+  it("up replaces a dead server's controllers.sock but never takes over a live one", async () => {
+    const dir = path.join(work, 'sock');
+    mkdirSync(dir, { recursive: true });
+    const sock = path.join(dir, 'controllers.sock');
+    // A live server on the socket (another svcplane on the same etcd, say): refused, one line, exit 1.
+    const live = createServer();
+    await new Promise<void>((resolve) => live.listen(sock, resolve));
+    try {
+      const r = svcplane('up', '--data-dir', 'sock', '--secure-port', '0');
+      assert.equal(r.status, 1, r.stderr);
+      oneLineError(r, /^svcplane: cannot serve on .*controllers\.sock: another server is serving on it$/);
+    } finally {
+      await new Promise((resolve) => live.close(resolve));
+    }
+    // A socket file left by a process that was killed: replaced, and the server starts.
+    const dead = spawnSync(process.execPath, [
+      '-e',
+      `require('node:net').createServer().listen(${JSON.stringify(sock)}, () => process.kill(process.pid, 'SIGKILL'))`,
+    ]);
+    assert.equal(dead.signal, 'SIGKILL');
+    assert.ok(existsSync(sock), 'the killed process left its socket file');
+    const srv = await startUp({ dataDir: dir });
+    try {
+      assert.equal((await call(srv, 'GET', '/readyz', { token: null })).status, 200);
+    } finally {
+      assert.equal(await srv.stop(), 0, srv.stderr());
+    }
+    assert.equal(existsSync(sock), false, 'a clean stop removes the socket');
+  });
+
   it('store get/list/status/compact read what the store holds', async () => {
     const dir = path.join(work, 'filled');
     const s = SqliteStore.open({ dataDir: dir });
