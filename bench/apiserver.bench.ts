@@ -1,7 +1,9 @@
-// API server benchmark: the whole server (`svcplane up`: durable SQLite store, watch cache, registry,
-// HTTPS handler) in its own child process, driven over real HTTPS (keep-alive connections, bearer token)
-// by client worker processes, so client and server never share an event loop. They do share the
-// machine's CPUs (2 cores on the reference VM): every figure below includes that contention.
+// API server benchmark: two servers in the same run, each in its own child process: `svcplane apiserver`
+// (durable SQLite store, watch cache, registry, HTTPS handler) and `svcplane up` (the same server with
+// its controllers on a worker thread, converging on everything written here), each driven over real
+// HTTPS (keep-alive connections, bearer token) by client worker processes, so client and server never
+// share an event loop. They do share the machine's CPUs (2 cores on the reference VM): every figure below
+// includes that contention. The table gives both and up ÷ apiserver; the goals are up's.
 //
 //   - pod creates/s with 32 concurrent clients (one keep-alive connection each), per-request p50/p99;
 //   - LIST of 10k services as JSON (goal p50 ≤ 50 ms) and as a Table (kubectl's Accept, information);
@@ -18,6 +20,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { startApiServer, svcplaneRuntime } from './lib/cluster.js';
 import { agentFor, epochMs, request, type Conn, type HttpResult } from './lib/http.js';
 import {
   cpuSeconds,
@@ -84,13 +87,13 @@ const FULL: Sizes = {
 const QUICK: Sizes = {
   warmupPods: 50,
   createReps: 1,
-  createPods: 300,
+  createPods: 200,
   createClients: 16,
-  services: 300,
+  services: 200,
   listReps: 3,
   tableReps: 2,
-  bigPods: 1000,
-  bigNamespaceSize: 500,
+  bigPods: 800,
+  bigNamespaceSize: 400,
   bigLoadClients: 16,
   bigListReps: 2,
   watchReps: 1,
@@ -719,8 +722,19 @@ function nsJobs(names: string[]): CreateJob[] {
   return names.map((n) => ({ kind: 'namespace', namespace: '', prefix: n, from: 0, to: 1 }));
 }
 
-export async function run(ctx: BenchContext): Promise<BenchResult> {
-  const z = ctx.quick ? QUICK : FULL;
+type Subject = 'apiserver' | 'up';
+
+/** What one server measured: its figures, goals and table rows, and everything for the JSON file. */
+interface Measured {
+  readonly m: Record<string, number>;
+  readonly goals: Record<string, boolean>;
+  readonly table: Array<Record<string, string | number>>;
+  readonly data: Record<string, unknown>;
+}
+
+/** Every step of the benchmark against one server: `svcplane apiserver` alone, or `svcplane up`. */
+async function measure(outer: BenchContext, z: Sizes, subject: Subject): Promise<Measured> {
+  const ctx = { ...outer, log: (l: string) => outer.log(`${subject.padEnd(9)} ${l}`) };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-apiserver-'));
   let server: Server | undefined;
   const workers: Worker<WorkerRequest>[] = [];
@@ -733,7 +747,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       );
     }
     const tStart = performance.now();
-    server = await startServer(dataDir);
+    server = subject === 'up' ? await startServer(dataDir) : await startApiServer(svcplaneRuntime(), dataDir);
     const pid = server.pid;
     ctx.log(`server pid ${pid} at ${server.url} (started in ${Math.round(performance.now() - tStart)} ms)`);
     const main = clientWorker(server.conn, 'client');
@@ -1094,13 +1108,16 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       { metric: 'server peak RSS, whole run (MiB)', value: round(m.rssPeakMiB), goal: '', met: '' },
     ];
     return {
+      m,
+      goals,
       table,
       data: {
-        sizes: z,
         setup: {
           server:
-            'svcplane up (node --import tsx src/cli/svcplane.ts) in a child process: durable SQLite store ' +
-            '(synchronous=FULL, group commit), TLS, bearer token, AlwaysAllow',
+            (subject === 'up'
+              ? 'svcplane up (the API server with its controllers on a worker thread)'
+              : 'svcplane apiserver (the API server alone)') +
+            ' in a child process: durable SQLite store (synchronous=FULL, group commit), TLS, bearer token, AlwaysAllow',
           clients:
             `${1 + z.watchWorkers} client worker processes; requests through node:https keep-alive agents, ` +
             'watches as raw HTTP/1.1 on one TLS connection each (cheaper per event); the orchestrator only coordinates',
@@ -1132,4 +1149,66 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     if (server !== undefined) await stopServer(server);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Both servers, one after the other (side by side in quick mode, whose figures mean nothing): the bare
+ * API server, then `svcplane up` as users run it, with its controllers converging on what the benchmark
+ * writes. The table shows both and up ÷ apiserver; the goals are up's.
+ */
+export async function run(ctx: BenchContext): Promise<BenchResult> {
+  const z = ctx.quick ? QUICK : FULL;
+  const loadAtStart = loadavg();
+  const [apiserver, up] = ctx.quick
+    ? await Promise.all([measure(ctx, z, 'apiserver'), measure(ctx, z, 'up')])
+    : [await measure(ctx, z, 'apiserver'), await measure(ctx, z, 'up')];
+  const ratio = (k: string): number => up.m[k]! / apiserver.m[k]!;
+  const ratios = {
+    upOverApiserverCreatesPerSec: ratio('createsPerSec'),
+    upOverApiserverListServicesJsonP50: ratio('listServicesJsonP50Ms'),
+    upOverApiserverWatchP99: ratio('watchP99Ms'),
+    upOverApiserverServerCpuPerPod: ratio('createServerCpuUsPerPod'),
+  };
+  const goals = { ...up.goals, upCreatesAtLeast90PctOfApiserver: ratios.upOverApiserverCreatesPerSec >= 0.9 };
+  const r2 = (x: number): number => Math.round(x * 100) / 100;
+  const table = up.table.map((row, i) => ({
+    metric: row.metric!,
+    apiserver: apiserver.table[i]!.value!,
+    up: row.value!,
+    'up ÷ apiserver':
+      typeof row.value === 'number' &&
+      typeof apiserver.table[i]!.value === 'number' &&
+      apiserver.table[i]!.value !== 0
+        ? r2(row.value / (apiserver.table[i]!.value as number))
+        : '',
+    goal: row.goal!,
+    'met (up)': row.met!,
+  }));
+  table.splice(1, 0, {
+    metric: "up's pod creates/s ÷ apiserver's",
+    apiserver: '',
+    up: '',
+    'up ÷ apiserver': r2(ratios.upOverApiserverCreatesPerSec),
+    goal: '≥ 0.9',
+    'met (up)': goals.upCreatesAtLeast90PctOfApiserver ? 'yes' : 'no',
+  });
+  ctx.log(
+    `ratio: up ÷ apiserver pod creates/s ${r2(ratios.upOverApiserverCreatesPerSec)}, ` +
+      `LIST services p50 ${r2(ratios.upOverApiserverListServicesJsonP50)}, watch p99 ${r2(ratios.upOverApiserverWatchP99)}`,
+  );
+  return {
+    table,
+    data: {
+      sizes: z,
+      loadAverage: { start: loadAtStart, end: loadavg() },
+      // up's figures, as users run it; the bare server's are under subjects.apiserver.
+      medians: up.m,
+      goals,
+      ratios,
+      subjects: {
+        apiserver: { medians: apiserver.m, goals: apiserver.goals, ...apiserver.data },
+        up: { medians: up.m, goals: up.goals, ...up.data },
+      },
+    },
+  };
 }

@@ -57,6 +57,8 @@ it('npm run bench -- apiserver --quick writes bench results with every metric', 
     const out = JSON.parse(readFileSync(path.join(dir, 'apiserver.json'), 'utf8')) as {
       medians: Record<string, number>;
       goals: Record<string, boolean>;
+      ratios: Record<string, number>;
+      subjects: Record<'apiserver' | 'up', { medians: Record<string, number>; setup: { server: string } }>;
     };
     for (const k of [
       'createsPerSec',
@@ -81,6 +83,17 @@ it('npm run bench -- apiserver --quick writes bench results with every metric', 
     assert.equal(out.medians.watchDuplicateEvents, 0);
     assert.equal(out.goals.watchNoEventLost, true);
     assert.match(r.stdout, /watch delivery p99/);
+    // Both servers were measured in the same run, and compared.
+    for (const subject of ['apiserver', 'up'] as const) {
+      const sm = out.subjects[subject].medians;
+      assert.ok(sm.createsPerSec! > 0 && sm.listServicesJsonP50Ms! > 0 && sm.watchP99Ms! > 0, subject);
+      assert.equal(sm.watchLostEvents, 0, `${subject}: watch events lost`);
+      assert.match(out.subjects[subject].setup.server, new RegExp(`^svcplane ${subject} `));
+    }
+    assert.deepEqual(out.subjects.up.medians, out.medians);
+    assert.ok(out.ratios.upOverApiserverCreatesPerSec! > 0);
+    assert.equal(typeof out.goals.upCreatesAtLeast90PctOfApiserver, 'boolean');
+    assert.match(r.stdout, /ratio: up ÷ apiserver pod creates\/s/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
