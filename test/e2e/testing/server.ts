@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as httpsRequest } from 'node:https';
+import { until } from './until.js';
 
 const BIN = new URL('../../../bin/svcplane.js', import.meta.url).pathname;
 
@@ -60,15 +61,21 @@ export async function startUp(
   if (command === 'up') {
     // `up` prints its ready line once the API serves; its /readyz also waits for the controllers (on their
     // own thread) to have synced. Tests start from a fully ready server.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const r = await call({ url, token, ca }, 'GET', '/readyz', { token: null }).catch(() => undefined);
-      if (r?.status === 200) break;
-      if (Date.now() > deadline || proc.exitCode !== null) {
-        proc.kill('SIGKILL');
-        throw new Error(`/readyz not 200 within 30 s (${r?.status} ${r?.text}):\n${out}\n${err}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
+    let last = '';
+    try {
+      await until(
+        () => `/readyz 200 (last: ${last}):\n${out}\n${err}`,
+        30_000,
+        async () => {
+          const r = await call({ url, token, ca }, 'GET', '/readyz', { token: null });
+          last = `${r.status} ${r.text}`;
+          return r.status === 200;
+        },
+        50,
+      );
+    } catch (e) {
+      proc.kill('SIGKILL');
+      throw e;
     }
   }
   const stop = async (): Promise<number | null> => {
