@@ -417,6 +417,31 @@ describe('garbage collector: kubectl against svcplane up', () => {
     assert.equal(p1.metadata.deletionTimestamp, undefined);
   });
 
+  it('an object whose owner is in the cache costs the server no request (kube checks only unknown owners)', async () => {
+    const d = await newDeployment(srv, 'gc-quiet');
+    // Wait until the collector has the Deployment: a dependent of it alone stays, a dangling one goes.
+    await create(srv, [pod('gc-quiet-probe', [owner('Deployment', 'gc-quiet', d)])]);
+    const podGets = async (): Promise<number> => {
+      const text = (await call(srv, 'GET', '/metrics')).text;
+      let n = 0;
+      for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)$/gm)) {
+        if (m[1]!.includes('verb="GET"') && m[1]!.includes('resource="pods"')) n += Number(m[2]);
+      }
+      return n;
+    };
+    const before = await podGets();
+    const ref = owner('Deployment', 'gc-quiet', d, { controller: true, blockOwnerDeletion: true });
+    await create(
+      srv,
+      Array.from({ length: 20 }, (_, i) => pod(`gc-quiet-${i}`, [ref])),
+    );
+    // A dangling Node queued after them: once it is gone, the collector has been through the pods.
+    await create(srv, [node('gc-quiet-sentinel', [owner('Node', 'gc-quiet-ghost', randomUUID())])]);
+    await goneAll(srv, [['node', 'gc-quiet-sentinel']]);
+    assert.equal((await podGets()) - before, 0, 'the collector read owned pods whose owner it has cached');
+    assert.ok((await get(srv, 'pod', 'gc-quiet-19')) !== undefined);
+  });
+
   it('two owners, one deleted: the dependent stays and loses only that reference', async () => {
     const d = await newDeployment(srv, 'gc-two');
     await create(srv, [node('gc-two-node')]);

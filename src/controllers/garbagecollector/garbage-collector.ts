@@ -7,7 +7,8 @@
 //     dependents checked (they may now dangle) and its owners re-checked when they wait in the foreground;
 //     an object that starts being deleted with the orphan or foregroundDeletion finalizer is processed as
 //     an owner, and its dependents are checked.
-// Queue keys are uids. Before acting, the object is read from the API server (the cache may be behind), an
+// Queue keys are uids. An object whose owners are all in the cache (and not deleting in the foreground)
+// is left alone without a request, as kube's graph does. Before acting, the object is read from the API server (the cache may be behind), an
 // owner missing from the cache is looked up there too, and every delete carries the uid as a precondition,
 // so a namesake created since is never touched. Writes to ownerReferences and finalizers are
 // compare-and-swap updates, retried on conflict.
@@ -185,6 +186,10 @@ export class GarbageCollector {
   private async sync(uid: string): Promise<void> {
     const cached = this.byUID(uid);
     if (cached === undefined) return; // gone; its dependents were enqueued when it went
+    // Like kube's graph, which only looks at dependents of owners it does not know, an object whose
+    // owners are all present in the cache, and not waiting on their dependents, needs nothing: no read
+    // of it from the server. Without this, every create of an owned object cost the server a GET.
+    if (!beingDeleted(cached.object) && this.ownersSolidInCache(cached.resource, cached.object)) return;
     const item = await this.live(cached.resource, cached.object);
     if (item === undefined) return;
     if (beingDeleted(item)) {
@@ -282,14 +287,33 @@ export class GarbageCollector {
     }
   }
 
+  /** Every owner reference resolves, in the cache, to its object (same uid), which is not waiting on dependents; or to a kind this collector cannot see. */
+  private ownersSolidInCache(dependentResource: ResourceInfo, dependent: KObject): boolean {
+    for (const ref of dependent.metadata.ownerReferences ?? []) {
+      const resource = this.ownerResource(ref);
+      if (resource === undefined) continue; // 'unknown': never acted on
+      if (resource.namespaced && !dependentResource.namespaced) return false;
+      const namespace = resource.namespaced ? (dependent.metadata.namespace ?? '') : '';
+      const owner = this.informers
+        .get(resource)!
+        .indexer.get(namespace === '' ? ref.name : `${namespace}/${ref.name}`);
+      if (owner?.metadata.uid !== ref.uid || deletingDependents(owner.metadata)) return false;
+    }
+    return true;
+  }
+
+  private ownerResource(ref: OwnerReference): ResourceInfo | undefined {
+    for (const r of this.informers.keys())
+      if (groupVersion(r) === ref.apiVersion && r.kind === ref.kind) return r;
+    return undefined;
+  }
+
   private async ownerState(
     dependentResource: ResourceInfo,
     dependent: KObject,
     ref: OwnerReference,
   ): Promise<OwnerState> {
-    const resource = [...this.informers.keys()].find(
-      (r) => groupVersion(r) === ref.apiVersion && r.kind === ref.kind,
-    );
+    const resource = this.ownerResource(ref);
     if (resource === undefined) return 'unknown';
     // A cluster-scoped object cannot be owned by a namespaced one: the reference can never resolve.
     if (resource.namespaced && !dependentResource.namespaced) return 'dangling';
