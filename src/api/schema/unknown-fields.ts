@@ -59,7 +59,9 @@ export const unknownFieldMessages = (paths: readonly string[]): string[] =>
 
 /** Set an own property, even one named `__proto__`, without touching the prototype. */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 function cloneJSON(value: unknown): unknown {

@@ -438,7 +438,7 @@ export function updateManagedFields(opts: UpdateOptions): KObject {
     next.set(updaterKey, {
       ...updater,
       time: now,
-      fields: (prev?.fields ?? FieldSet.empty()).union(changed),
+      fields: prev === undefined ? changed : prev.fields.union(changed),
     });
   }
   return withManagedFields(newBody, encodeManagedFields(capUpdateManagers(next)));

@@ -9,6 +9,7 @@ import {
   encodePathElement,
   field,
   FieldSet,
+  FieldSetWalker,
   FieldsV1Error,
   index,
   key,
@@ -292,5 +293,55 @@ describe('field set laws (fast-check)', () => {
         assert.deepEqual(pathKeys(a.recursiveDifference(b)), new Set(want));
       }),
     );
+  });
+});
+
+describe('FieldSetWalker', () => {
+  // A walk: push an element, pop, or add the current path to one of two sets.
+  const pe = fc.oneof(
+    fc.constantFrom('a', 'b', 'spec', 'x').map((n) => field(n)),
+    fc.nat(3).map((i) => index(i)),
+    fc.constantFrom<Json>('v', 1, true).map((v) => value(v)),
+    fc.constantFrom(80, 443).map((p) => key([['port', p]])),
+  );
+  const step = fc.oneof(
+    pe.map((e) => ({ op: 'push' as const, e })),
+    fc.constant({ op: 'pop' as const }),
+    fc.nat(1).map((set) => ({ op: 'add' as const, set })),
+  );
+
+  it('builds the same sets as inserting each path it added (property)', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        const walker = new FieldSetWalker(2);
+        const path: PathElement[] = [];
+        const added: FieldPath[][] = [[], []];
+        for (const s of steps) {
+          if (s.op === 'push') {
+            path.push(s.e);
+            walker.push(s.e);
+          } else if (s.op === 'pop') {
+            if (path.length === 0) continue;
+            path.pop();
+            walker.pop();
+          } else {
+            walker.add(s.set);
+            added[s.set]!.push([...path]);
+          }
+        }
+        for (const set of [0, 1]) {
+          const want = FieldSet.fromPaths(added[set]!);
+          assert.ok(walker.set(set).equals(want), `set ${set}`);
+          assert.deepEqual(walker.set(set).toStrings(), want.toStrings());
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never adds the empty path', () => {
+    const w = new FieldSetWalker(1);
+    w.add(0);
+    assert.ok(w.set(0).isEmpty());
   });
 });

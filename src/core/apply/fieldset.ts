@@ -313,9 +313,16 @@ function equalNodes(a: Node, b: Node): boolean {
 const sortedChildren = (n: Node): Child[] =>
   [...n.children.values()].sort((x, y) => comparePathElements(x.pe, y.pe));
 
+/** FieldSet's constructor, for FieldSetWalker in this module. */
+let makeSet: (root: Node) => FieldSet;
+
 /** An immutable set of field paths. */
 export class FieldSet {
   private constructor(private readonly root: Node) {}
+
+  static {
+    makeSet = (root) => new FieldSet(root);
+  }
 
   static empty(): FieldSet {
     return EMPTY;
@@ -429,7 +436,10 @@ export class FieldSet {
     return sortedChildren(this.root).map((c) => c.pe);
   }
 
+  // Sets are immutable, so an operation with an empty set can answer one of its operands as is.
   union(other: FieldSet): FieldSet {
+    if (other.isEmpty()) return this;
+    if (this.isEmpty()) return other;
     return new FieldSet(unionNodes(this.root, other.root));
   }
 
@@ -438,11 +448,13 @@ export class FieldSet {
   }
 
   difference(other: FieldSet): FieldSet {
+    if (this.isEmpty() || other.isEmpty()) return this;
     return new FieldSet(diffNodes(this.root, other.root));
   }
 
   /** This set without the members of `other` and everything below them. */
   recursiveDifference(other: FieldSet): FieldSet {
+    if (this.isEmpty() || other.isEmpty()) return this;
     return new FieldSet(recursiveDiffNodes(this.root, other.root));
   }
 
@@ -472,6 +484,63 @@ export class FieldSet {
   /** The paths as display strings: `.spec.replicas`. */
   toStrings(): string[] {
     return this.paths().map(pathToString);
+  }
+}
+
+/**
+ * Builds sets along a walk of an object: the walk pushes and pops path elements, and adds the path it
+ * is at to any of `count` sets. Each element is encoded once, and no path is copied; building from
+ * whole paths (fromPaths) re-encodes every prefix of every path, which made managed fields the largest
+ * cost of a create.
+ */
+export class FieldSetWalker {
+  private readonly pes: PathElement[] = [];
+  private readonly keys: string[] = [];
+  private readonly roots: Node[];
+  /** Per set, the node of each prefix of the current path that exists in it (undefined: not yet). */
+  private readonly stacks: Array<Array<Node | undefined>>;
+
+  constructor(count: number) {
+    this.roots = Array.from({ length: count }, () => newNode());
+    this.stacks = this.roots.map((r) => [r]);
+  }
+
+  /** Steps into `pe`; `encoded` is encodePathElement(pe) when the caller has it already. */
+  push(pe: PathElement, encoded?: string): void {
+    this.pes.push(pe);
+    this.keys.push(encoded ?? encodePathElement(pe));
+    for (const st of this.stacks) st.push(undefined);
+  }
+
+  pop(): void {
+    this.pes.pop();
+    this.keys.pop();
+    for (const st of this.stacks) st.pop();
+  }
+
+  /** Adds the current path (not the empty path) to set `set`. */
+  add(set: number): void {
+    const depth = this.pes.length;
+    if (depth === 0) return;
+    const st = this.stacks[set]!;
+    let i = depth;
+    while (st[i] === undefined) i--;
+    let n = st[i]!;
+    for (; i < depth; i++) {
+      const k = this.keys[i]!;
+      let c = n.children.get(k);
+      if (c === undefined) {
+        c = { pe: this.pes[i]!, node: newNode() };
+        n.children.set(k, c);
+      }
+      n = c.node;
+      st[i + 1] = n;
+    }
+    n.member = true;
+  }
+
+  set(set: number): FieldSet {
+    return makeSet(this.roots[set]!);
   }
 }
 

@@ -5,12 +5,13 @@
 // Where the schema says nothing (x-kubernetes-preserve-unknown-fields, free-form objects, fields it
 // does not declare), the shape is deduced from the value: objects are granular maps, lists atomic.
 import type { Schema } from '../../api/schema/schema.js';
-import type { Json } from '../patch/merge-patch.js';
+import { setOwn, type Json } from '../patch/merge-patch.js';
 import { ApplyError } from './errors.js';
 import {
   // The FieldSet's own key for an element: two elements name the same item exactly when these are equal.
   encodePathElement as peKey,
   FieldSet,
+  FieldSetWalker,
   field,
   key,
   pathToString,
@@ -27,9 +28,7 @@ export const isObj = (v: unknown): v is JsonObject =>
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** Sets an own property ("__proto__" included) without touching the prototype. */
-export function setOwn(o: JsonObject, k: string, v: Json): void {
-  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-}
+export { setOwn };
 
 /** A deep copy; keys holding `undefined` (which JSON does not have) are left out. */
 export function clone<T extends Json>(v: T): T {
@@ -218,37 +217,45 @@ function indexItems(
  * items missing a key (without a schema default) and duplicate items throw ApplyError.
  */
 export function collectFields(obj: JsonObject, schema: Schema | undefined, strict: boolean): FieldSet {
-  return FieldSet.build((insert) => {
-    const ctx: Ctx = { path: [], strict };
-    const visit = (v: Json, sch: Schema | undefined): void => {
-      const s = shapeOf(sch, v);
-      if (s.t === 'list' && Array.isArray(v) && s.rel !== 'atomic') {
-        for (const { pe, item } of indexItems(s, v, ctx)) {
-          if (pe === undefined) continue;
-          ctx.path.push(pe);
-          visit(item, s.item);
-          insert(ctx.path);
-          ctx.path.pop();
-        }
-        return;
+  const sets = new FieldSetWalker(1);
+  const ctx: Ctx = { path: [], strict };
+  const enter = (pe: PathElement, encoded: string): void => {
+    ctx.path.push(pe);
+    sets.push(pe, encoded);
+  };
+  const leave = (): void => {
+    ctx.path.pop();
+    sets.pop();
+  };
+  const visit = (v: Json, sch: Schema | undefined): void => {
+    const s = shapeOf(sch, v);
+    if (s.t === 'list' && Array.isArray(v) && s.rel !== 'atomic') {
+      for (const { pe, k, item } of indexItems(s, v, ctx)) {
+        if (pe === undefined || k === undefined) continue;
+        enter(pe, k);
+        visit(item, s.item);
+        sets.add(0);
+        leave();
       }
-      if (s.t === 'map' && isObj(v) && !s.atomic) {
-        visitMap(v, s);
-        return;
-      }
-      insert(ctx.path);
-    };
-    const visitMap = (m: JsonObject, s: MapShape): void => {
-      for (const [k, child] of Object.entries(m)) {
-        ctx.path.push(field(k));
-        visit(child, fieldSchema(s, k));
-        if (!isNamedField(s, k) || child === null || (isObj(child) && Object.keys(child).length === 0))
-          insert(ctx.path);
-        ctx.path.pop();
-      }
-    };
-    visitMap(obj, rootShape(schema, obj));
-  });
+      return;
+    }
+    if (s.t === 'map' && isObj(v) && !s.atomic) {
+      visitMap(v, s);
+      return;
+    }
+    sets.add(0);
+  };
+  const visitMap = (m: JsonObject, s: MapShape): void => {
+    for (const [k, child] of Object.entries(m)) {
+      enter(field(k), `f:${k}`);
+      visit(child, fieldSchema(s, k));
+      if (!isNamedField(s, k) || child === null || (isObj(child) && Object.keys(child).length === 0))
+        sets.add(0);
+      leave();
+    }
+  };
+  visitMap(obj, rootShape(schema, obj));
+  return sets.set(0);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -274,14 +281,21 @@ export function compare(
   newObj: JsonObject | undefined,
   schema: Schema | undefined,
 ): Comparison {
-  const added: FieldPath[] = [];
-  const modified: FieldPath[] = [];
-  const removed: FieldPath[] = [];
+  const [ADDED, MODIFIED, REMOVED] = [0, 1, 2];
+  const sets = new FieldSetWalker(3);
   const ctx: Ctx = { path: [], strict: false };
+  const enter = (pe: PathElement, encoded?: string): void => {
+    ctx.path.push(pe);
+    sets.push(pe, encoded);
+  };
+  const leave = (): void => {
+    ctx.path.pop();
+    sets.pop();
+  };
   const leaf = (l: Json | undefined, r: Json | undefined): void => {
-    if (l === undefined) added.push([...ctx.path]);
-    else if (r === undefined) removed.push([...ctx.path]);
-    else if (!deepEqual(l, r)) modified.push([...ctx.path]);
+    if (l === undefined) sets.add(ADDED);
+    else if (r === undefined) sets.add(REMOVED);
+    else if (!deepEqual(l, r)) sets.add(MODIFIED);
   };
   const visit = (l: Json | undefined, r: Json | undefined, sch: Schema | undefined): void => {
     const ref = r !== undefined ? r : l;
@@ -297,15 +311,15 @@ export function compare(
       for (const x of ri) if (x.k !== undefined) rm.set(x.k, x.item);
       for (const x of li) {
         if (x.pe === undefined || x.k === undefined) continue;
-        ctx.path.push(x.pe);
+        enter(x.pe, x.k);
         visit(x.item, rm.get(x.k), s.item);
-        ctx.path.pop();
+        leave();
       }
       for (const x of ri) {
         if (x.pe === undefined || x.k === undefined || lm.has(x.k)) continue;
-        ctx.path.push(x.pe);
+        enter(x.pe, x.k);
         visit(undefined, x.item, s.item);
-        ctx.path.pop();
+        leave();
       }
       container(l, r);
       return;
@@ -318,27 +332,23 @@ export function compare(
     leaf(l, r);
   };
   const container = (l: Json | undefined, r: Json | undefined): void => {
-    if (l === undefined) added.push([...ctx.path]);
-    else if (r === undefined) removed.push([...ctx.path]);
+    if (l === undefined) sets.add(ADDED);
+    else if (r === undefined) sets.add(REMOVED);
   };
   const visitMap = (l: JsonObject | undefined, r: JsonObject | undefined, s: MapShape): void => {
     const keys = new Set([...Object.keys(l ?? {}), ...Object.keys(r ?? {})]);
     for (const k of keys) {
-      ctx.path.push(field(k));
+      enter(field(k), `f:${k}`);
       visit(
         l === undefined ? undefined : own(l, k),
         r === undefined ? undefined : own(r, k),
         fieldSchema(s, k),
       );
-      ctx.path.pop();
+      leave();
     }
   };
   visitMap(oldObj, newObj, rootShape(schema, newObj ?? oldObj));
-  return {
-    added: FieldSet.fromPaths(added),
-    modified: FieldSet.fromPaths(modified),
-    removed: FieldSet.fromPaths(removed),
-  };
+  return { added: sets.set(ADDED), modified: sets.set(MODIFIED), removed: sets.set(REMOVED) };
 }
 
 const isListOrAbsent = (v: Json | undefined): v is Json[] | undefined => v === undefined || Array.isArray(v);

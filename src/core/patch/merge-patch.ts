@@ -8,10 +8,13 @@ const isObject = (v: unknown): v is { [key: string]: Json } =>
 
 /**
  * Sets an own property. Plain assignment to "__proto__" (a key JSON.parse happily produces) would set
- * the object's prototype instead of adding a member.
+ * the object's prototype instead of adding a member; every other key is assigned as usual, which is
+ * several times faster than defineProperty and keeps the object's fast shape.
  */
-function setOwn(o: { [key: string]: Json }, key: string, value: Json): void {
-  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+export function setOwn(o: { [key: string]: Json }, key: string, value: Json): void {
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  else o[key] = value;
 }
 
 /** A deep copy of a JSON value, so a result never shares structure with the patch. */

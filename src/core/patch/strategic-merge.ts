@@ -26,7 +26,7 @@
 // an unknown `$patch` value and for a list element without its merge key; both are defects of the
 // patch document that the client can fix, so they are Malformed (400) here, with upstream's message.
 import type { Schema } from '../../api/schema/schema.js';
-import { cloneJson, type Json } from './merge-patch.js';
+import { cloneJson, setOwn, type Json } from './merge-patch.js';
 import { PatchError } from './patch-error.js';
 
 type JsonObject = { [key: string]: Json };
@@ -48,10 +48,6 @@ const DELETED: unique symbol = Symbol('deleted');
 type Merged = JsonObject | typeof DELETED;
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function setOwn(o: JsonObject, key: string, value: Json): void {
-  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 /** An own member only: `o["__proto__"]` or `o["constructor"]` must not reach Object.prototype. */
 const getOwn = (o: JsonObject, key: string): Json | undefined => (Object.hasOwn(o, key) ? o[key] : undefined);
