@@ -5,6 +5,7 @@ import { Registry } from 'prom-client';
 import type { Client } from '../runtime/client.js';
 import { controllerTransform, SharedInformerFactory } from '../runtime/informer.js';
 import { WorkqueueMetrics } from '../runtime/workqueue.js';
+import { podViewOf } from './pod-view.js';
 import { ClientEventRecorder } from '../runtime/events.js';
 import { EndpointsController } from './endpoints/endpoints-controller.js';
 import { EndpointSliceController } from './endpointslice/endpointslice-controller.js';
@@ -47,8 +48,9 @@ export class ControllerManager {
     private readonly o: ControllerManagerOptions,
   ) {
     this.metrics = o.metrics ?? new Registry();
+    const podView = podViewOf(o.controllers);
     this.factory = new SharedInformerFactory(client, {
-      transform: controllerTransform,
+      transform: (r) => controllerTransform(r, podView),
       reflector: {
         onError: (err) => o.log.warn('list/watch failed; retrying', { err: String(err) }),
       },

@@ -4,6 +4,8 @@
 // SharedInformerFactory keeps one informer (one reflector, one watch) per resource and selector.
 import type { KObject } from '../api/object.js';
 import type { ResourceInfo } from '../api/resources.js';
+import type { Json } from '../core/patch/merge-patch.js';
+import { project, type Projection } from '../core/projection/projection.js';
 import type { Client } from './client.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
 
@@ -31,23 +33,26 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 /**
  * What svcplane's controllers keep of a `resource`, as kube-controller-manager's informers strip
  * managedFields: no controller reads them, and on an object written by server-side apply they are a large
- * share of it. Pods also lose kubectl's last-applied annotation (a copy of the whole manifest): controllers
- * never write a pod from the cache (the garbage collector reads pods live before it edits them), so
- * nothing stripped here can be written back. Other kinds keep their annotations, since controllers update
- * their own Endpoints and EndpointSlices from the cached copy.
+ * share of it. Pods also lose kubectl's last-applied annotation (a copy of the whole manifest), and with
+ * `podView` every field no running controller reads (see ControllerManager): controllers never write a
+ * pod from the cache (the garbage collector reads pods live before it edits them), so nothing stripped
+ * here can be written back. Other kinds keep their annotations, since controllers update their own
+ * Endpoints and EndpointSlices from the cached copy.
  */
-export function controllerTransform(resource: ResourceInfo): TransformFunc {
+export function controllerTransform(resource: ResourceInfo, podView?: Projection): TransformFunc {
   const pods = resource.group === '' && resource.resource === 'pods';
+  const view = pods ? podView : undefined;
   return (obj) => {
     const meta = obj.metadata;
     const lastApplied = pods && meta.annotations?.[LAST_APPLIED] !== undefined;
-    if (meta.managedFields === undefined && !lastApplied) return obj;
+    if (meta.managedFields === undefined && !lastApplied && view === undefined) return obj;
     const { managedFields: _managedFields, ...rest } = meta;
     if (lastApplied) {
       const { [LAST_APPLIED]: _lastApplied, ...annotations } = meta.annotations!;
       rest.annotations = annotations;
     }
-    return { ...obj, metadata: rest };
+    const out = { ...obj, metadata: rest };
+    return view === undefined ? out : (project(out as unknown as Json, view) as unknown as KObject);
   };
 }
 

@@ -24,11 +24,15 @@ import {
   withoutOwners,
   type OwnerState,
 } from '../../core/gc/gc.js';
+import type { Projection } from '../../core/projection/projection.js';
 import { isApiError, type Client } from '../../runtime/client.js';
 import { Controller } from '../../runtime/controller.js';
 import { sleep } from '../../runtime/sleep.js';
 import type { IndexFunc, Informer, SharedInformerFactory } from '../../runtime/informer.js';
 import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+
+/** What the collector reads of any object from its caches: the metadata (kube's GC uses metadata-only informers). */
+export const GC_VIEW: Projection = { apiVersion: true, kind: true, metadata: true };
 
 /** kube-controller-manager's default ignored resources. */
 const IGNORED = new Set(['/events', 'events.k8s.io/events']);

@@ -2,6 +2,7 @@
 // constants it shares with upstream. Objects arrive as JSON from the API or from a cache, so every field is
 // optional here and is read through the guards in read.ts, never trusted to have its declared type.
 import type { KObject } from '../../api/object.js';
+import type { Projection } from '../projection/projection.js';
 
 /** Upper bound on the addresses (ready + not ready) one Endpoints object carries (upstream maxCapacity). */
 export const MAX_ENDPOINT_ADDRESSES = 1000;
@@ -109,3 +110,23 @@ export interface Pod extends KObject {
   spec?: PodSpec;
   status?: PodStatus;
 }
+
+/**
+ * Every field of a pod that the endpoints and EndpointSlice controllers read (the Pod type above, plus
+ * metadata): their pod informer keeps only these, so 100,000 cached pods hold no images, probes or
+ * container statuses. A property test checks that plans made from projected pods equal plans made from
+ * whole ones.
+ */
+export const ENDPOINTS_POD_VIEW: Projection = {
+  apiVersion: true,
+  kind: true,
+  metadata: true,
+  spec: {
+    nodeName: true,
+    hostname: true,
+    subdomain: true,
+    containers: { name: true, ports: true },
+    initContainers: { name: true, ports: true, restartPolicy: true },
+  },
+  status: { phase: true, podIP: true, podIPs: true, conditions: true },
+};

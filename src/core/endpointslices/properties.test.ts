@@ -4,6 +4,10 @@ import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KObject } from '../../api/object.js';
+import { desiredSubsets } from '../endpoints/endpoints.js';
+import { ENDPOINTS_POD_VIEW } from '../endpoints/types.js';
+import type { Json } from '../patch/merge-patch.js';
+import { project } from '../projection/projection.js';
 import { planEndpointSlices, type PlanEndpointSlicesInput } from './reconcile.js';
 import { FakeSliceAPI, node, pod, service, slice } from './testing/builders.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, type EndpointSlice, type Pod } from './types.js';
@@ -281,4 +285,43 @@ describe('planEndpointSlices properties', () => {
       RUNS,
     );
   });
+
+  it('plans the same from pods projected to ENDPOINTS_POD_VIEW (what the informer keeps) as from whole pods', () => {
+    fc.assert(
+      fc.property(arbWorld(anyHints), (w) => {
+        const { input } = scenario(w);
+        const whole = input.pods.map(withUnreadFields);
+        const projected = whole.map(
+          (p) => project(p as unknown as Json, ENDPOINTS_POD_VIEW) as unknown as Pod,
+        );
+        assert.deepEqual(
+          planEndpointSlices({ ...input, pods: projected }),
+          planEndpointSlices({ ...input, pods: whole }),
+        );
+        assert.deepEqual(desiredSubsets(input.service, projected), desiredSubsets(input.service, whole));
+      }),
+      RUNS,
+    );
+  });
 });
+
+/** The pod with the fields a kubelet and a scheduler add, which no endpoints controller reads. */
+function withUnreadFields(p: Pod): Pod {
+  const c = structuredClone(p) as unknown as {
+    metadata: Record<string, unknown>;
+    spec: { containers?: Array<Record<string, unknown>> } & Record<string, unknown>;
+    status: Record<string, unknown>;
+  };
+  c.metadata['managedFields'] = [{ manager: 'kubelet', operation: 'Update' }];
+  for (const k of c.spec.containers ?? []) {
+    k['image'] = 'registry.k8s.io/pause:3.9';
+    k['readinessProbe'] = { httpGet: { path: '/healthz', port: 8080 } };
+  }
+  c.spec['tolerations'] = [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }];
+  c.spec['restartPolicy'] = 'Always';
+  c.status['startTime'] = '2026-11-25T10:00:00Z';
+  c.status['hostIP'] = '192.168.0.1';
+  c.status['qosClass'] = 'BestEffort';
+  c.status['containerStatuses'] = [{ name: 'c', ready: true, restartCount: 0 }];
+  return c as unknown as Pod;
+}
