@@ -424,6 +424,34 @@ describe('API semantics over HTTPS', () => {
       assert.deepEqual(await q('spec.unschedulable=false'), ['sem-open']);
     });
 
+    it('a LIST spanning many chunks is exact: multi-byte text, and items larger than a chunk', async () => {
+      await ns('biglist');
+      const wide = '日本語 ✓ ünïcödé 😀 ';
+      const made: Obj[] = [];
+      made.push(
+        await create(svcs('biglist'), {
+          ...service('huge-ascii'),
+          metadata: { name: 'huge-ascii', annotations: { big: 'a'.repeat(200_000) } },
+        }),
+      );
+      made.push(
+        await create(svcs('biglist'), {
+          ...service('huge-wide'),
+          metadata: { name: 'huge-wide', annotations: { big: wide.repeat(5_000) } },
+        }),
+      );
+      for (let i = 0; i < 300; i++) {
+        const s = service(`s${String(i).padStart(3, '0')}`);
+        s.metadata.annotations = { note: `${wide}${i} ${'日'.repeat(500 + i * 11)}` };
+        made.push(await create(svcs('biglist'), s));
+      }
+      const r = await send('GET', svcs('biglist'), 200);
+      const l = r.json<List>();
+      const byName = new Map(made.map((o) => [o.metadata.name!, o]));
+      assert.equal(l.items.length, made.length);
+      for (const item of l.items) assert.deepEqual(item, byName.get(item.metadata.name!));
+    });
+
     it('limit+continue returns every object once, all pages at the first page’s resourceVersion', async () => {
       const all = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
       for (const n of all) await create(svcs('paging'), service(n, { labels: { v: '1' } }));

@@ -77,11 +77,18 @@ export async function serveList(
   await streamList(res, r, meta, result.items);
 }
 
+/** Bytes a LIST response may have queued on its socket before it waits for the socket to drain. */
+const LIST_WINDOW = 4 * 1024 * 1024;
+/** The size of the buffers a LIST's items are encoded into. */
+const CHUNK_BYTES = 256 * 1024;
+
 /**
  * A JSON list written item by item from the cached encodings: no re-serialization, bounded chunks.
- * It waits for the socket to drain between chunks, so a big list (100k pods ≈ 330 MB) is never queued
- * whole in memory and never holds the event loop for its whole length. `items` is a snapshot of
- * immutable cached objects, so waiting does not change what the list contains.
+ * Once LIST_WINDOW bytes wait on the socket it waits for them to drain, so a big list (100k pods ≈
+ * 330 MB) is never queued whole in memory and never holds the event loop for its whole length; a list
+ * of up to a few MiB goes out in one turn, without yielding to other work once per 256 KiB chunk (which
+ * made a 10,000-Service LIST wait behind every write the controllers sent meanwhile). `items` is a
+ * snapshot of immutable cached objects, so waiting does not change what the list contains.
  */
 async function streamList(
   res: ServerResponse,
@@ -90,26 +97,29 @@ async function streamList(
   items: readonly CachedObject[],
 ): Promise<void> {
   res.writeHead(200, headers({ 'Content-Type': 'application/json' }));
-  let drained = res.write(
+  res.write(
     `{"kind":"${r.listKind}","apiVersion":"${groupVersion(r)}","metadata":${JSON.stringify(meta)},"items":[`,
   );
-  let chunk: string[] = [];
-  let size = 0;
-  let first = true;
-  for (const item of items) {
-    chunk.push(item.json);
-    size += item.json.length;
-    if (size > 256 * 1024) {
-      if (!drained && !(await writable(res))) return; // the client went away
-      drained = res.write((first ? '' : ',') + chunk.join(','));
-      first = false;
-      chunk = [];
-      size = 0;
+  // Items are encoded straight into chunk buffers (one copy), rather than joined into a string that is
+  // then encoded (two): a 10,000-Service LIST spent a third of its time on the join.
+  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let used = 0;
+  for (let i = 0; i < items.length; i++) {
+    const json = items[i]!.json;
+    const worst = json.length * 3 + 1; // UTF-8 bytes per UTF-16 unit, at most; and the comma
+    if (used > 0 && used + worst > chunk.length) {
+      if (res.writableLength > LIST_WINDOW && !(await writable(res))) return; // the client went away
+      res.write(chunk.subarray(0, used));
+      chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      used = 0;
     }
+    if (worst > chunk.length) chunk = Buffer.allocUnsafe(worst); // one item larger than a chunk
+    if (i > 0) chunk[used++] = 0x2c; // ','
+    used += chunk.write(json, used, 'utf8');
   }
-  if (!drained && !(await writable(res))) return;
-  const rest = chunk.length === 0 ? '' : (first ? '' : ',') + chunk.join(',');
-  res.end(`${rest}]}\n`);
+  if (res.writableLength > LIST_WINDOW && !(await writable(res))) return;
+  if (used > 0) res.write(chunk.subarray(0, used));
+  res.end(']}\n');
 }
 
 /** Resolves true on 'drain', false when the response is closed first. */
