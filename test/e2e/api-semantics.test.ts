@@ -5,6 +5,7 @@
 // Where an expectation is kube-apiserver's behaviour rather than an obvious contract, a comment says
 // where in kube it comes from (looked up in the Kubernetes sources).
 import assert from 'node:assert/strict';
+import https from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { call, startUp, type Reply, type TestServer } from './testing/server.js';
@@ -450,6 +451,34 @@ describe('API semantics over HTTPS', () => {
       const byName = new Map(made.map((o) => [o.metadata.name!, o]));
       assert.equal(l.items.length, made.length);
       for (const item of l.items) assert.deepEqual(item, byName.get(item.metadata.name!));
+    });
+
+    it('a client that drops a LIST larger than the send window mid-way leaves the server serving', async () => {
+      await ns('droplist');
+      for (let i = 0; i < 40; i++) {
+        const s = service(`d${i}`);
+        s.metadata.annotations = { big: 'z'.repeat(200_000) };
+        await create(svcs('droplist'), s);
+      }
+      // ~8 MB: more than the 4 MiB the server lets wait unflushed. Read one chunk, then hang up.
+      const received = await new Promise<number>((resolve, reject) => {
+        const req = https.request(
+          `${srv.url}${svcs('droplist')}`,
+          { ca: srv.ca, headers: { Authorization: `Bearer ${srv.token}` } },
+          (res) => {
+            res.once('data', (chunk: Buffer) => {
+              req.destroy();
+              resolve(chunk.length);
+            });
+          },
+        );
+        req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+        req.end();
+      });
+      assert.ok(received > 0);
+      const l = await list(svcs('droplist'));
+      assert.equal(l.items.length, 40);
+      assert.equal((await call(srv, 'GET', '/readyz')).status, 200);
     });
 
     it('limit+continue returns every object once, all pages at the first page’s resourceVersion', async () => {

@@ -77,18 +77,28 @@ export async function serveList(
   await streamList(res, r, meta, result.items);
 }
 
-/** Bytes a LIST response may have queued on its socket before it waits for the socket to drain. */
+/**
+ * Bytes of a LIST response written but not yet handed to the kernel before it waits. Counted from the
+ * write callbacks: a TLS socket's writableLength stays near zero while its native side takes (and
+ * encrypts) everything it is given, so it cannot bound the memory a big LIST holds.
+ */
 const LIST_WINDOW = 4 * 1024 * 1024;
+/**
+ * Encodes items into the chunk buffers. Buffer#write(string, offset, 'utf8') copies each string on the
+ * V8 heap first: a LIST left its whole size as garbage (+120 MiB heap for a 119 MiB LIST), and RSS
+ * followed; encodeInto writes in place, and is faster.
+ */
+const UTF8 = new TextEncoder();
 /** The size of the buffers a LIST's items are encoded into. */
 const CHUNK_BYTES = 256 * 1024;
 
 /**
  * A JSON list written item by item from the cached encodings: no re-serialization, bounded chunks.
- * Once LIST_WINDOW bytes wait on the socket it waits for them to drain, so a big list (100k pods ≈
- * 330 MB) is never queued whole in memory and never holds the event loop for its whole length; a list
- * of up to a few MiB goes out in one turn, without yielding to other work once per 256 KiB chunk (which
- * made a 10,000-Service LIST wait behind every write the controllers sent meanwhile). `items` is a
- * snapshot of immutable cached objects, so waiting does not change what the list contains.
+ * At most LIST_WINDOW bytes are in flight, so a big list (100k pods ≈ 330 MB) is never queued whole in
+ * memory and never holds the event loop for its whole length; a list of a few MiB goes out in one turn,
+ * without yielding to other work after every 256 KiB chunk (which made a 10,000-Service LIST wait behind
+ * every write the controllers sent meanwhile). `items` is a snapshot of immutable cached objects, so
+ * waiting does not change what the list contains.
  */
 async function streamList(
   res: ServerResponse,
@@ -100,40 +110,75 @@ async function streamList(
   res.write(
     `{"kind":"${r.listKind}","apiVersion":"${groupVersion(r)}","metadata":${JSON.stringify(meta)},"items":[`,
   );
+  const out = new FlushWindow(res, LIST_WINDOW, CHUNK_BYTES);
   // Items are encoded straight into chunk buffers (one copy), rather than joined into a string that is
   // then encoded (two): a 10,000-Service LIST spent a third of its time on the join.
-  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let chunk = out.buffer();
   let used = 0;
   for (let i = 0; i < items.length; i++) {
     const json = items[i]!.json;
     const worst = json.length * 3 + 1; // UTF-8 bytes per UTF-16 unit, at most; and the comma
     if (used > 0 && used + worst > chunk.length) {
-      if (res.writableLength > LIST_WINDOW && !(await writable(res))) return; // the client went away
-      res.write(chunk.subarray(0, used));
-      chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      if (!(await out.room())) return; // the client went away
+      out.write(chunk, used);
+      chunk = out.buffer();
       used = 0;
     }
     if (worst > chunk.length) chunk = Buffer.allocUnsafe(worst); // one item larger than a chunk
     if (i > 0) chunk[used++] = 0x2c; // ','
-    used += chunk.write(json, used, 'utf8');
+    used += UTF8.encodeInto(json, chunk.subarray(used)).written;
   }
-  if (res.writableLength > LIST_WINDOW && !(await writable(res))) return;
-  if (used > 0) res.write(chunk.subarray(0, used));
+  if (!(await out.room())) return;
+  if (used > 0) out.write(chunk, used);
   res.end(']}\n');
 }
 
-/** Resolves true on 'drain', false when the response is closed first. */
-function writable(res: ServerResponse): Promise<boolean> {
-  if (res.destroyed) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => (): void => {
-      res.off('drain', onDrain);
-      res.off('close', onClose);
-      resolve(ok);
-    };
-    const onDrain = done(true);
-    const onClose = done(false);
-    res.on('drain', onDrain);
-    res.on('close', onClose);
-  });
+/**
+ * Writes buffers to a response with at most `limit` bytes not yet flushed to the kernel, and hands
+ * back buffers of `size` bytes whose writes have completed, so a LIST of any length allocates about
+ * limit/size buffers rather than one per chunk (which the GC frees late: +165 MiB RSS for one 119 MiB
+ * LIST without reuse, against +19 MiB before and with reuse).
+ */
+class FlushWindow {
+  private pending = 0;
+  private wake: ((open: boolean) => void) | undefined;
+  private readonly free: Buffer[] = [];
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly limit: number,
+    private readonly size: number,
+  ) {
+    res.once('close', () => this.release(false));
+  }
+
+  /** A buffer of `size` bytes to fill: one whose write has completed, or a new one. */
+  buffer(): Buffer {
+    return this.free.pop() ?? Buffer.allocUnsafe(this.size);
+  }
+
+  /** Writes the first `used` bytes of `buf`; a buffer of `size` bytes is reused once written. */
+  write(buf: Buffer, used: number): void {
+    this.pending += used;
+    this.res.write(buf.subarray(0, used), (err) => {
+      this.pending -= used;
+      if (err === undefined || err === null) {
+        if (buf.length === this.size) this.free.push(buf);
+      }
+      if (this.pending <= this.limit) this.release(!this.res.destroyed);
+    });
+  }
+
+  /** Resolves once there is room again: true, or false when the response closed first. */
+  room(): Promise<boolean> {
+    if (this.res.destroyed) return Promise.resolve(false);
+    if (this.pending <= this.limit) return Promise.resolve(true);
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private release(open: boolean): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.(open);
+  }
 }

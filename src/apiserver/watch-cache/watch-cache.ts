@@ -434,13 +434,24 @@ export class WatchCache {
 
 const stateKey = (r: ResourceInfo): string => `${r.group}/${r.resource}`;
 
+/**
+ * The string, flat. V8 builds a large JSON.stringify result as a rope of parts; each LIST or watch line
+ * that encodes it then copies it first (a 10,000-Service LIST allocated its whole size). Converting it to
+ * a number flattens it in place, once, at 0.6 µs for a 1 KiB object (an engine behaviour, not a
+ * language guarantee: if it stopped holding, only speed would change).
+ */
+function flat(s: string): string {
+  void Number(s);
+  return s;
+}
+
 export function toCached(r: ResourceInfo, key: string, obj: KObject): CachedObject {
   return {
     key,
     namespace: obj.metadata.namespace ?? '',
     name: obj.metadata.name ?? '',
     rv: Number(obj.metadata.resourceVersion ?? 0),
-    json: JSON.stringify(obj),
+    json: flat(JSON.stringify(obj)),
     labels: obj.metadata.labels ?? {},
     fields: objectFields(r, obj),
   };
