@@ -27,6 +27,8 @@ export interface InProcessApiServerOptions {
   readonly watchCacheHistory?: number;
   readonly bookmarkIntervalMs?: number;
   readonly minRequestTimeoutSeconds?: number;
+  /** Passed to startApiServer: bytes a watcher may leave unread before it is closed with 410. */
+  readonly maxWatchQueueBytes?: number;
   readonly log?: Logger;
 }
 
@@ -86,6 +88,7 @@ export async function startInProcessApiServer(
     ...(opts.minRequestTimeoutSeconds === undefined
       ? {}
       : { minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds }),
+    ...(opts.maxWatchQueueBytes === undefined ? {} : { maxWatchQueueBytes: opts.maxWatchQueueBytes }),
   };
   let server: RunningApiServer;
   try {

@@ -3,6 +3,7 @@
 // ERROR (410 Expired) when the client is too slow to drain its bounded queue, so it relists; no event
 // is ever dropped silently. Event bytes are built once per (object version, rendering) and shared.
 import type { ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
 import type { KObject } from '../../api/object.js';
 import { groupVersion, type ResourceInfo } from '../../api/resources.js';
 import type { Status } from '../../api/status.js';
@@ -89,12 +90,67 @@ function renderEvent(
           : partialMetadata(parsed, rendering.version),
       );
     }
-    buf = Buffer.from(`{"type":"${type}","object":${body}}\n`);
+    buf = chunkFrame(`{"type":"${type}","object":${body}}\n`);
     // Table cells hold ages, so only the plain encodings are worth keeping.
     if (rendering.kind !== 'table') obj.memo.set(key, buf);
   }
   return buf;
 }
+
+/**
+ * `line` as one chunk of a chunked HTTP/1.1 body, framed (`<hex length>\r\n<line>\r\n`): what
+ * res.write(line) would send, built once per event and shared by every watcher, and written to the
+ * socket as one buffer (res.write writes three, which a TLS socket copies into one per watcher).
+ */
+function chunkFrame(line: string | Buffer): Buffer {
+  const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
+  const head = `${size.toString(16)}\r\n`;
+  // Unpooled: these buffers live as long as the object version (memo), and a pooled one would keep its
+  // whole 8 KiB pool slab alive, mostly holding other requests' garbage.
+  const out = Buffer.allocUnsafeSlow(head.length + size + 2);
+  out.write(head, 0, 'latin1');
+  if (typeof line === 'string') out.write(line, head.length, 'utf8');
+  else line.copy(out, head.length);
+  out.write('\r\n', head.length + size, 'latin1');
+  return out;
+}
+
+/**
+ * Work left for the end of this turn of the event loop, shared by every watch: the sockets corked by
+ * this turn's deliveries (everything written to a stream in one turn leaves as one TLS write), and the
+ * events delivered, added to their counters once. One nextTick per turn instead of one per watcher.
+ */
+const endOfTurn = {
+  corked: new Set<Writable>(),
+  counts: new Map<{ inc(n: number): void }, number>(),
+  scheduled: false,
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    process.nextTick(() => this.run());
+  },
+  run(): void {
+    this.scheduled = false;
+    const corked = [...this.corked];
+    this.corked.clear();
+    for (const w of corked) if (!w.destroyed) w.uncork();
+    for (const [counter, n] of this.counts) counter.inc(n);
+    this.counts.clear();
+  },
+  cork(w: Writable): void {
+    if (this.corked.has(w)) return;
+    w.cork();
+    this.corked.add(w);
+    this.schedule();
+  },
+  count(counter: { inc(n: number): void }): void {
+    this.counts.set(counter, (this.counts.get(counter) ?? 0) + 1);
+    this.schedule();
+  },
+};
+
+/** The line inside a chunk framed by chunkFrame, for res.write (which frames it itself). */
+const unframe = (framed: Buffer): Buffer => framed.subarray(framed.indexOf(0x0a) + 1, framed.length - 2);
 
 export const errorEventLine = (status: Status): Buffer =>
   Buffer.from(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
@@ -128,8 +184,10 @@ export async function serveWatch(
     'Transfer-Encoding': 'chunked',
   });
   res.flushHeaders();
+  // After the headers, events go straight to the socket as pre-framed chunks (see chunkFrame), unless
+  // the headers are still queued (a pipelined request whose socket is not attached yet).
+  const sock = res.socket !== null && res.writableLength === 0 ? res.socket : undefined;
   let closed = false;
-  let corked = false;
   let lastRevision = 0;
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
@@ -142,7 +200,6 @@ export async function serveWatch(
     unregister();
     for (const t of timers) clearTimeout(t); // clearTimeout also clears intervals
     metrics.registeredWatchers.dec(kindLabels);
-    if (corked) res.uncork();
     if (final !== undefined && !res.destroyed) res.write(final);
     res.end();
     // A client that does not read at all would keep the socket forever.
@@ -157,18 +214,16 @@ export async function serveWatch(
   const eventsCounter = metrics.watchEvents.labels(kindLabels);
   res.once('close', () => finish());
 
-  const write = (buf: Buffer): void => {
+  /** Writes a framed chunk (renderEvent, chunkFrame). */
+  const write = (framed: Buffer): void => {
     if (closed) return;
-    // Everything written to this stream in one turn of the event loop leaves as one TLS write.
-    if (!corked) {
-      corked = true;
-      res.cork();
-      process.nextTick(() => {
-        corked = false;
-        if (!closed) res.uncork();
-      });
+    if (sock !== undefined) {
+      endOfTurn.cork(sock);
+      sock.write(framed);
+    } else {
+      endOfTurn.cork(res);
+      res.write(unframe(framed));
     }
-    res.write(buf);
     if (res.writableLength > opts.maxQueuedBytes) {
       metrics.terminatedWatchers.inc({ resource: r.resource });
       finish(
@@ -185,7 +240,7 @@ export async function serveWatch(
     deliver: (type: WatchEventType, obj: CachedObject): void => {
       if (closed) return;
       lastRevision = Math.max(lastRevision, obj.rv);
-      eventsCounter.inc();
+      endOfTurn.count(eventsCounter);
       write(renderEvent(r, type, obj, req.rendering, opts.now()));
     },
     expire: (message: string): void => finish(errorEventLine(statusErrors.expired(message).status)),
@@ -198,7 +253,7 @@ export async function serveWatch(
       const w = cache.watch(r, req.filter, sink, { initial: true });
       stop = w.stop;
       lastRevision = w.revision;
-      if (req.start.initialEventsEnd) write(bookmarkLine(r, w.revision, true));
+      if (req.start.initialEventsEnd) write(chunkFrame(bookmarkLine(r, w.revision, true)));
     } else {
       if (req.start.revision > cache.revision) await cache.waitFor(req.start.revision);
       if (closed) return;
@@ -225,7 +280,7 @@ export async function serveWatch(
       const rev = cache.revision;
       if (rev > lastRevision) {
         lastRevision = rev;
-        write(bookmarkLine(r, rev, false));
+        write(chunkFrame(bookmarkLine(r, rev, false)));
       }
     }, opts.bookmarkIntervalMs);
     timers.push(tick);

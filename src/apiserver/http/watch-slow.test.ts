@@ -1,0 +1,73 @@
+// A watcher that stops reading is closed with an ERROR (410 Expired) once more than the server's
+// per-watcher queue waits unsent, so it relists instead of holding the server's memory; nothing is
+// dropped silently before that. Over a real TLS connection, where the socket's own buffers fill first.
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { after, before, describe, it } from 'node:test';
+import { mustFindResource } from '../../api/resources.js';
+import {
+  startInProcessApiServer,
+  type InProcessApiServer,
+} from '../../../test/support/in-process-apiserver.js';
+
+const SERVICES = mustFindResource('', 'services');
+
+describe('a watcher that stops reading', () => {
+  let api: InProcessApiServer;
+  before(async () => {
+    api = await startInProcessApiServer({ maxWatchQueueBytes: 256 * 1024 });
+  });
+  after(() => api?.stop());
+
+  it('gets every event in order, then ERROR 410, and its stream ends', { timeout: 60_000 }, async () => {
+    let res!: IncomingMessage;
+    await new Promise<void>((resolve, reject) => {
+      const req = https.request(`${api.server.url}/api/v1/namespaces/default/services?watch=true`, {
+        rejectUnauthorized: false, // the test server's throwaway certificate, on loopback
+        headers: { Authorization: `Bearer ${api.token}` },
+      });
+      req.on('response', (r) => {
+        res = r;
+        r.pause(); // read nothing until the server has given up on us
+        resolve();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    // ~30 MB of events: more than loopback's socket buffers and the 256 KiB queue together.
+    const big = 'q'.repeat(150_000);
+    for (let i = 0; i < 200; i++) {
+      await api.client.create(SERVICES, 'default', {
+        metadata: { name: `slow-${i}`, annotations: { big } },
+        spec: { ports: [{ port: 80 }] },
+      });
+    }
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (d: string) => (text += d));
+    res.resume();
+    await new Promise<void>((resolve) => res.on('end', () => resolve()));
+    const events = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; object: Record<string, unknown> });
+    const last = events.at(-1)!;
+    assert.equal(last.type, 'ERROR');
+    assert.equal(last.object['code'], 410);
+    assert.match(String(last.object['message']), /fell too far behind/);
+    // (the default namespace's `kubernetes` Service comes first)
+    const added = events
+      .slice(0, -1)
+      .filter(
+        (e) =>
+          e.object['metadata'] !== undefined &&
+          (e.object['metadata'] as { name: string }).name !== 'kubernetes',
+      );
+    assert.ok(added.length > 0 && added.length < 200, `${added.length} events before the error`);
+    added.forEach((e, i) => {
+      assert.equal(e.type, 'ADDED');
+      assert.equal((e.object['metadata'] as { name: string }).name, `slow-${i}`);
+    });
+  });
+});
