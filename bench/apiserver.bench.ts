@@ -3,7 +3,9 @@
 // its controllers on a worker thread, converging on everything written here), each driven over real
 // HTTPS (keep-alive connections, bearer token) by client worker processes, so client and server never
 // share an event loop. They do share the machine's CPUs (2 cores on the reference VM): every figure below
-// includes that contention. The table gives both and up ÷ apiserver; the goals are up's.
+// includes that contention. The table gives both and up ÷ apiserver; the goals are up's. Both servers
+// start together; their pod-create repetitions alternate (apiserver, up, apiserver, …) so that drift in
+// the machine's load falls on both alike, then each runs the remaining steps in turn.
 //
 //   - pod creates/s with 32 concurrent clients (one keep-alive connection each), per-request p50/p99;
 //   - LIST of 10k services as JSON (goal p50 ≤ 50 ms) and as a Table (kubectl's Accept, information);
@@ -732,13 +734,61 @@ interface Measured {
   readonly data: Record<string, unknown>;
 }
 
+/**
+ * The order in which the two subjects' steps run when they are measured together: each step waits for
+ * its turn and passes it on when done. The create repetitions alternate (apiserver, up, apiserver, …),
+ * so drift in the machine's load falls on both subjects alike instead of on whichever runs second; the
+ * later steps run one subject after the other. A failure releases every waiter with the error.
+ */
+class Turns {
+  private at = 0;
+  private failed: unknown;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly order: readonly string[]) {}
+
+  async turn(step: string): Promise<void> {
+    if (!this.order.includes(step)) throw new Error(`no turn for ${step}`);
+    while (this.failed === undefined && this.order[this.at] !== step) {
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+    if (this.failed !== undefined) throw this.failed;
+  }
+
+  done(step: string): void {
+    if (this.order[this.at] !== step) throw new Error(`${step} is not the current turn`);
+    this.at++;
+    this.wakeAll();
+  }
+
+  fail(err: unknown): void {
+    this.failed ??= err;
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+/** apiserver's and up's steps, in the order Turns runs them. */
+function turnOrder(reps: number): string[] {
+  const order = ['apiserver:setup', 'up:setup'];
+  for (let rep = 0; rep < reps; rep++) order.push(`apiserver:create${rep}`, `up:create${rep}`);
+  order.push('apiserver:rest', 'up:rest');
+  return order;
+}
+
 /** Every step of the benchmark against one server: `svcplane apiserver` alone, or `svcplane up`. */
-async function measure(outer: BenchContext, z: Sizes, subject: Subject): Promise<Measured> {
+async function measure(outer: BenchContext, z: Sizes, subject: Subject, turns?: Turns): Promise<Measured> {
+  const begin = (name: string): Promise<void> => turns?.turn(`${subject}:${name}`) ?? Promise.resolve();
+  const end = (name: string): void => turns?.done(`${subject}:${name}`);
   const ctx = { ...outer, log: (l: string) => outer.log(`${subject.padEnd(9)} ${l}`) };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-apiserver-'));
   let server: Server | undefined;
   const workers: Worker<WorkerRequest>[] = [];
   try {
+    await begin('setup');
     const loadAtStart = loadavg();
     if (loadAtStart[0]! > 1) {
       ctx.log(
@@ -778,9 +828,11 @@ async function measure(outer: BenchContext, z: Sizes, subject: Subject): Promise
       pid,
     );
     if (warm.errors > 0) throw new Error(`warm-up creates failed: ${warm.firstError}`);
+    end('setup');
     let podsStored = z.warmupPods;
     const creates: Array<Awaited<ReturnType<typeof createAcross>>> = [];
     for (let rep = 0; rep < z.createReps; rep++) {
+      await begin(`create${rep}`);
       const r = await createAcross(
         [main],
         [
@@ -803,9 +855,11 @@ async function measure(outer: BenchContext, z: Sizes, subject: Subject): Promise
           `p99 ${r.p99.toFixed(1)} ms; server ${r.serverCores.toFixed(2)} cores (${Math.round(r.serverCpuUsPerCreate)} CPU-µs/create), ` +
           `client ${r.clientCores.toFixed(2)} cores; load average ${r.loadAvg1m.toFixed(1)}`,
       );
+      end(`create${rep}`);
     }
 
     // ---- 10k services, LIST as JSON and as Table
+    await begin('rest');
     const svc = await createAcross(
       [main],
       [{ kind: 'service', namespace: 'default', prefix: 'svc-', from: 0, to: z.services }],
@@ -1107,6 +1161,7 @@ async function measure(outer: BenchContext, z: Sizes, subject: Subject): Promise
       { metric: `server RSS, ${z.bigPods} pods stored (MiB)`, value: round(m.rssBigMiB), goal: '', met: '' },
       { metric: 'server peak RSS, whole run (MiB)', value: round(m.rssPeakMiB), goal: '', met: '' },
     ];
+    end('rest');
     return {
       m,
       goals,
@@ -1142,6 +1197,7 @@ async function measure(outer: BenchContext, z: Sizes, subject: Subject): Promise
       },
     };
   } catch (err) {
+    turns?.fail(err);
     if (server !== undefined) ctx.log(`server stderr tail: ${server.stderrTail().slice(-2000)}`);
     throw err;
   } finally {
@@ -1152,16 +1208,21 @@ async function measure(outer: BenchContext, z: Sizes, subject: Subject): Promise
 }
 
 /**
- * Both servers, one after the other (side by side in quick mode, whose figures mean nothing): the bare
- * API server, then `svcplane up` as users run it, with its controllers converging on what the benchmark
- * writes. The table shows both and up ÷ apiserver; the goals are up's.
+ * Both servers: the bare API server and `svcplane up` as users run it, with its controllers converging
+ * on what the benchmark writes. Their create repetitions alternate, then each runs the later steps in
+ * turn (side by side in quick mode, whose figures mean nothing). The table shows both and
+ * up ÷ apiserver; the goals are up's.
  */
 export async function run(ctx: BenchContext): Promise<BenchResult> {
   const z = ctx.quick ? QUICK : FULL;
   const loadAtStart = loadavg();
-  const [apiserver, up] = ctx.quick
-    ? await Promise.all([measure(ctx, z, 'apiserver'), measure(ctx, z, 'up')])
-    : [await measure(ctx, z, 'apiserver'), await measure(ctx, z, 'up')];
+  // Both servers start together; in full mode their create repetitions alternate and the later steps
+  // run one after the other (Turns); quick mode runs them side by side.
+  const turns = ctx.quick ? undefined : new Turns(turnOrder(z.createReps));
+  const [apiserver, up] = await Promise.all([
+    measure(ctx, z, 'apiserver', turns),
+    measure(ctx, z, 'up', turns),
+  ]);
   const ratio = (k: string): number => up.m[k]! / apiserver.m[k]!;
   const ratios = {
     upOverApiserverCreatesPerSec: ratio('createsPerSec'),
