@@ -1,5 +1,5 @@
 // apps/v1 Deployment: replicated pods rolled out through ReplicaSets.
-import { bool, enumOf, field, int32, int64, intOrString, named, str, time } from './build.js';
+import { bool, enumOf, field, int32, int64, intOrString, named, str, time, always } from './build.js';
 import { podTemplateSpec } from './core.js';
 import { conditions, kindSchema, labelSelector } from './meta.js';
 import type { Schema } from './schema.js';
@@ -28,7 +28,7 @@ export const deploymentSpec: Schema = named(
       labelSelector,
       'Label query over the pods the deployment manages; must match the template.',
     ),
-    template: field(podTemplateSpec, 'Template of the pods the deployment creates.'),
+    template: always(field(podTemplateSpec, 'Template of the pods the deployment creates.')),
     strategy: field(deploymentStrategy, 'How old pods are replaced by new ones.', {
       'x-kubernetes-patch-strategy': 'retainKeys',
     }),
@@ -70,7 +70,7 @@ export const deployment: Schema = kindSchema(
   `${APPS}.Deployment`,
   'A Deployment keeps a number of identical pods running and rolls out changes to them.',
   {
-    spec: field(deploymentSpec, 'Desired behaviour of the deployment.'),
-    status: field(deploymentStatus, 'Most recently observed state of the deployment.'),
+    spec: always(field(deploymentSpec, 'Desired behaviour of the deployment.')),
+    status: always(field(deploymentStatus, 'Most recently observed state of the deployment.')),
   },
 );

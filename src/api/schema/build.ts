@@ -132,3 +132,6 @@ export const field = (schema: Schema, description: string, extra: Extra = {}): S
   description,
   ...extra,
 });
+
+/** Marks a field kube-apiserver always serializes (a struct value, or no omitempty): see zero-values.ts. */
+export const always = (s: Schema): Schema => ({ ...s, 'x-svcplane-always': true });

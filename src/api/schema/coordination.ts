@@ -1,5 +1,5 @@
 // coordination.k8s.io/v1 Lease: leader election and node heartbeats.
-import { field, int32, microTime, named, str } from './build.js';
+import { field, int32, microTime, named, str, always } from './build.js';
 import { kindSchema } from './meta.js';
 import type { Schema } from './schema.js';
 
@@ -18,5 +18,5 @@ const leaseSpec: Schema = named(`${COORDINATION}.LeaseSpec`, {
 export const lease: Schema = kindSchema(
   `${COORDINATION}.Lease`,
   'A Lease records who holds a lock and until when: leader election and node heartbeats use it.',
-  { spec: field(leaseSpec, 'Desired state of the lease.') },
+  { spec: always(field(leaseSpec, 'Desired state of the lease.')) },
 );

@@ -20,6 +20,7 @@ import {
   str,
   strMap,
   time,
+  always,
 } from './build.js';
 import { condition, conditions, kindSchema, labelSelector, objectMeta } from './meta.js';
 import type { Schema } from './schema.js';
@@ -307,7 +308,7 @@ const containerFields = (): Record<string, Schema> => ({
   ),
   envFrom: atomicList(envFromSource, 'Sources whose keys all become environment variables.'),
   env: keyedList(envVar, ['name'], 'Environment variables of the container.'),
-  resources: field(resourceRequirements, 'Compute resources the container needs.'),
+  resources: always(field(resourceRequirements, 'Compute resources the container needs.')),
   resizePolicy: atomicList(
     named(
       `${CORE}.ContainerResizePolicy`,
@@ -661,7 +662,7 @@ export const podSpec: Schema = named(
       ['name'],
       'Containers run to completion, in order, before the others.',
     ),
-    containers: keyedList(container, ['name'], 'The containers of the pod. At least one.'),
+    containers: always(keyedList(container, ['name'], 'The containers of the pod. At least one.')),
     ephemeralContainers: keyedList(
       ephemeralContainer,
       ['name'],
@@ -902,16 +903,16 @@ export const podStatus: Schema = named(`${CORE}.PodStatus`, {
 });
 
 export const podTemplateSpec: Schema = named(`${CORE}.PodTemplateSpec`, {
-  metadata: field(objectMeta, 'Metadata given to pods created from the template.'),
-  spec: field(podSpec, 'Specification of pods created from the template.'),
+  metadata: always(field(objectMeta, 'Metadata given to pods created from the template.')),
+  spec: always(field(podSpec, 'Specification of pods created from the template.')),
 });
 
 export const pod: Schema = kindSchema(
   `${CORE}.Pod`,
   'A Pod is a group of containers scheduled together onto one node, sharing network and storage.',
   {
-    spec: field(podSpec, 'Desired behaviour of the pod.'),
-    status: field(podStatus, 'Most recently observed state of the pod. Read-only for users.'),
+    spec: always(field(podSpec, 'Desired behaviour of the pod.')),
+    status: always(field(podStatus, 'Most recently observed state of the pod. Read-only for users.')),
   },
 );
 
@@ -1044,7 +1045,7 @@ export const loadBalancerStatus: Schema = named(`${CORE}.LoadBalancerStatus`, {
 });
 
 export const serviceStatus: Schema = named(`${CORE}.ServiceStatus`, {
-  loadBalancer: field(loadBalancerStatus, 'State of the load balancer, if there is one.'),
+  loadBalancer: always(field(loadBalancerStatus, 'State of the load balancer, if there is one.')),
   conditions: conditions(condition, 'Current conditions of the service.'),
 });
 
@@ -1052,8 +1053,10 @@ export const service: Schema = kindSchema(
   `${CORE}.Service`,
   'A Service gives a set of pods one stable virtual address and DNS name, and spreads traffic across them.',
   {
-    spec: field(serviceSpec, 'Desired behaviour of the service: its ports, selector, type and addresses.'),
-    status: field(serviceStatus, 'Most recently observed state of the service. Read-only for users.'),
+    spec: always(
+      field(serviceSpec, 'Desired behaviour of the service: its ports, selector, type and addresses.'),
+    ),
+    status: always(field(serviceStatus, 'Most recently observed state of the service. Read-only for users.')),
   },
 );
 
@@ -1184,16 +1187,16 @@ const nodeAddress: Schema = named(
 const nodeSystemInfo: Schema = named(
   `${CORE}.NodeSystemInfo`,
   {
-    machineID: str('Machine ID reported by the node.'),
-    systemUUID: str('System UUID reported by the node.'),
-    bootID: str('Boot ID reported by the node.'),
-    kernelVersion: str('Kernel version (uname -r).'),
-    osImage: str('Operating system image.'),
-    containerRuntimeVersion: str('Container runtime and version.'),
-    kubeletVersion: str('Kubelet version.'),
-    kubeProxyVersion: str('Deprecated kube-proxy version.'),
-    operatingSystem: str('Operating system, such as linux.'),
-    architecture: str('CPU architecture, such as amd64.'),
+    machineID: always(str('Machine ID reported by the node.')),
+    systemUUID: always(str('System UUID reported by the node.')),
+    bootID: always(str('Boot ID reported by the node.')),
+    kernelVersion: always(str('Kernel version (uname -r).')),
+    osImage: always(str('Operating system image.')),
+    containerRuntimeVersion: always(str('Container runtime and version.')),
+    kubeletVersion: always(str('Kubelet version.')),
+    kubeProxyVersion: always(str('Deprecated kube-proxy version.')),
+    operatingSystem: always(str('Operating system, such as linux.')),
+    architecture: always(str('CPU architecture, such as amd64.')),
     swap: named(`${CORE}.NodeSwapStatus`, { capacity: int64('Total swap in bytes.') }),
   },
   {
@@ -1218,14 +1221,18 @@ const nodeStatus: Schema = named(`${CORE}.NodeStatus`, {
   phase: str('Deprecated lifecycle phase.'),
   conditions: conditions(nodeCondition, 'Current conditions of the node.'),
   addresses: keyedList(nodeAddress, ['type'], 'Addresses the node is reachable at.'),
-  daemonEndpoints: named(`${CORE}.NodeDaemonEndpoints`, {
-    kubeletEndpoint: named(
-      `${CORE}.DaemonEndpoint`,
-      { Port: int32('Port number.') },
-      { required: ['Port'], description: 'Endpoint the kubelet listens on.' },
-    ),
-  }),
-  nodeInfo: field(nodeSystemInfo, 'Identification and version information of the node.'),
+  daemonEndpoints: always(
+    named(`${CORE}.NodeDaemonEndpoints`, {
+      kubeletEndpoint: always(
+        named(
+          `${CORE}.DaemonEndpoint`,
+          { Port: always(int32('Port number.')) },
+          { required: ['Port'], description: 'Endpoint the kubelet listens on.' },
+        ),
+      ),
+    }),
+  ),
+  nodeInfo: always(field(nodeSystemInfo, 'Identification and version information of the node.')),
   images: atomicList(
     named(`${CORE}.ContainerImage`, {
       names: atomicStrings('Names of the image.'),
@@ -1262,8 +1269,8 @@ export const node: Schema = kindSchema(
   `${CORE}.Node`,
   'A Node is a worker machine of the cluster; its kubelet reports its state here.',
   {
-    spec: field(nodeSpec, 'Desired configuration of the node.'),
-    status: field(nodeStatus, 'Most recently observed state of the node.'),
+    spec: always(field(nodeSpec, 'Desired configuration of the node.')),
+    status: always(field(nodeStatus, 'Most recently observed state of the node.')),
   },
 );
 
@@ -1285,19 +1292,19 @@ export const coreEvent: Schema = kindSchema(
   `${CORE}.Event`,
   'An Event reports something that happened to an object, for people reading `kubectl describe`.',
   {
-    involvedObject: field(objectReference, 'Object the event is about.'),
+    involvedObject: always(field(objectReference, 'Object the event is about.')),
     reason: str('Short CamelCase reason for the event, machine-readable.'),
     message: str('Human-readable description of what happened.'),
-    source: field(eventSource, 'Component that reported the event.'),
-    firstTimestamp: time('When the event was first recorded.'),
-    lastTimestamp: time('When the most recent occurrence was recorded.'),
+    source: always(field(eventSource, 'Component that reported the event.')),
+    firstTimestamp: always(time('When the event was first recorded.')),
+    lastTimestamp: always(time('When the most recent occurrence was recorded.')),
     count: int32('Number of times the event has occurred.'),
     type: str('Normal or Warning.'),
-    eventTime: microTime('When the event was first observed, with microsecond precision.'),
+    eventTime: always(microTime('When the event was first observed, with microsecond precision.')),
     series: field(eventSeries(`${CORE}.EventSeries`), 'Data about a series of repeated events.'),
     action: str('What was done, or failed, about the object.'),
     related: field(objectReference, 'A second object involved, if any.'),
-    reportingComponent: str('Controller that emitted the event, such as kubernetes.io/kubelet.'),
-    reportingInstance: str('Instance of the controller that emitted the event.'),
+    reportingComponent: always(str('Controller that emitted the event, such as kubernetes.io/kubelet.')),
+    reportingInstance: always(str('Instance of the controller that emitted the event.')),
   },
 );

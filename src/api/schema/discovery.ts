@@ -1,6 +1,6 @@
 // discovery.k8s.io/v1 EndpointSlice: the endpoints of a service, in slices of up to 100, with
 // per-endpoint readiness and topology. kube-proxy reads these.
-import { atomicList, bool, enumOf, field, int32, named, setList, str, strMap } from './build.js';
+import { atomicList, bool, enumOf, field, int32, named, setList, str, strMap, always } from './build.js';
 import { objectReference } from './core.js';
 import { kindSchema } from './meta.js';
 import type { Schema } from './schema.js';
@@ -16,18 +16,22 @@ const hintList = (name: string, what: string): Schema =>
 const endpoint: Schema = named(
   `${DISCOVERY}.Endpoint`,
   {
-    addresses: setList(
-      { type: 'string' },
-      'Addresses of the endpoint, all of the slice address type; consumers use the first.',
+    addresses: always(
+      setList(
+        { type: 'string' },
+        'Addresses of the endpoint, all of the slice address type; consumers use the first.',
+      ),
     ),
-    conditions: named(
-      `${DISCOVERY}.EndpointConditions`,
-      {
-        ready: bool('Whether the endpoint should receive new traffic. Unknown when absent.'),
-        serving: bool('Like ready, but also true while the endpoint is terminating.'),
-        terminating: bool('Whether the endpoint is shutting down.'),
-      },
-      { description: 'Current state of the endpoint.' },
+    conditions: always(
+      named(
+        `${DISCOVERY}.EndpointConditions`,
+        {
+          ready: bool('Whether the endpoint should receive new traffic. Unknown when absent.'),
+          serving: bool('Like ready, but also true while the endpoint is terminating.'),
+          terminating: bool('Whether the endpoint is shutting down.'),
+        },
+        { description: 'Current state of the endpoint.' },
+      ),
     ),
     hostname: str('Host name of the endpoint, used in DNS records.'),
     targetRef: field(objectReference, 'Object (usually a pod) providing the endpoint.'),
@@ -62,7 +66,7 @@ export const endpointSlice: Schema = kindSchema(
   'An EndpointSlice holds a subset of the endpoints of a service, with their readiness and topology.',
   {
     addressType: enumOf(['FQDN', 'IPv4', 'IPv6'], 'Type of every address of the slice. Immutable.'),
-    endpoints: atomicList(endpoint, 'The endpoints of the slice, at most 1000.'),
-    ports: atomicList(endpointPort, 'Ports every endpoint of the slice exposes.'),
+    endpoints: always(atomicList(endpoint, 'The endpoints of the slice, at most 1000.')),
+    ports: always(atomicList(endpointPort, 'Ports every endpoint of the slice exposes.')),
   },
 );

@@ -1,5 +1,5 @@
 // events.k8s.io/v1 Event: the structured event API that controllers write.
-import { field, int32, microTime, str, time } from './build.js';
+import { field, int32, microTime, str, time, always } from './build.js';
 import { eventSeries, eventSource, objectReference } from './core.js';
 import { kindSchema } from './meta.js';
 import type { Schema } from './schema.js';
@@ -10,7 +10,7 @@ export const event: Schema = kindSchema(
   `${EVENTS}.Event`,
   'An Event reports something that happened to an object, in the structured form controllers write.',
   {
-    eventTime: microTime('When the event was first observed.'),
+    eventTime: always(microTime('When the event was first observed.')),
     series: field(
       { ...eventSeries(`${EVENTS}.EventSeries`), required: ['count', 'lastObservedTime'] },
       'Data about a series of repeated events.',
@@ -19,13 +19,13 @@ export const event: Schema = kindSchema(
     reportingInstance: str('Instance of the controller that emitted the event.'),
     action: str('What was done, or failed, about the regarding object.'),
     reason: str('Short CamelCase reason for the action, machine-readable.'),
-    regarding: field(objectReference, 'Object the event is about.'),
+    regarding: always(field(objectReference, 'Object the event is about.')),
     related: field(objectReference, 'A second object involved, if any.'),
     note: str('Human-readable description of what happened.'),
     type: str('Normal or Warning.'),
-    deprecatedSource: field(eventSource, 'The core/v1 source, for compatibility.'),
-    deprecatedFirstTimestamp: time('The core/v1 firstTimestamp, for compatibility.'),
-    deprecatedLastTimestamp: time('The core/v1 lastTimestamp, for compatibility.'),
+    deprecatedSource: always(field(eventSource, 'The core/v1 source, for compatibility.')),
+    deprecatedFirstTimestamp: always(time('The core/v1 firstTimestamp, for compatibility.')),
+    deprecatedLastTimestamp: always(time('The core/v1 lastTimestamp, for compatibility.')),
     deprecatedCount: int32('The core/v1 count, for compatibility.'),
   },
 );

@@ -184,6 +184,7 @@ describe('kind schemas', () => {
         'default',
         'x-kubernetes-patch-strategy',
         'x-kubernetes-patch-merge-key',
+        'x-svcplane-always', // a use-site mark, like description
       ] as const)
         delete rest[key];
       return JSON.stringify(rest);

@@ -13,6 +13,7 @@ import {
   str,
   strMap,
   time,
+  always,
 } from './build.js';
 import type { Schema } from './schema.js';
 
@@ -59,7 +60,8 @@ export const objectMeta: Schema = named(`${META}.ObjectMeta`, {
     'Opaque version of this object, changed on every write; used for optimistic concurrency and watches.',
   ),
   generation: int64('Sequence number of the desired state, raised by the server when the spec changes.'),
-  creationTimestamp: time('When the server created the object. Read-only.'),
+  // A zero metav1.Time prints as null (1.30–1.33): `template.metadata.creationTimestamp: null`.
+  creationTimestamp: always(time('When the server created the object. Read-only.')),
   deletionTimestamp: time(
     'When the object will be removed. Set by the server when deletion is requested and finalizers remain.',
   ),

@@ -27,4 +27,11 @@ export interface Schema {
   /** Strategic merge patch: 'merge', 'retainKeys', 'merge,retainKeys' or 'replace'. */
   'x-kubernetes-patch-strategy'?: string;
   'x-kubernetes-patch-merge-key'?: string;
+  /**
+   * kube-apiserver always serializes this field: a Go struct value, or a field without `omitempty`. When
+   * an object lacks it, responses carry its zero value (zero-values.ts): `{}` for an object (with its own
+   * always-present fields), `null` for a list, map or time, `""`, `0` or `false` for a scalar. Never
+   * published in the OpenAPI documents.
+   */
+  'x-svcplane-always'?: true;
 }

@@ -18,6 +18,8 @@ import { serveNonResource } from './non-resource.js';
 import { scopeCheck, filterFrom, writeContext, renderingFor, deleteOptions } from './request-options.js';
 import { serveList } from './list.js';
 import { serveResourceWatch } from './watch-request.js';
+import { withZeroValues } from '../../api/schema/zero-values.js';
+import { schemaOf } from '../registry/decode.js';
 
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 const isPublic = (path: string): boolean =>
@@ -212,10 +214,10 @@ function writeObject(
       writeJson(res, code, partialMetadata(obj, rendering.version), { extraHeaders: extra });
       return;
     case 'yaml':
-      writeJson(res, code, obj, { yaml: true, extraHeaders: extra });
+      writeJson(res, code, withZeroValues(obj, schemaOf(r)), { yaml: true, extraHeaders: extra });
       return;
     default:
-      writeJson(res, code, obj, { extraHeaders: extra });
+      writeJson(res, code, withZeroValues(obj, schemaOf(r)), { extraHeaders: extra });
   }
 }
 

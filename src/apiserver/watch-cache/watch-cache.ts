@@ -17,6 +17,8 @@ import { matchesFields } from '../../core/selectors/fields.js';
 import { matchesLabels, type LabelSelector } from '../../core/selectors/labels.js';
 import type { Store, WatchEvent } from '../../storage/store.js';
 import { isStoreError } from '../../storage/store.js';
+import { schemaFor } from '../../api/schema/index.js';
+import { withZeroValues } from '../../api/schema/zero-values.js';
 import { decodeObject } from '../codec.js';
 
 export interface CachedObject {
@@ -451,7 +453,8 @@ export function toCached(r: ResourceInfo, key: string, obj: KObject): CachedObje
     namespace: obj.metadata.namespace ?? '',
     name: obj.metadata.name ?? '',
     rv: Number(obj.metadata.resourceVersion ?? 0),
-    json: flat(JSON.stringify(obj)),
+    // What every LIST, watch event and cached GET serves: with the fields kube-apiserver always writes.
+    json: flat(JSON.stringify(withZeroValues(obj, schemaFor(r.group, r.kind)))),
     labels: obj.metadata.labels ?? {},
     fields: objectFields(r, obj),
   };
