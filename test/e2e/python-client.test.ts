@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { call, startUp, type TestServer } from './testing/server.js';
 
 const SCRIPT = path.resolve('test/e2e/fixtures/python/watch_services.py');
+const TYPED_SCRIPT = path.resolve('test/e2e/fixtures/python/typed_zero_values.py');
 
 /** The first python that can import kubernetes (PATH's python3 may be a pyenv without Debian's packages). */
 function findPython(): string {
@@ -118,5 +119,22 @@ describe('python3-kubernetes client', () => {
       if (proc.exitCode === null) proc.kill('SIGKILL');
       await exited;
     }
+  });
+
+  it('typed create, read, patch and list of a Service and a Node from plain dicts read status without None checks', () => {
+    const python = findPython();
+    const r = spawnSync(python, [TYPED_SCRIPT, srv.kubeconfig, 'default'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    for (const k of ['create', 'read', 'patch', 'list'])
+      assert.deepEqual(out[`${k}_load_balancer`], { ingress: null }, k);
+    assert.equal(out['create_kubelet_version'], '');
+    assert.equal(out['create_kubelet_port'], 0);
+    assert.equal(out['read_kubelet_version'], '');
+    assert.equal(out['patch_kubelet_version'], '');
+    assert.deepEqual(out['patch_labels'], { zone: 'z1' });
   });
 });
