@@ -4,7 +4,7 @@
 // HTTPS (keep-alive connections, bearer token) by client worker processes, so client and server never
 // share an event loop. They do share the machine's CPUs (2 cores on the reference VM): every figure below
 // includes that contention. The table gives both and up ÷ apiserver; the goals are up's. Both servers
-// start together; their pod-create repetitions alternate (apiserver, up, apiserver, …) so that drift in
+// are up together; their pod-create repetitions alternate (apiserver, up, apiserver, …) so that drift in
 // the machine's load falls on both alike, then each runs the remaining steps in turn.
 //
 //   - pod creates/s with 32 concurrent clients (one keep-alive connection each), per-request p50/p99;
@@ -1216,8 +1216,9 @@ async function measure(outer: BenchContext, z: Sizes, subject: Subject, turns?: 
 export async function run(ctx: BenchContext): Promise<BenchResult> {
   const z = ctx.quick ? QUICK : FULL;
   const loadAtStart = loadavg();
-  // Both servers start together; in full mode their create repetitions alternate and the later steps
-  // run one after the other (Turns); quick mode runs them side by side.
+  // Both servers are up together (their setups run one after the other); in full mode their create
+  // repetitions alternate and the later steps run one subject after the other (Turns), the other server
+  // idle meanwhile; quick mode runs them side by side.
   const turns = ctx.quick ? undefined : new Turns(turnOrder(z.createReps));
   const [apiserver, up] = await Promise.all([
     measure(ctx, z, 'apiserver', turns),

@@ -15,6 +15,7 @@ const POD_VIEWS: Readonly<Record<string, Projection>> = {
 
 /** The union of the running controllers' pod views, or undefined (whole pods) if one has none. */
 export function podViewOf(controllers: readonly string[]): Projection | undefined {
+  if (controllers.length === 0) return undefined;
   let view: Projection = {};
   for (const name of controllers) {
     const mine = POD_VIEWS[name];

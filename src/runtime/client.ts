@@ -222,21 +222,27 @@ export class Client {
  * per watch event than parsing it.
  */
 export async function* ndjsonLines(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
-  let carry: Buffer | undefined;
+  // The pieces of a line not finished yet; only each new chunk is scanned, so a long line arriving in
+  // many chunks costs one concatenation, not one per chunk.
+  let pending: Buffer[] = [];
+  const take = (last: Buffer): string => {
+    const line = pending.length === 0 ? last : Buffer.concat([...pending, last]);
+    pending = [];
+    const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
+    return line.toString('utf8', 0, end);
+  };
   for await (const piece of body) {
     const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
-    const buf = carry === undefined ? chunk : Buffer.concat([carry, chunk]);
     let start = 0;
-    for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-      const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
-      const line = buf.toString('utf8', start, end);
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+      const line = take(chunk.subarray(start, nl));
       start = nl + 1;
       if (/\S/.test(line)) yield line;
     }
-    carry = start < buf.length ? buf.subarray(start) : undefined;
+    if (start < chunk.length) pending.push(chunk.subarray(start));
   }
-  if (carry !== undefined) {
-    const line = carry.toString('utf8');
+  if (pending.length > 0) {
+    const line = take(Buffer.alloc(0));
     if (/\S/.test(line)) yield line;
   }
 }

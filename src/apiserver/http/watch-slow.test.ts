@@ -70,4 +70,45 @@ describe('a watcher that stops reading', () => {
       assert.equal((e.object['metadata'] as { name: string }).name, `slow-${i}`);
     });
   });
+
+  it(
+    'a HEAD watch sends no body bytes: the next request on the connection reads a clean response',
+    { timeout: 30_000 },
+    async () => {
+      await api.client.create(SERVICES, 'default', {
+        metadata: { name: 'head-1' },
+        spec: { ports: [{ port: 80 }] },
+      });
+      const agent = new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+      const headers = { Authorization: `Bearer ${api.token}` };
+      try {
+        const head = await new Promise<number>((resolve, reject) => {
+          const req = https.request(
+            `${api.server.url}/api/v1/namespaces/default/services?watch=true&timeoutSeconds=1`,
+            { method: 'HEAD', agent, headers },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('error', reject);
+          req.end();
+        });
+        assert.equal(head, 200);
+        const version = await new Promise<string>((resolve, reject) => {
+          const req = https.request(`${api.server.url}/version`, { agent, headers }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (body += d));
+            res.on('end', () => resolve(body));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        assert.equal((JSON.parse(version) as { major: string }).major, '1');
+      } finally {
+        agent.destroy();
+      }
+    },
+  );
 });

@@ -185,8 +185,12 @@ export async function serveWatch(
   });
   res.flushHeaders();
   // After the headers, events go straight to the socket as pre-framed chunks (see chunkFrame), unless
-  // the headers are still queued (a pipelined request whose socket is not attached yet).
-  const sock = res.socket !== null && res.writableLength === 0 ? res.socket : undefined;
+  // the response itself still holds bytes (a pipelined request whose socket is not attached yet: its
+  // writableLength counts more than its socket's), or it is a HEAD request, whose body res.write drops.
+  const sock =
+    res.socket !== null && res.writableLength === res.socket.writableLength && res.req.method !== 'HEAD'
+      ? res.socket
+      : undefined;
   let closed = false;
   let lastRevision = 0;
   let resolveDone!: () => void;
@@ -218,6 +222,7 @@ export async function serveWatch(
   const write = (framed: Buffer): void => {
     if (closed) return;
     if (sock !== undefined) {
+      if (!sock.writable) return; // the client hung up; 'close' finishes the watch
       endOfTurn.cork(sock);
       sock.write(framed);
     } else {
