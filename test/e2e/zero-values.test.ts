@@ -61,7 +61,28 @@ const ROWS: Row[] = [
       metadata: { name: 'p' },
       spec: { containers: [{ name: 'c', image: 'nginx' }] },
     },
-    expect: { 'spec.containers.0.resources': {} },
+    expect: {
+      'spec.containers.0.resources': {},
+      // computed on create by kube's admission plugins and the pod strategy
+      'spec.priority': 0,
+      'spec.preemptionPolicy': 'PreemptLowerPriority',
+      'spec.tolerations': [
+        {
+          key: 'node.kubernetes.io/not-ready',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 300,
+        },
+        {
+          key: 'node.kubernetes.io/unreachable',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 300,
+        },
+      ],
+      'status.phase': 'Pending',
+      'status.qosClass': 'BestEffort',
+    },
   },
   {
     kind: 'Event (core/v1)',
@@ -161,6 +182,39 @@ const ROWS: Row[] = [
       'spec.template.spec.containers.0.resources': {},
     },
   },
+  {
+    kind: 'ServiceGrid',
+    collection: '/apis/superedge.io/v1/namespaces/zv/servicegrids',
+    name: 'sg',
+    body: {
+      apiVersion: 'superedge.io/v1',
+      kind: 'ServiceGrid',
+      metadata: { name: 'sg' },
+      spec: { gridUniqKey: 'zone', template: { selector: { app: 'a' }, ports: [{ port: 80 }] } },
+    },
+    expect: { status: {} },
+  },
+  {
+    kind: 'DeploymentGrid',
+    collection: '/apis/superedge.io/v1/namespaces/zv/deploymentgrids',
+    name: 'dg',
+    body: {
+      apiVersion: 'superedge.io/v1',
+      kind: 'DeploymentGrid',
+      metadata: { name: 'dg' },
+      spec: {
+        gridUniqKey: 'zone',
+        template: {
+          selector: { matchLabels: { app: 'a' } },
+          template: {
+            metadata: { labels: { app: 'a' } },
+            spec: { containers: [{ name: 'c', image: 'nginx' }] },
+          },
+        },
+      },
+    },
+    expect: { status: {}, 'spec.template.template.metadata.creationTimestamp': null },
+  },
 ];
 
 const at = (o: unknown, path: string): unknown =>
@@ -210,6 +264,20 @@ describe('fields kube-apiserver always writes, per kind', () => {
       check(event.object, row, 'watch');
     });
   }
+
+  it('a pod naming a PriorityClass that does not exist is forbidden, as kube-apiserver forbids it', async () => {
+    const r = await call(srv, 'POST', '/api/v1/namespaces/zv/pods', {
+      body: {
+        metadata: { name: 'gold' },
+        spec: { priorityClassName: 'gold', containers: [{ name: 'c', image: 'x' }] },
+      },
+    });
+    assert.equal(r.status, 403, r.text);
+    const st = r.json<{ reason: string; message: string }>();
+    assert.equal(st.reason, 'Forbidden');
+    assert.equal(st.message, 'pods "gold" is forbidden: no PriorityClass with name gold was found');
+    assert.equal((await call(srv, 'GET', '/api/v1/namespaces/zv/pods/gold')).status, 404);
+  });
 
   it('a PATCH response carries them too, and the stored object stays as it was sent', async () => {
     const patched = await call(srv, 'PATCH', '/api/v1/namespaces/zv/services/s', {

@@ -126,8 +126,9 @@ export function defaultPod(obj: Obj): void {
   const spec = ensureChild(obj, 'spec');
   if (spec !== undefined) defaultPodSpec(spec, true);
   const status = ensureChild(obj, 'status');
-  if (status !== undefined && absent(status, 'phase')) {
-    status['phase'] = 'Pending';
+  if (status !== undefined && absent(status, 'phase')) status['phase'] = 'Pending';
+  // podStrategy.PrepareForCreate sets it with the phase; a status that names a phase (the registry sets
+  // Pending on create) still gets it.
+  if (status !== undefined && status['phase'] === 'Pending')
     setDefault(status, 'qosClass', podQOSClass(spec ?? {}));
-  }
 }

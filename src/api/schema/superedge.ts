@@ -1,6 +1,6 @@
 // superedge.io/v1 ServiceGrid and DeploymentGrid: SuperEdge's custom resources that stamp out one
 // Service or Deployment per node group, keyed by a node label (gridUniqKey).
-import { bool, field, free, mapOf, named, str } from './build.js';
+import { always, bool, field, free, mapOf, named, str } from './build.js';
 import { deploymentSpec } from './apps.js';
 import { serviceSpec } from './core.js';
 import { kindSchema } from './meta.js';
@@ -16,15 +16,18 @@ export const serviceGrid: Schema = kindSchema(
   `${SUPEREDGE}.ServiceGrid`,
   'A ServiceGrid declares a Service whose traffic stays within each node group (grid) of the cluster.',
   {
-    spec: named(
-      `${SUPEREDGE}.ServiceGridSpec`,
-      {
-        gridUniqKey,
-        template: field(serviceSpec, 'Specification of the service created for the grid.'),
-      },
-      { description: 'Desired state of the service grid.' },
+    // SuperEdge's Go types: spec, spec.template and status are struct values (always written).
+    spec: always(
+      named(
+        `${SUPEREDGE}.ServiceGridSpec`,
+        {
+          gridUniqKey,
+          template: always(field(serviceSpec, 'Specification of the service created for the grid.')),
+        },
+        { description: 'Desired state of the service grid.' },
+      ),
     ),
-    status: free('Most recently observed state of the service grid.'),
+    status: always(free('Most recently observed state of the service grid.')),
   },
 );
 
@@ -32,21 +35,23 @@ export const deploymentGrid: Schema = kindSchema(
   `${SUPEREDGE}.DeploymentGrid`,
   'A DeploymentGrid declares a Deployment that is created once in every node group (grid) of the cluster.',
   {
-    spec: named(
-      `${SUPEREDGE}.DeploymentGridSpec`,
-      {
-        gridUniqKey,
-        template: field(deploymentSpec, 'Specification of the deployment created in each grid.'),
-        templatePool: mapOf(deploymentSpec, 'Named alternative templates that individual grids may use.'),
-        defaultTemplateName: str(
-          'Template from templatePool used for grids that name none; `default` means template.',
-        ),
-        autoDeleteUnusedTemplate: bool(
-          'Whether templates no grid uses any more are removed from templatePool.',
-        ),
-      },
-      { description: 'Desired state of the deployment grid.' },
+    spec: always(
+      named(
+        `${SUPEREDGE}.DeploymentGridSpec`,
+        {
+          gridUniqKey,
+          template: always(field(deploymentSpec, 'Specification of the deployment created in each grid.')),
+          templatePool: mapOf(deploymentSpec, 'Named alternative templates that individual grids may use.'),
+          defaultTemplateName: str(
+            'Template from templatePool used for grids that name none; `default` means template.',
+          ),
+          autoDeleteUnusedTemplate: bool(
+            'Whether templates no grid uses any more are removed from templatePool.',
+          ),
+        },
+        { description: 'Desired state of the deployment grid.' },
+      ),
     ),
-    status: free('Most recently observed state of the deployment grid.'),
+    status: always(free('Most recently observed state of the deployment grid.')),
   },
 );
