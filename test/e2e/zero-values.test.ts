@@ -14,7 +14,11 @@ interface Row {
   readonly body: Record<string, unknown>;
   /** Dotted path → the value expected there. */
   readonly expect: Record<string, unknown>;
+  /** Every top-level key of the response, when it is more than apiVersion, kind, metadata, spec, status. */
+  readonly top?: readonly string[];
 }
+
+const SPEC_STATUS = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
 
 const NODE_INFO = Object.fromEntries(
   [
@@ -96,6 +100,20 @@ const ROWS: Row[] = [
       reason: 'R',
       message: 'm',
     },
+    top: [
+      'apiVersion',
+      'kind',
+      'metadata',
+      'involvedObject',
+      'reason',
+      'message',
+      'source',
+      'firstTimestamp',
+      'lastTimestamp',
+      'eventTime',
+      'reportingComponent',
+      'reportingInstance',
+    ],
     expect: {
       source: {},
       firstTimestamp: null,
@@ -121,6 +139,21 @@ const ROWS: Row[] = [
       reason: 'R',
       type: 'Normal',
     },
+    top: [
+      'apiVersion',
+      'kind',
+      'metadata',
+      'eventTime',
+      'reportingController',
+      'reportingInstance',
+      'action',
+      'reason',
+      'type',
+      'regarding',
+      'deprecatedSource',
+      'deprecatedFirstTimestamp',
+      'deprecatedLastTimestamp',
+    ],
     expect: {
       regarding: {},
       deprecatedSource: {},
@@ -133,6 +166,7 @@ const ROWS: Row[] = [
     collection: '/apis/coordination.k8s.io/v1/namespaces/zv/leases',
     name: 'l',
     body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l' } },
+    top: ['apiVersion', 'kind', 'metadata', 'spec'],
     expect: { spec: {} },
   },
   {
@@ -145,6 +179,7 @@ const ROWS: Row[] = [
       metadata: { name: 'es' },
       addressType: 'IPv4',
     },
+    top: ['apiVersion', 'kind', 'metadata', 'addressType', 'endpoints', 'ports'],
     expect: { endpoints: null, ports: null },
   },
   {
@@ -158,6 +193,7 @@ const ROWS: Row[] = [
       addressType: 'IPv4',
       endpoints: [{ addresses: ['10.0.0.1'] }],
     },
+    top: ['apiVersion', 'kind', 'metadata', 'addressType', 'endpoints', 'ports'],
     expect: { 'endpoints.0.conditions': {}, ports: null },
   },
   {
@@ -192,7 +228,7 @@ const ROWS: Row[] = [
       metadata: { name: 'sg' },
       spec: { gridUniqKey: 'zone', template: { selector: { app: 'a' }, ports: [{ port: 80 }] } },
     },
-    expect: { status: {} },
+    expect: { status: { loadBalancer: {} } },
   },
   {
     kind: 'DeploymentGrid',
@@ -221,6 +257,13 @@ const at = (o: unknown, path: string): unknown =>
   path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], o);
 
 function check(o: unknown, row: Row, where: string): void {
+  // (kube's LIST items carry no apiVersion and kind; svcplane's do, so a list item is compared without them)
+  const drop = where === 'list' ? ['apiVersion', 'kind'] : [];
+  const keys = Object.keys(o as object)
+    .filter((k) => !drop.includes(k))
+    .sort();
+  const want = (row.top ?? SPEC_STATUS).filter((k) => !drop.includes(k));
+  assert.deepEqual(keys, [...want].sort(), `${row.kind} (${where}): top-level keys`);
   for (const [path, want] of Object.entries(row.expect)) {
     const parent = path.includes('.') ? at(o, path.slice(0, path.lastIndexOf('.'))) : o;
     const key = path.slice(path.lastIndexOf('.') + 1);

@@ -2,7 +2,7 @@
 // Service or Deployment per node group, keyed by a node label (gridUniqKey).
 import { always, bool, field, free, mapOf, named, str } from './build.js';
 import { deploymentSpec } from './apps.js';
-import { serviceSpec } from './core.js';
+import { loadBalancerStatus, serviceSpec } from './core.js';
 import { kindSchema } from './meta.js';
 import type { Schema } from './schema.js';
 
@@ -27,7 +27,11 @@ export const serviceGrid: Schema = kindSchema(
         { description: 'Desired state of the service grid.' },
       ),
     ),
-    status: always(free('Most recently observed state of the service grid.')),
+    // SuperEdge's ServiceGridStatus is core/v1 ServiceStatus: `{loadBalancer: {}}` at least.
+    status: always({
+      ...free('Most recently observed state of the service grid.'),
+      properties: { loadBalancer: always(field(loadBalancerStatus, 'State of the load balancer, if any.')) },
+    }),
   },
 );
 
