@@ -90,7 +90,7 @@ export class GarbageCollector {
       const inf = this.factory.informer(r, { indexers: { uid: byUID, owner: byOwnerUID } });
       this.informers.set(r, inf);
       inf.addHandlers({
-        onAdd: (o) => this.added(o),
+        onAdd: (o) => this.added(r, o),
         onUpdate: (old, o) => this.updated(old, o),
         onDelete: (o) => this.deleted(o),
       });
@@ -137,8 +137,10 @@ export class GarbageCollector {
     if (uid !== undefined && uid !== '') this.controller.enqueue(uid);
   }
 
-  private added(o: KObject): void {
-    if ((o.metadata.ownerReferences ?? []).length > 0) this.enqueue(o.metadata.uid);
+  private added(r: ResourceInfo, o: KObject): void {
+    // Nothing to check while every owner is in the cache (sync would find the same and return).
+    const owned = (o.metadata.ownerReferences ?? []).length > 0;
+    if (owned && (beingDeleted(o) || !this.ownersSolidInCache(r, o))) this.enqueue(o.metadata.uid);
     if (beingDeleted(o) && hasGCFinalizer(o)) this.ownerDeleting(o);
   }
 
