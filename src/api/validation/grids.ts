@@ -3,7 +3,8 @@
 // ServiceGrid, a DeploymentSpec under `spec.template` (and each `spec.templatePool[name]`) for a
 // DeploymentGrid. As for any custom resource, updates get the same rules as creates (no
 // Service/Deployment immutability rules: the grid controller reconciles the generated objects).
-import { FieldPath, type FieldError, required } from '../field-errors.js';
+import { FieldPath, type FieldError, invalid, required } from '../field-errors.js';
+import { isDNS1035Label } from './formats.js';
 import { validateDeploymentSpec } from './deployment.js';
 import { In } from './json.js';
 import { validateLabelName } from './labels.js';
@@ -19,8 +20,30 @@ function validateGridUniqKey(spec: In, errs: FieldError[]): void {
   else errs.push(...validateLabelName(key, spec.p('gridUniqKey')));
 }
 
+/**
+ * The Service a ServiceGrid produces is `<name>-svc`, so the grid's name must leave room for it as a
+ * Service name (a DNS-1035 label). A DeploymentGrid needs no such rule: its Deployments' names are
+ * rewritten to valid ones when `<name>-<unit>` is not (core/grids unitObjectName).
+ */
+function validateProducedServiceName(obj: Record<string, unknown>, errs: FieldError[]): void {
+  const meta = obj['metadata'];
+  const name =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)['name'] : undefined;
+  if (typeof name !== 'string' || name === '') return; // metadata validation reports it
+  const problems = isDNS1035Label(`${name}-svc`);
+  if (problems.length > 0)
+    errs.push(
+      invalid(
+        FieldPath.root('metadata').child('name'),
+        name,
+        `the Service it produces, "${name}-svc", would be an invalid Service name: ${problems.join('; ')}`,
+      ),
+    );
+}
+
 export function validateServiceGrid(obj: Record<string, unknown>): FieldError[] {
   const errs: FieldError[] = [];
+  validateProducedServiceName(obj, errs);
   const spec = specOf(obj, errs);
   validateGridUniqKey(spec, errs);
   const template = spec.obj('template') ?? new In({}, spec.p('template'), errs);

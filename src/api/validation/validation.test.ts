@@ -1024,6 +1024,22 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'a ServiceGrid whose Service name <name>-svc would be invalid (too long, or not a DNS-1035 label)',
+    kind: 'ServiceGrid',
+    obj: { metadata: meta('s'.repeat(60)), spec: { gridUniqKey: 'zone', template: { ports: [port80] } } },
+    want: [
+      `metadata.name: Invalid value: "${'s'.repeat(60)}": the Service it produces, "${'s'.repeat(60)}-svc", would be an invalid Service name: must be no more than 63 characters`,
+    ],
+  },
+  {
+    name: 'a ServiceGrid named like a subdomain but not a DNS-1035 label',
+    kind: 'ServiceGrid',
+    obj: { metadata: meta('1st.grid'), spec: { gridUniqKey: 'zone', template: { ports: [port80] } } },
+    want: [
+      `metadata.name: Invalid value: "1st.grid": the Service it produces, "1st.grid-svc", would be an invalid Service name: ${DNS1035_MSG}`,
+    ],
+  },
+  {
     name: 'gridUniqKey must be a label key',
     kind: 'ServiceGrid',
     obj: { metadata: meta('sg'), spec: { gridUniqKey: 'bad key', template: { ports: [port80] } } },
