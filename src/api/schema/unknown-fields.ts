@@ -58,7 +58,7 @@ export const unknownFieldMessages = (paths: readonly string[]): string[] =>
   paths.map((p) => `unknown field "${p}"`);
 
 /** Set an own property, even one named `__proto__`, without touching the prototype. */
-function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__')
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;

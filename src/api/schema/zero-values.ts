@@ -4,6 +4,7 @@
 // (`x-svcplane-always`); withZeroValues adds the missing ones to an object on its way out. Stored objects
 // are never rewritten, so objects stored before a field was marked read back the same way.
 import type { Schema } from './schema.js';
+import { setOwn } from './unknown-fields.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -62,9 +63,7 @@ function fill(v: Json, s: Schema): Json | undefined {
   let out: JsonObject | undefined;
   const set = (k: string, x: Json): void => {
     out ??= { ...v };
-    if (k === '__proto__')
-      Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
-    else out[k] = x;
+    setOwn(out, k, x);
   };
   if (s.properties !== undefined) {
     for (const [k, p] of Object.entries(s.properties)) {

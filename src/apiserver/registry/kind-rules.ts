@@ -1,6 +1,7 @@
 // Per-kind rules of kube's registry strategies that the generic registry consults.
 import { isPlainObject, type KObject } from '../../api/object.js';
 import { mustFindResource, type ResourceInfo } from '../../api/resources.js';
+import { admitPodCreate } from '../../api/defaults/pod-admission.js';
 import { StatusError, statusErrors } from '../../api/status.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
@@ -26,6 +27,13 @@ export function resetStatusOnCreate(r: ResourceInfo, obj: KObject): void {
     default:
       delete obj.status;
   }
+}
+
+/** kube's default admission plugins that change a new object (only Pods have any here); throws Forbidden. */
+export function admitOnCreate(r: ResourceInfo, obj: KObject): void {
+  if (r.group !== '' || r.resource !== 'pods') return;
+  const why = admitPodCreate(obj as unknown as Record<string, unknown>);
+  if (why !== undefined) throw statusErrors.forbidden(r, obj.metadata.name ?? '', why);
 }
 
 export function patchSetsResourceVersion(patch: unknown): boolean {

@@ -4,7 +4,6 @@
 // managedFields, finalizers, preconditions, dryRun and optimistic concurrency by compare-and-swap.
 import { randomUUID } from 'node:crypto';
 import { applyDefaults, prepareForUpdate } from '../../api/defaults/index.js';
-import { admitPodCreate } from '../../api/defaults/pod-admission.js';
 import { isPlainObject, type KObject } from '../../api/object.js';
 import { groupVersion, mustFindResource, type ResourceInfo } from '../../api/resources.js';
 import { statusErrors, StatusError, type Status } from '../../api/status.js';
@@ -18,6 +17,7 @@ import {
   holdsDeletion,
   patchSetsResourceVersion,
   namespaceTerminating,
+  admitOnCreate,
   resetStatusOnCreate,
   sameList,
 } from './kind-rules.js';
@@ -29,7 +29,6 @@ import type { DeleteOptions, RegistryHooks, RegistryOptions, Subresource, WriteC
 export type * from './types.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
-const PODS = mustFindResource('', 'pods');
 /** Namespaces kube-apiserver refuses to delete. */
 export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const MAX_PATCH_RETRIES = 5;
@@ -103,10 +102,7 @@ export class Registry {
     obj.kind = r.kind;
     resetStatusOnCreate(r, obj);
     applyDefaults(r, obj);
-    if (r === PODS) {
-      const why = admitPodCreate(obj as unknown as Record<string, unknown>);
-      if (why !== undefined) throw statusErrors.forbidden(r, meta.name ?? '', why);
-    }
+    admitOnCreate(r, obj);
     this.hooks.prepare?.(r, obj, undefined);
     const errs = validateCreate(r, obj);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, meta.name ?? '', errs);

@@ -293,19 +293,12 @@ export class GarbageCollector {
     }
   }
 
-  /** Every owner reference resolves, in the cache, to its object (same uid), which is not waiting on dependents; or to a kind this collector cannot see. */
+  /** Every owner is solid in the cache (same uid, not waiting on dependents), or of a kind this collector cannot see. */
   private ownersSolidInCache(dependentResource: ResourceInfo, dependent: KObject): boolean {
-    for (const ref of dependent.metadata.ownerReferences ?? []) {
-      const resource = this.ownerResource(ref);
-      if (resource === undefined) continue; // 'unknown': never acted on
-      if (resource.namespaced && !dependentResource.namespaced) return false;
-      const namespace = resource.namespaced ? (dependent.metadata.namespace ?? '') : '';
-      const owner = this.informers
-        .get(resource)!
-        .indexer.get(namespace === '' ? ref.name : `${namespace}/${ref.name}`);
-      if (owner?.metadata.uid !== ref.uid || deletingDependents(owner.metadata)) return false;
-    }
-    return true;
+    return (dependent.metadata.ownerReferences ?? []).every((ref) => {
+      const state = this.cachedOwnerState(dependentResource, dependent, ref)?.state;
+      return state === 'solid' || state === 'unknown';
+    });
   }
 
   private ownerResource(ref: OwnerReference): ResourceInfo | undefined {
@@ -314,28 +307,43 @@ export class GarbageCollector {
     return undefined;
   }
 
+  /**
+   * What the cache alone says of an owner; `state` is undefined when it cannot tell (the owner is not
+   * there, or a namesake is), and the caller must ask the server about `resource` in `namespace`.
+   */
+  private cachedOwnerState(
+    dependentResource: ResourceInfo,
+    dependent: KObject,
+    ref: OwnerReference,
+  ): { state: OwnerState | undefined; resource?: ResourceInfo; namespace?: string } {
+    const resource = this.ownerResource(ref);
+    if (resource === undefined) return { state: 'unknown' };
+    // A cluster-scoped object cannot be owned by a namespaced one: the reference can never resolve.
+    if (resource.namespaced && !dependentResource.namespaced) return { state: 'dangling' };
+    const namespace = resource.namespaced ? (dependent.metadata.namespace ?? '') : '';
+    const owner = this.informers
+      .get(resource)!
+      .indexer.get(namespace === '' ? ref.name : `${namespace}/${ref.name}`);
+    if (owner?.metadata.uid !== ref.uid) return { state: undefined, resource, namespace };
+    return { state: deletingDependents(owner.metadata) ? 'waiting' : 'solid' };
+  }
+
   private async ownerState(
     dependentResource: ResourceInfo,
     dependent: KObject,
     ref: OwnerReference,
   ): Promise<OwnerState> {
-    const resource = this.ownerResource(ref);
-    if (resource === undefined) return 'unknown';
-    // A cluster-scoped object cannot be owned by a namespaced one: the reference can never resolve.
-    if (resource.namespaced && !dependentResource.namespaced) return 'dangling';
-    const namespace = resource.namespaced ? (dependent.metadata.namespace ?? '') : '';
-    const key = namespace === '' ? ref.name : `${namespace}/${ref.name}`;
-    let owner = this.informers.get(resource)!.indexer.get(key);
-    if (owner?.metadata.uid !== ref.uid) {
-      // Not in the cache (or a namesake there): the cache may be behind, so ask the server.
-      try {
-        owner = await this.client.get(resource, namespace, ref.name);
-      } catch (err) {
-        if (isApiError(err, 404)) return 'dangling';
-        throw err;
-      }
-      if (owner.metadata.uid !== ref.uid) return 'dangling';
+    const cached = this.cachedOwnerState(dependentResource, dependent, ref);
+    if (cached.state !== undefined) return cached.state;
+    // Not in the cache (or a namesake there): the cache may be behind, so ask the server.
+    let owner: KObject;
+    try {
+      owner = await this.client.get(cached.resource!, cached.namespace!, ref.name);
+    } catch (err) {
+      if (isApiError(err, 404)) return 'dangling';
+      throw err;
     }
+    if (owner.metadata.uid !== ref.uid) return 'dangling';
     return deletingDependents(owner.metadata) ? 'waiting' : 'solid';
   }
 
