@@ -10,8 +10,20 @@ import { ClientEventRecorder } from '../runtime/events.js';
 import { EndpointsController } from './endpoints/endpoints-controller.js';
 import { EndpointSliceController } from './endpointslice/endpointslice-controller.js';
 import { GarbageCollector } from './garbagecollector/garbage-collector.js';
+import { DeploymentGridController, DEPLOYMENTGRIDS } from './grids/deploymentgrid-controller.js';
+import { ServiceGridController, SERVICEGRIDS } from './grids/servicegrid-controller.js';
 
-export const KNOWN_CONTROLLERS = ['endpoints', 'endpointslice', 'garbagecollector'] as const;
+const CRDS_MISSING = (controller: string, resource: string): string =>
+  `${controller} controller not started: the API server does not serve superedge.io/v1 ${resource}; ` +
+  `install the CRDs with 'svcplane crds | kubectl apply -f -' and restart`;
+
+export const KNOWN_CONTROLLERS = [
+  'endpoints',
+  'endpointslice',
+  'garbagecollector',
+  'servicegrid',
+  'deploymentgrid',
+] as const;
 export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
 
 export interface ManagerLogger {
@@ -26,6 +38,8 @@ export interface ControllerManagerOptions {
   readonly concurrentServiceEndpointSyncs?: number;
   /** 1..1000, default 100. */
   readonly maxEndpointsPerSlice?: number;
+  /** ServiceGrid and DeploymentGrid workers, each (default 5). */
+  readonly concurrentGridSyncs?: number;
   /** Garbage collector workers (kube's --concurrent-gc-syncs, default 20). */
   readonly concurrentGCSyncs?: number;
   readonly log: ManagerLogger;
@@ -42,9 +56,10 @@ export class ControllerManager {
   readonly metrics: Registry;
   private readonly factory: SharedInformerFactory;
   private readonly running: Runnable[] = [];
+  private readonly queueMetrics: WorkqueueMetrics;
 
   constructor(
-    client: Client,
+    private readonly client: Client,
     private readonly o: ControllerManagerOptions,
   ) {
     this.metrics = o.metrics ?? new Registry();
@@ -56,6 +71,7 @@ export class ControllerManager {
       },
     });
     const queueMetrics = new WorkqueueMetrics(this.metrics);
+    this.queueMetrics = queueMetrics;
     for (const name of o.controllers) {
       if (name === 'endpoints') {
         this.running.push(
@@ -93,8 +109,48 @@ export class ControllerManager {
     }
   }
 
+  /**
+   * The grid controllers need the superedge.io kinds, which a real cluster serves only once their CRDs
+   * are installed (`svcplane crds | kubectl apply -f -`). Without them a grid controller is skipped with
+   * a warning that says so, as kube-controller-manager skips a controller whose API is not served; the
+   * other controllers run.
+   */
+  private async addGridControllers(): Promise<void> {
+    const { client, o } = this;
+    const events = (component: string): ClientEventRecorder =>
+      new ClientEventRecorder(client, {
+        component,
+        onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
+      });
+    if (o.controllers.includes('servicegrid')) {
+      if (await client.serves(SERVICEGRIDS))
+        this.running.push(
+          new ServiceGridController(client, this.factory, {
+            workers: o.concurrentGridSyncs ?? 5,
+            metrics: this.queueMetrics,
+            events: events('servicegrid-controller'),
+            onError: (key, err) => o.log.warn('servicegrid sync failed', { key, err: String(err) }),
+          }),
+        );
+      else o.log.warn(CRDS_MISSING('servicegrid', 'servicegrids'));
+    }
+    if (o.controllers.includes('deploymentgrid')) {
+      if (await client.serves(DEPLOYMENTGRIDS))
+        this.running.push(
+          new DeploymentGridController(client, this.factory, {
+            workers: o.concurrentGridSyncs ?? 5,
+            metrics: this.queueMetrics,
+            events: events('deploymentgrid-controller'),
+            onError: (key, err) => o.log.warn('deploymentgrid sync failed', { key, err: String(err) }),
+          }),
+        );
+      else o.log.warn(CRDS_MISSING('deploymentgrid', 'deploymentgrids'));
+    }
+  }
+
   /** Starts the informers, waits for their caches, then starts every controller. */
   async start(): Promise<void> {
+    await this.addGridControllers();
     this.factory.start();
     await this.factory.waitForSync();
     await Promise.all(this.running.map((c) => c.start()));
