@@ -4,6 +4,7 @@
 // used `<dg>-<value>` unchecked, which upper-case or `_` values break), and the unit value is never
 // parsed back out of a name (it travels in a label).
 import { DNS1123_SUBDOMAIN_MAX_LENGTH, isDNS1123Subdomain } from '../../api/validation/names.js';
+import { fnv1aHex } from './objects.js';
 
 /** The distinct non-empty values of `key` among the nodes' labels, sorted: one unit each. */
 export function unitsOf(
@@ -18,7 +19,7 @@ export function unitsOf(
   return [...values].sort();
 }
 
-/** Characters of the hash suffix a rewritten name ends with. */
+/** Characters of the hash suffix a rewritten name ends with (fnv1aHex). */
 const HASH_CHARS = 8;
 
 /**
@@ -31,7 +32,7 @@ const HASH_CHARS = 8;
 export function unitObjectName(grid: string, value: string): string {
   const plain = `${grid}-${value}`;
   if (isDNS1123Subdomain(plain).length === 0) return plain;
-  const hash = fnv1a(value).toString(16).padStart(HASH_CHARS, '0');
+  const hash = fnv1aHex(value);
   const room = DNS1123_SUBDOMAIN_MAX_LENGTH - HASH_CHARS - 1;
   const body = plain
     .toLowerCase()
@@ -39,16 +40,6 @@ export function unitObjectName(grid: string, value: string): string {
     .slice(0, room)
     .replace(/^-+|-+$/g, '');
   return body === '' ? `u-${hash}` : `${body}-${hash}`;
-}
-
-/** 32-bit FNV-1a over the UTF-16 code units: stable, and enough to tell rewritten names apart. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
 }
 
 export interface TemplateChoice<T> {
