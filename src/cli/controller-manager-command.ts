@@ -31,6 +31,7 @@ Flags:
   --concurrent-service-endpoint-syncs N  EndpointSlice workers (default 5, 1..50)
   --max-endpoints-per-slice N            endpoints per EndpointSlice (default 100, 1..1000)
   --concurrent-gc-syncs N                garbage collector workers (default 20)
+  --concurrent-grid-syncs N              ServiceGrid and DeploymentGrid workers, each (default 5)
   --metrics-bind-address HOST:PORT       serve /metrics, /healthz and /readyz over HTTP there (default: off)
   --leader-elect                         campaign for a Lease; only the holder runs the controllers
   --leader-elect-resource-namespace NS   default kube-system
@@ -44,6 +45,7 @@ const FLAGS = {
   'concurrent-service-endpoint-syncs': { type: 'string' },
   'max-endpoints-per-slice': { type: 'string' },
   'concurrent-gc-syncs': { type: 'string' },
+  'concurrent-grid-syncs': { type: 'string' },
   'metrics-bind-address': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'leader-elect-resource-namespace': { type: 'string' },
@@ -116,6 +118,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   }
   const maxPerSlice = maxEndpointsPerSlice(values['max-endpoints-per-slice']);
   const gcWorkers = intFlag('concurrent-gc-syncs', values['concurrent-gc-syncs'], 1) ?? 20;
+  const gridWorkers = intFlag('concurrent-grid-syncs', values['concurrent-grid-syncs'], 1) ?? 5;
   const metricsAddress = hostPort(values['metrics-bind-address']);
   let transport;
   try {
@@ -131,6 +134,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     concurrentServiceEndpointSyncs: sliceWorkers,
     maxEndpointsPerSlice: maxPerSlice,
     concurrentGCSyncs: gcWorkers,
+    concurrentGridSyncs: gridWorkers,
     log,
   });
   const identity = `${hostname()}_${randomUUID()}`;

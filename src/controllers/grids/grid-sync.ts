@@ -136,7 +136,7 @@ export class GridWriter {
 
   /**
    * Writes the status when it differs from the cached grid's (a compare-and-swap on the cached
-   * resourceVersion: a conflict means a newer grid is on its way, which requeues the key), and emits a
+   * resourceVersion: a conflict means a newer grid is on its way, whose event requeues the key), and emits a
    * Warning Event for each False/True problem condition that is new or says something new.
    */
   async writeStatus(
@@ -162,7 +162,8 @@ export class GridWriter {
     try {
       await this.client.update(this.gridResource, { ...grid, metadata, status }, 'status');
     } catch (err) {
-      if (isApiError(err, 404)) return; // the grid is gone
+      // Gone: nothing to report. Conflict: a newer grid is on its way, and its event requeues the key.
+      if (isApiError(err, 404) || isApiError(err, 409)) return;
       throw err;
     }
   }
