@@ -19,6 +19,7 @@ Commands:
   controller-manager  the controllers alone, against any API server through a kubeconfig
   pod-status  set a Pod's IPs, phase and readiness as a kubelet would report them (svcplane has no kubelet)
   store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
+  crds        print the CustomResourceDefinitions of the superedge.io grid kinds, for a real cluster
   version     print the version
 
 Run 'svcplane <command> --help' for the flags of a command.
@@ -54,6 +55,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./controller-manager-command.js')).controllerManagerCommand(rest, out);
       case 'pod-status':
         return await (await import('./pod-status-command.js')).podStatusCommand(rest, out);
+      case 'crds':
+        return (await import('./crds-command.js')).crdsCommand(rest, out);
       default:
         throw new UsageError(`unknown command "${command}" (see 'svcplane --help')`);
     }

@@ -16,6 +16,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
 import { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { call, startUp } from './testing/server.js';
 
@@ -50,12 +51,57 @@ describe('svcplane CLI', () => {
       ['--frobnicate'],
       ['store', 'status', '--frobnicate'],
       ['store', 'list', '/', '--limit', 'x'],
+      ['crds', '--frobnicate'],
+      ['crds', '-o', 'xml'],
       ['nosuch'],
     ]) {
       const r = svcplane(...args);
       assert.equal(r.status, 2, args.join(' '));
       oneLineError(r, /^svcplane: /);
     }
+  });
+
+  it('crds prints the two grid CRDs as YAML documents, or as a v1 List with -o json', () => {
+    const yaml = svcplane('crds');
+    assert.equal(yaml.status, 0, yaml.stderr);
+    const docs = parseAllDocuments(yaml.stdout);
+    assert.ok(Array.isArray(docs));
+    assert.deepEqual(
+      docs.map((d) => {
+        const c = d.toJS() as { kind: string; metadata: { name: string } };
+        return [c.kind, c.metadata.name];
+      }),
+      [
+        ['CustomResourceDefinition', 'servicegrids.superedge.io'],
+        ['CustomResourceDefinition', 'deploymentgrids.superedge.io'],
+      ],
+    );
+    const json = svcplane('crds', '-o', 'json');
+    assert.equal(json.status, 0, json.stderr);
+    const list = JSON.parse(json.stdout) as {
+      kind: string;
+      items: Array<{ spec: { names: { shortNames: string[] } } }>;
+    };
+    assert.equal(list.kind, 'List');
+    assert.deepEqual(
+      list.items.map((c) => c.spec.names.shortNames),
+      [['sg'], ['dg']],
+    );
+    assert.equal(svcplane('crds', '--help').status, 0);
+    assert.match(svcplane('--help').stdout, /\bcrds\b/);
+  });
+
+  it('crds into a pipe that closes early ends quietly', () => {
+    const r = spawnSync(
+      'bash',
+      ['-c', `set -o pipefail; "${process.execPath}" "${bin}" crds | head -c 100 >/dev/null`],
+      {
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '');
   });
 
   it('up generates its PKI, token and kubeconfig, serves, stops on SIGTERM with exit 0, and restarts with the same identity and data', async () => {

@@ -625,10 +625,11 @@ ${serviceYAML('s', '  ports:\n  - port: 80\n').replace('namespace: demo', 'names
           assert.equal(list.status, 200, list.text);
           assert.deepEqual(list.json<{ items: unknown[] }>().items, [], resource);
         }
-        // The other namespace is untouched.
+        // The other namespace is untouched (grid-svc is the ServiceGrid controller's, for sg/grid above).
         assert.deepEqual(names(await ok(k, 'get', 'svc', '-n', 'demo')).sort(), [
           'db',
           'ext',
+          'grid-svc',
           'ssa',
           'watched',
           'web',

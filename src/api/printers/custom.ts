@@ -86,13 +86,45 @@ export function customPrinter(printerColumns: readonly PrinterColumn[]): Printer
   };
 }
 
-/** The printer columns the superedge.io grid CRDs are served with. */
-export const GRID_PRINTER_COLUMNS: readonly PrinterColumn[] = [
+// The superedge.io grid kinds print with these columns, and `svcplane crds` writes the very same lists
+// as the CRDs' additionalPrinterColumns. A CRD that lists columns gets no Age column of its own, so Age
+// is listed explicitly, as real CRDs do.
+
+const GRID_KEY_COLUMN: PrinterColumn = {
+  name: 'Grid-Key',
+  type: 'string',
+  jsonPath: '.spec.gridUniqKey',
+  description: 'The node label key whose values divide the nodes into units.',
+};
+
+const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+/** ServiceGrid: Name, Grid-Key, Service, Age. */
+export const SERVICE_GRID_PRINTER_COLUMNS: readonly PrinterColumn[] = [
+  GRID_KEY_COLUMN,
   {
-    name: 'Grid-Key',
+    name: 'Service',
     type: 'string',
-    jsonPath: '.spec.gridUniqKey',
-    description: 'The node label key whose values divide the nodes into units.',
+    jsonPath: '.status.service',
+    description: 'The Service the grid produced (<name>-svc).',
   },
-  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  AGE_COLUMN,
+];
+
+/** DeploymentGrid: Name, Grid-Key, Units, Ready, Age. */
+export const DEPLOYMENT_GRID_PRINTER_COLUMNS: readonly PrinterColumn[] = [
+  GRID_KEY_COLUMN,
+  {
+    name: 'Units',
+    type: 'integer',
+    jsonPath: '.status.units',
+    description: 'Units (node label values) the grid keeps a Deployment in.',
+  },
+  {
+    name: 'Ready',
+    type: 'integer',
+    jsonPath: '.status.readyUnits',
+    description: 'Units whose Deployment has all the replicas it asks for ready.',
+  },
+  AGE_COLUMN,
 ];

@@ -4,7 +4,7 @@
 import type { KObject } from '../object.js';
 import type { ResourceInfo } from '../resources.js';
 import { endpointsPrinter, namespacePrinter, nodePrinter, servicePrinter } from './core.js';
-import { customPrinter, GRID_PRINTER_COLUMNS } from './custom.js';
+import { customPrinter, DEPLOYMENT_GRID_PRINTER_COLUMNS, SERVICE_GRID_PRINTER_COLUMNS } from './custom.js';
 import { coreEventPrinter, eventsV1Printer } from './events.js';
 import { deploymentPrinter, endpointSlicePrinter, leasePrinter } from './others.js';
 import { podPrinter } from './pods.js';
@@ -19,10 +19,11 @@ import {
 
 export type { TableColumnDefinition, TableRowCondition } from './types.js';
 export type { PrinterColumn } from './custom.js';
-export { GRID_PRINTER_COLUMNS } from './custom.js';
+export { DEPLOYMENT_GRID_PRINTER_COLUMNS, SERVICE_GRID_PRINTER_COLUMNS } from './custom.js';
 export { formatTimestamp, humanDuration, parseTimestamp } from './time.js';
 
-const gridPrinter = customPrinter(GRID_PRINTER_COLUMNS);
+const serviceGridPrinter = customPrinter(SERVICE_GRID_PRINTER_COLUMNS);
+const deploymentGridPrinter = customPrinter(DEPLOYMENT_GRID_PRINTER_COLUMNS);
 
 const PRINTERS: ReadonlyMap<string, Printer> = new Map([
   ['/namespaces', namespacePrinter],
@@ -35,8 +36,8 @@ const PRINTERS: ReadonlyMap<string, Printer> = new Map([
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['coordination.k8s.io/leases', leasePrinter],
   ['apps/deployments', deploymentPrinter],
-  ['superedge.io/servicegrids', gridPrinter],
-  ['superedge.io/deploymentgrids', gridPrinter],
+  ['superedge.io/servicegrids', serviceGridPrinter],
+  ['superedge.io/deploymentgrids', deploymentGridPrinter],
 ]);
 
 /** kube-apiserver's default table for a built-in kind without a printer: name and RFC 3339 creation time. */

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KObject, ObjectMeta } from '../object.js';
 import { mustFindResource, RESOURCES, type ResourceInfo } from '../resources.js';
-import { columnsFor, formatTimestamp, rowCells, rowConditions } from './index.js';
+import {
+  columnsFor,
+  DEPLOYMENT_GRID_PRINTER_COLUMNS,
+  formatTimestamp,
+  rowCells,
+  rowConditions,
+  SERVICE_GRID_PRINTER_COLUMNS,
+} from './index.js';
 
 // ---- fixtures ---------------------------------------------------------------------------------
 
@@ -191,7 +198,8 @@ const deployment = (spec: Json, status?: Json): KObject =>
     ...(status ? { status } : {}),
   });
 
-const grid = (spec: Json, name = 'web'): KObject => kobj(name, { spec });
+const grid = (spec: Json, name = 'web', status?: Json): KObject =>
+  kobj(name, { spec, ...(status ? { status } : {}) });
 
 // ---- cases ------------------------------------------------------------------------------------
 
@@ -906,24 +914,43 @@ const cases: Case[] = [
     want: ['web', '0/0', 0, 0, '3d', 'app,sidecar', 'nginx:1.27,envoyproxy/envoy:v1.30', 'app=web'],
   },
 
-  // grids: Name, Grid-Key, Age
+  // servicegrids: Name, Grid-Key, Service, Age; deploymentgrids: Name, Grid-Key, Units, Ready, Age
   {
-    name: 'servicegrid: grid key',
+    name: 'servicegrid: grid key and the Service it produced',
+    r: R.servicegrids,
+    obj: grid({ gridUniqKey: 'zone', template: { ports: [{ port: 80 }] } }, 'web', {
+      loadBalancer: {},
+      service: 'web-svc',
+    }),
+    want: ['web', 'zone', 'web-svc', '3d'],
+  },
+  {
+    name: 'servicegrid: no status yet prints <none> for Service',
     r: R.servicegrids,
     obj: grid({ gridUniqKey: 'zone', template: { ports: [{ port: 80 }] } }),
-    want: ['web', 'zone', '3d'],
+    want: ['web', 'zone', null, '3d'],
   },
   {
-    name: 'deploymentgrid: grid key',
+    name: 'deploymentgrid: grid key, units and ready units',
     r: R.deploymentgrids,
-    obj: grid({ gridUniqKey: 'topology.superedge.io/unit', template: {} }, 'echo'),
-    want: ['echo', 'topology.superedge.io/unit', '3d'],
+    obj: grid({ gridUniqKey: 'topology.superedge.io/unit', template: {} }, 'echo', {
+      units: 3,
+      readyUnits: 2,
+      states: {},
+    }),
+    want: ['echo', 'topology.superedge.io/unit', 3, 2, '3d'],
   },
   {
-    name: 'deploymentgrid: a missing grid key is null (kubectl prints <none>)',
+    name: 'deploymentgrid: zero ready units print 0, not <none>',
+    r: R.deploymentgrids,
+    obj: grid({ gridUniqKey: 'zone', template: {} }, 'echo', { units: 2, readyUnits: 0 }),
+    want: ['echo', 'zone', 2, 0, '3d'],
+  },
+  {
+    name: 'deploymentgrid: a missing grid key and status are null (kubectl prints <none>)',
     r: R.deploymentgrids,
     obj: grid({}, 'echo'),
-    want: ['echo', null, '3d'],
+    want: ['echo', null, null, null, '3d'],
   },
 ];
 
@@ -987,8 +1014,8 @@ describe('columnsFor: kube-apiserver column names, order and priorities (* = -o 
       R.deployments,
       ['Name', 'Ready', 'Up-to-date', 'Available', 'Age', 'Containers*', 'Images*', 'Selector*'],
     ],
-    [R.servicegrids, ['Name', 'Grid-Key', 'Age']],
-    [R.deploymentgrids, ['Name', 'Grid-Key', 'Age']],
+    [R.servicegrids, ['Name', 'Grid-Key', 'Service', 'Age']],
+    [R.deploymentgrids, ['Name', 'Grid-Key', 'Units', 'Ready', 'Age']],
   ];
   for (const [r, names] of want) {
     it(`${r.resource}.${r.group || 'core'}`, () => assert.deepEqual(headers(r), names));
@@ -1019,15 +1046,33 @@ describe('columnsFor: kube-apiserver column names, order and priorities (* = -o 
   });
 
   it('grid columns are CRD printer columns: Age is a date column', () => {
-    const [, key, age] = columnsFor(R.servicegrids);
+    const [, key, service, age] = columnsFor(R.servicegrids);
     assert.deepEqual(
-      { type: key?.type, age: age?.type, desc: age?.description },
+      { type: key?.type, service: service?.type, age: age?.type, desc: age?.description },
       {
         type: 'string',
+        service: 'string',
         age: 'date',
         desc: 'Custom resource definition column (in JSONPath format): .metadata.creationTimestamp',
       },
     );
+    const [, , units, ready] = columnsFor(R.deploymentgrids);
+    assert.deepEqual([units?.type, ready?.type], ['integer', 'integer']);
+  });
+
+  it('grid columns are the exported lists the CRDs are generated from, plus Name', () => {
+    for (const [r, list] of [
+      [R.servicegrids, SERVICE_GRID_PRINTER_COLUMNS],
+      [R.deploymentgrids, DEPLOYMENT_GRID_PRINTER_COLUMNS],
+    ] as const) {
+      assert.deepEqual(
+        columnsFor(r)
+          .slice(1)
+          .map((c) => c.name),
+        list.map((c) => c.name),
+      );
+      assert.deepEqual(list.at(-1), { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' });
+    }
   });
 
   it('columnsFor returns copies callers may change', () => {

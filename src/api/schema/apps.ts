@@ -40,7 +40,7 @@ export const deploymentSpec: Schema = named(
   { required: ['selector', 'template'] },
 );
 
-const deploymentStatus: Schema = named(`${APPS}.DeploymentStatus`, {
+export const deploymentStatus: Schema = named(`${APPS}.DeploymentStatus`, {
   observedGeneration: int64('The metadata.generation this status was computed from.'),
   replicas: int32('Pods targeted by the deployment.'),
   updatedReplicas: int32('Pods that have the desired template.'),

@@ -49,13 +49,38 @@ describe('findUnknownFields', () => {
       metadata: {
         name: 'sg',
         managedFields: [
-          { manager: 'kubectl', fieldsV1: { 'f:spec': { 'f:gridUniqKey': {} } }, fieldsType: 'FieldsV1' },
+          {
+            manager: 'kubectl',
+            fieldsV1: { 'f:spec': { 'f:gridUniqKey': {} }, whatever: { deeply: [1, { nested: true }] } },
+            fieldsType: 'FieldsV1',
+          },
         ],
       },
       spec: { gridUniqKey: 'zone', template: { ports: [{ port: 80 }], nope: 1 } },
-      status: { whatever: { deeply: [1, { nested: true }] } },
     };
     assert.deepEqual(findUnknownFields(obj, must('superedge.io', 'ServiceGrid')), ['spec.template.nope']);
+  });
+
+  it('checks the grid statuses, which are typed', () => {
+    const sg = { metadata: { name: 'sg' }, status: { loadBalancer: {}, service: 'sg-svc', grids: 2 } };
+    assert.deepEqual(findUnknownFields(sg, must('superedge.io', 'ServiceGrid')), ['status.grids']);
+    const dg = {
+      metadata: { name: 'dg' },
+      status: { units: 2, readyUnits: 1, states: { 'zone-a': { replicas: 1, bogus: true } } },
+    };
+    assert.deepEqual(findUnknownFields(dg, must('superedge.io', 'DeploymentGrid')), [
+      'status.states.zone-a.bogus',
+    ]);
+  });
+
+  it('declares spec.templates of a DeploymentGrid: a map from grid to templatePool name', () => {
+    const dg = {
+      metadata: { name: 'dg' },
+      spec: { gridUniqKey: 'zone', templates: { 'zone-a': 'arm', 'zone-b': 'big' } },
+    };
+    const schema = must('superedge.io', 'DeploymentGrid');
+    assert.deepEqual(findUnknownFields(dg, schema), []);
+    assert.deepEqual(pruneUnknownFields(dg as KObject, schema), dg);
   });
 
   it('addresses map entries by key', () => {
@@ -128,11 +153,17 @@ describe('pruneUnknownFields', () => {
   });
 
   it('keeps preserved subtrees whole, as copies', () => {
-    const status = { a: { b: [1, { c: 2 }] } };
-    const obj: KObject = { metadata: { name: 'sg' }, spec: { gridUniqKey: 'k', zzz: 1 }, status };
+    const fieldsV1 = { a: { b: [1, { c: 2 }] } };
+    const obj: KObject = {
+      metadata: { name: 'sg', managedFields: [{ manager: 'm', fieldsV1 }] },
+      spec: { gridUniqKey: 'k', zzz: 1 },
+    };
     const pruned = pruneUnknownFields(obj, must('superedge.io', 'ServiceGrid'));
-    assert.deepEqual(pruned, { metadata: { name: 'sg' }, spec: { gridUniqKey: 'k' }, status });
-    assert.notEqual(pruned['status'], status);
+    assert.deepEqual(pruned, {
+      metadata: { name: 'sg', managedFields: [{ manager: 'm', fieldsV1 }] },
+      spec: { gridUniqKey: 'k' },
+    });
+    assert.notEqual(pruned.metadata.managedFields?.[0]?.fieldsV1, fieldsV1);
   });
 
   it('treats a "__proto__" key as data', () => {
@@ -712,6 +743,21 @@ const REALISTIC: ReadonlyArray<[string, string, unknown]> = [
         gridUniqKey: 'zone',
         template: { selector: { app: 'echo' }, ports: [{ protocol: 'TCP', port: 80, targetPort: 8080 }] },
       },
+      status: {
+        loadBalancer: {},
+        observedGeneration: 1,
+        service: 'echo-svc',
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            observedGeneration: 1,
+            lastTransitionTime: '2024-01-01T00:00:00Z',
+            reason: 'ServiceSynced',
+            message: '',
+          },
+        ],
+      },
     },
   ],
   [
@@ -725,6 +771,7 @@ const REALISTIC: ReadonlyArray<[string, string, unknown]> = [
         gridUniqKey: 'zone',
         defaultTemplateName: 'default',
         autoDeleteUnusedTemplate: true,
+        templates: { 'zone-b': 'arm' },
         template: {
           replicas: 2,
           selector: { matchLabels: { app: 'echo' } },
@@ -741,7 +788,21 @@ const REALISTIC: ReadonlyArray<[string, string, unknown]> = [
           },
         },
       },
-      status: { states: { 'zone-a': { replicas: 2 } } },
+      status: {
+        observedGeneration: 1,
+        units: 2,
+        readyUnits: 1,
+        states: { 'zone-a': { replicas: 2, readyReplicas: 2 }, 'zone-b': { replicas: 1 } },
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            lastTransitionTime: '2024-01-01T00:00:00Z',
+            reason: 'UnitsNotReady',
+            message: '1 of 2 units ready',
+          },
+        ],
+      },
     },
   ],
 ];
