@@ -74,12 +74,19 @@ const templatesOf = (grid: Grid): GridTemplates<Obj> => {
   };
 };
 
+/** Hashes by template object: a grid's units share their template, and grids are not mutated. */
+const hashes = new WeakMap<Obj, string>();
+
 /** The hash of a template as the API server would default it, replicas left out: stable across units. */
 export function templateHash(template: Obj): string {
+  const known = hashes.get(template);
+  if (known !== undefined) return known;
   const spec = clone(template);
   defaultDeploymentSpec(spec);
   delete spec['replicas'];
-  return fnv1aHex(JSON.stringify(canonical(spec)));
+  const hash = fnv1aHex(JSON.stringify(canonical(spec)));
+  hashes.set(template, hash);
+  return hash;
 }
 
 const child = (o: Obj, k: string): Obj => {
