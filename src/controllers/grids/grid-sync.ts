@@ -6,7 +6,9 @@
 // deleted and re-created under the same name has a new UID, and must not adopt for the old one
 // (controller-ref manager's recheck, as upstream). A failed write becomes a CreateError / UpdateError /
 // DeleteError condition and a Warning Event; the reconcile then throws, so the key is retried with
-// backoff. Events are emitted when a condition appears or its message changes, not on every retry.
+// backoff. A write that finds the server ahead of the cache (AlreadyExists, Conflict) is not a failure:
+// the newer object's event requeues the grid. Events are emitted when a condition appears or its
+// message changes, not on every retry.
 import type { KObject } from '../../api/object.js';
 import type { ResourceInfo } from '../../api/resources.js';
 import {
@@ -32,6 +34,14 @@ export interface WriteResult {
   readonly deleted: Set<string>;
   readonly failures: Failure[];
 }
+
+/**
+ * A write that lost to a newer state the cache has not shown yet: the object already exists (created
+ * by this controller a moment ago, its event still on the way), or its resourceVersion or UID
+ * precondition no longer holds. Not a failure: the newer object's event requeues the grid, which is
+ * then planned against it. (kube's ReplicaSet controller uses create expectations for the same gap.)
+ */
+const isStale = (err: unknown): boolean => isApiError(err, 409);
 
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -66,6 +76,7 @@ export class GridWriter {
             await this.client.create(this.target, ns, a.object),
           );
         } catch (err) {
+          if (isStale(err)) return;
           result.failures.push({
             type: 'CreateError',
             message: `create ${this.kind} ${a.object.metadata.name}: ${errText(err)}`,
@@ -78,6 +89,7 @@ export class GridWriter {
         try {
           result.written.set(a.object.metadata.name ?? '', await this.client.update(this.target, a.object));
         } catch (err) {
+          if (isStale(err)) return;
           result.failures.push({
             type: 'UpdateError',
             message: `update ${this.kind} ${a.object.metadata.name}: ${errText(err)}`,
@@ -91,6 +103,7 @@ export class GridWriter {
         result.deleted.add(name);
       } catch (err) {
         if (isApiError(err, 404)) result.deleted.add(name);
+        else if (isStale(err)) return;
         else {
           result.failures.push({
             type: 'DeleteError',

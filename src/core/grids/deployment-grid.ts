@@ -97,20 +97,46 @@ const child = (o: Obj, k: string): Obj => {
   return fresh;
 };
 
+/** The template defaulted, with the hash label: shared by every unit, read only. */
+const bases = new WeakMap<Obj, Obj>();
+
+function baseSpec(template: Obj): Obj {
+  let base = bases.get(template);
+  if (base === undefined) {
+    base = clone(template);
+    const labels = child(child(child(base, 'template'), 'metadata'), 'labels');
+    labels[TEMPLATE_HASH_LABEL] = templateHash(template);
+    defaultDeploymentSpec(base);
+    bases.set(template, base);
+  }
+  return base;
+}
+
+/**
+ * The spec a unit wants, sharing all but the path to its nodeSelector with the template's defaulted
+ * base (defaulting does not read the nodeSelector). Read only: a replan of a grid with many units
+ * costs comparisons, not copies of the template per unit.
+ */
+function unitSpec(template: Obj, key: string, unit: string): Obj {
+  const base = baseSpec(template);
+  const podTemplate = base['template'] as Obj;
+  const podSpec = isPlainObject(podTemplate['spec']) ? podTemplate['spec'] : {};
+  const nodeSelector = isPlainObject(podSpec['nodeSelector']) ? podSpec['nodeSelector'] : {};
+  return {
+    ...base,
+    template: { ...podTemplate, spec: { ...podSpec, nodeSelector: { ...nodeSelector, [key]: unit } } },
+  };
+}
+
 /** The Deployment spec a unit wants: the template, defaulted, pinned to the unit, with the hash label. */
 export function desiredDeploymentSpec(template: Obj, key: string, unit: string): Obj {
-  const spec = clone(template);
-  const podTemplate = child(spec, 'template');
-  const labels = child(child(podTemplate, 'metadata'), 'labels');
-  labels[TEMPLATE_HASH_LABEL] = templateHash(template);
-  const podSpec = child(podTemplate, 'spec');
-  podSpec['nodeSelector'] = {
-    ...(isPlainObject(podSpec['nodeSelector']) ? podSpec['nodeSelector'] : {}),
-    [key]: unit,
-  };
-  defaultDeploymentSpec(spec);
-  return spec;
+  return clone(unitSpec(template, key, unit));
 }
+
+const unitLabels = (grid: Grid, unit: string): Record<string, string> => ({
+  ...gridLabels(grid),
+  [GRID_UNIT_LABEL]: unit,
+});
 
 export function desiredDeployment(grid: Grid, unit: string, template: Obj, live?: KObject): KObject {
   const key = gridKeyOf(grid);
@@ -122,7 +148,7 @@ export function desiredDeployment(grid: Grid, unit: string, template: Obj, live?
       name: unitObjectName(grid.metadata.name ?? '', unit),
       namespace: grid.metadata.namespace ?? 'default',
       ...mergedMeta(live?.metadata, {
-        labels: { ...gridLabels(grid), [GRID_UNIT_LABEL]: unit },
+        labels: unitLabels(grid, unit),
         annotations: passedAnnotations(grid),
         ref: controllerRefTo(grid, DEPLOYMENT_GRID_KIND),
       }),
@@ -155,6 +181,7 @@ export function planDeploymentGrid(
   const actions: GridAction[] = [];
   const unitErrors: UnitError[] = [];
   const keep = new Set<string>();
+  const annotations = passedAnnotations(grid);
   for (const unit of units) {
     const name = names.get(unit)!;
     keep.add(name);
@@ -183,8 +210,7 @@ export function planDeploymentGrid(
       continue;
     }
     if (live.metadata.deletionTimestamp !== undefined) continue; // recreated once it is gone
-    const want = desiredDeployment(grid, unit, choice.template, live);
-    const wantSpec = want['spec'] as Obj;
+    const wantSpec = unitSpec(choice.template, key, unit);
     const liveSpec = isPlainObject(live['spec']) ? live['spec'] : {};
     if (
       !sameUnderSchema(
@@ -204,10 +230,15 @@ export function planDeploymentGrid(
     }
     const inSync =
       owner === 'ours' &&
-      containsAll(live.metadata.labels, want.metadata.labels ?? {}) &&
-      containsAll(live.metadata.annotations, want.metadata.annotations ?? {}) &&
+      containsAll(live.metadata.labels, unitLabels(grid, unit)) &&
+      containsAll(live.metadata.annotations, annotations) &&
       sameUnderSchema(wantSpec, liveSpec, deploymentSpecSchema);
-    if (!inSync) actions.push({ op: 'update', object: want, adopt: owner === 'orphan' });
+    if (!inSync)
+      actions.push({
+        op: 'update',
+        object: desiredDeployment(grid, unit, choice.template, live),
+        adopt: owner === 'orphan',
+      });
   }
   for (const d of deployments) {
     const name = d.metadata.name ?? '';
