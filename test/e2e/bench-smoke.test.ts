@@ -1,7 +1,7 @@
-// The store, apiserver, allocation and endpoints benchmarks must keep working: run each in --quick mode
-// (tiny sizes, numbers meaningless) and check it writes its JSON with every figure. Performance itself is
-// never asserted in tests; correctness the benchmark checks on its own (every watcher got every write
-// exactly once, every readiness flip reached the watcher) is.
+// The store, apiserver, allocation, endpoints and grids benchmarks must keep working: run each in --quick
+// mode (tiny sizes, numbers meaningless) and check it writes its JSON with every figure. Performance itself
+// is never asserted in tests; correctness the benchmark checks on its own (every watcher got every write
+// exactly once, every readiness flip reached the watcher, every grid's objects and no others) is.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -196,6 +196,79 @@ it('npm run bench -- endpoints --quick writes bench results with every metric', 
     assert.equal(typeof out.goals.controllerRssAtMost1GiB, 'boolean');
     assert.ok(out.timeline.length > 0);
     assert.match(r.stdout, /flip → EndpointSlices watch p99/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('npm run bench -- grids --quick writes bench results with every metric', { timeout: 90_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'grids', '--quick'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_RESULTS_DIR: dir },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    type Cpu = Record<'controllersS' | 'apiserverS' | 'totalS', number>;
+    type Mem = Record<'controllersRssMiB' | 'controllersPeakMiB', number | null> &
+      Record<'serverRssMiB' | 'serverPeakMiB', number>;
+    const out = JSON.parse(readFileSync(path.join(dir, 'grids.json'), 'utf8')) as {
+      sizes: { shape: Record<'serviceGrids' | 'deploymentGrids' | 'units', number> };
+      setup: { controllers: string[] };
+      subjects: Record<
+        'up' | 'split',
+        {
+          create: Record<string, number>;
+          convergence: Record<'seconds' | 'servicesS' | 'deploymentsS', number> & {
+            statusesS: Record<'servicegrids' | 'deploymentgrids', number>;
+            cpu: Cpu;
+            listCheck: Record<'services' | 'deployments', number>;
+          };
+          relabel: Record<
+            'seconds' | 'newUnitCreatedS' | 'oldUnitDeletedS' | 'deploymentGridStatusesS',
+            number
+          > & {
+            cpuToSettle: Cpu;
+            watchEvents: { deployments: Record<'ADDED' | 'DELETED', number> };
+            listCheck: Record<'services' | 'deployments', number>;
+          };
+          settleAfterRelabel: { memory: Mem };
+          peak: Mem;
+        }
+      >;
+    };
+    assert.deepEqual(out.setup.controllers, ['servicegrid', 'deploymentgrid']);
+    const { serviceGrids, deploymentGrids, units } = out.sizes.shape;
+    // The same steps in `svcplane up` and in apiserver + controller-manager.
+    for (const subject of ['up', 'split'] as const) {
+      const s = out.subjects[subject];
+      assert.ok(s !== undefined, subject);
+      assert.ok(s.create.seconds! > 0, `${subject}: create.seconds`);
+      for (const k of ['seconds', 'servicesS', 'deploymentsS'] as const)
+        assert.ok(Number.isFinite(s.convergence[k]) && s.convergence[k] > 0, `${subject}: convergence.${k}`);
+      for (const k of ['servicegrids', 'deploymentgrids'] as const)
+        assert.ok(Number.isFinite(s.convergence.statusesS[k]), `${subject}: statusesS.${k}`);
+      // Every expected object, and nothing else, in the LIST after convergence and after the relabel.
+      assert.equal(s.convergence.listCheck.services, serviceGrids, `${subject}: Services`);
+      assert.equal(s.convergence.listCheck.deployments, deploymentGrids * units, `${subject}: Deployments`);
+      assert.equal(s.relabel.listCheck.deployments, deploymentGrids * units, `${subject}: after the relabel`);
+      for (const k of ['seconds', 'newUnitCreatedS', 'oldUnitDeletedS', 'deploymentGridStatusesS'] as const)
+        assert.ok(Number.isFinite(s.relabel[k]) && s.relabel[k] > 0, `${subject}: relabel.${k}`);
+      // One unit's Deployments went away and another's appeared.
+      assert.ok(s.relabel.watchEvents.deployments.ADDED >= deploymentGrids, `${subject}: Deployments added`);
+      assert.ok(
+        s.relabel.watchEvents.deployments.DELETED >= deploymentGrids,
+        `${subject}: Deployments deleted`,
+      );
+      assert.ok(s.convergence.cpu.controllersS > 0 && s.convergence.cpu.apiserverS > 0, `${subject}: CPU`);
+      assert.ok(s.relabel.cpuToSettle.controllersS >= 0, `${subject}: relabel CPU`);
+      assert.ok(s.peak.serverPeakMiB > 0 && s.settleAfterRelabel.memory.serverRssMiB > 0, `${subject}: RSS`);
+    }
+    // The controllers' own RSS is measurable only in their own process.
+    assert.ok(out.subjects.split.peak.controllersPeakMiB! > 0);
+    assert.ok(out.subjects.split.settleAfterRelabel.memory.controllersRssMiB! > 0);
+    assert.equal(out.subjects.up.peak.controllersPeakMiB, null);
+    assert.match(r.stdout, /relabel u009→u010 settled/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
