@@ -75,6 +75,13 @@ import { agentFor, epochMs, request, type Conn } from './lib/http.js';
 import { cpuSeconds, memory, serveWorker, sleep, startServer, stopServer, Worker } from './lib/process.js';
 import { Watch, type WatchEventLine } from './lib/watch.js';
 import { percentile, type BenchContext, type BenchResult } from './run.js';
+import {
+  GRID_SELECTOR_LABEL,
+  GRID_UNIQ_KEY_LABEL,
+  GRID_UNIT_LABEL,
+  SUPEREDGE_API_VERSION,
+  TOPOLOGY_KEYS_ANNOTATION,
+} from '../src/core/grids/objects.js';
 
 /** The controllers measured; the controller-manager must know both. */
 const CONTROLLERS = ['servicegrid', 'deploymentgrid'] as const;
@@ -83,11 +90,7 @@ const SELF = fileURLToPath(import.meta.url);
 const ROLE_ENV = 'SVCPLANE_GRIDS_BENCH_ROLE';
 
 // The contract (docs/design/grids.md; SuperEdge's labels), as the benchmark checks it.
-const GRID_API = 'superedge.io/v1';
-const GRID_SELECTOR_LABEL = 'superedge.io/grid-selector';
-const GRID_UNIQ_KEY_LABEL = 'superedge.io/grid-uniq-key';
-const GRID_UNIT_LABEL = 'superedge.io/grid-unit';
-const TOPOLOGY_KEYS_ANNOTATION = 'topologyKeys';
+const GRID_API = SUPEREDGE_API_VERSION;
 /** The node label whose values are the units. */
 const UNIT_KEY = 'unit';
 

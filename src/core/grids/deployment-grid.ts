@@ -31,9 +31,9 @@ import {
   ownershipOf,
   sameUnderSchema,
   TEMPLATE_HASH_LABEL,
-  WRITE_ERROR_TYPES,
   type WriteErrorType,
   withCondition,
+  withWriteErrors,
   withoutCondition,
 } from './objects.js';
 import { type GridAction, type GridProblem, passedAnnotations } from './service-grid.js';
@@ -309,24 +309,7 @@ export function deploymentGridStatus(
     states[unit] = isPlainObject(d['status']) ? clone(d['status']) : {};
     if (deploymentReady(d)) readyUnits++;
   }
-  let conditions: Condition[] = conditionsOf(grid.status);
-  for (const type of WRITE_ERROR_TYPES) {
-    const failed = outcome.failures.filter((f) => f.type === type);
-    conditions =
-      failed.length === 0
-        ? withoutCondition(conditions, type)
-        : withCondition(
-            conditions,
-            {
-              type,
-              status: 'True',
-              observedGeneration: generation,
-              reason: type,
-              message: failed.map((f) => f.message).join('; '),
-            },
-            now,
-          );
-  }
+  let conditions = withWriteErrors(conditionsOf(grid.status), outcome.failures, generation, now);
   conditions =
     plan.unitErrors.length === 0
       ? withoutCondition(conditions, 'UnitsFailed')

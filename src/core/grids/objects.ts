@@ -196,3 +196,31 @@ export function conditionsOf(status: Record<string, unknown> | undefined): Condi
 /** The failures a write can have, each reported as a condition of that type (SuperEdge's names). */
 export const WRITE_ERROR_TYPES = ['CreateError', 'UpdateError', 'DeleteError'] as const;
 export type WriteErrorType = (typeof WRITE_ERROR_TYPES)[number];
+
+/** Conditions with one True condition per kind of write that failed, and none for the others. */
+export function withWriteErrors(
+  conditions: readonly Condition[],
+  failures: ReadonlyArray<{ readonly type: WriteErrorType; readonly message: string }>,
+  generation: number,
+  now: string,
+): Condition[] {
+  let out = [...conditions];
+  for (const type of WRITE_ERROR_TYPES) {
+    const failed = failures.filter((f) => f.type === type);
+    out =
+      failed.length === 0
+        ? withoutCondition(out, type)
+        : withCondition(
+            out,
+            {
+              type,
+              status: 'True',
+              observedGeneration: generation,
+              reason: type,
+              message: failed.map((f) => f.message).join('; '),
+            },
+            now,
+          );
+  }
+  return out;
+}

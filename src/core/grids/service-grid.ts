@@ -29,9 +29,8 @@ import {
   ownershipOf,
   sameUnderSchema,
   TOPOLOGY_KEYS_ANNOTATION,
-  WRITE_ERROR_TYPES,
   withCondition,
-  withoutCondition,
+  withWriteErrors,
 } from './objects.js';
 
 export const SERVICE_GRID_KIND = 'ServiceGrid';
@@ -245,24 +244,7 @@ export function serviceGridStatus(
   now: string,
 ): Record<string, unknown> {
   const generation = grid.metadata.generation ?? 1;
-  let conditions: Condition[] = conditionsOf(grid.status);
-  for (const type of WRITE_ERROR_TYPES) {
-    const failed = outcome.failures.filter((f) => f.type === type);
-    conditions =
-      failed.length === 0
-        ? withoutCondition(conditions, type)
-        : withCondition(
-            conditions,
-            {
-              type,
-              status: 'True',
-              observedGeneration: generation,
-              reason: type,
-              message: failed.map((f) => f.message).join('; '),
-            },
-            now,
-          );
-  }
+  let conditions = withWriteErrors(conditionsOf(grid.status), outcome.failures, generation, now);
   const svc = outcome.service;
   const ready: Omit<Condition, 'lastTransitionTime'> = plan.problem
     ? { type: 'Ready', status: 'False', reason: plan.problem.reason, message: plan.problem.message }
