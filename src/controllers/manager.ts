@@ -2,7 +2,9 @@
 // one set of shared informers. `svcplane up` runs it in-process against itself; `svcplane
 // controller-manager --kubeconfig` runs it against any API server, optionally behind leader election.
 import { Registry } from 'prom-client';
+import type { ResourceInfo } from '../api/resources.js';
 import type { Client } from '../runtime/client.js';
+import { sleep } from '../runtime/sleep.js';
 import { controllerTransform, SharedInformerFactory } from '../runtime/informer.js';
 import { WorkqueueMetrics } from '../runtime/workqueue.js';
 import { podViewOf } from './pod-view.js';
@@ -57,6 +59,7 @@ export class ControllerManager {
   private readonly factory: SharedInformerFactory;
   private readonly running: Runnable[] = [];
   private readonly queueMetrics: WorkqueueMetrics;
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly client: Client,
@@ -123,7 +126,7 @@ export class ControllerManager {
         onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
       });
     if (o.controllers.includes('servicegrid')) {
-      if (await client.serves(SERVICEGRIDS))
+      if (await this.serves(SERVICEGRIDS))
         this.running.push(
           new ServiceGridController(client, this.factory, {
             workers: o.concurrentGridSyncs ?? 5,
@@ -135,7 +138,7 @@ export class ControllerManager {
       else o.log.warn(CRDS_MISSING('servicegrid', 'servicegrids'));
     }
     if (o.controllers.includes('deploymentgrid')) {
-      if (await client.serves(DEPLOYMENTGRIDS))
+      if (await this.serves(DEPLOYMENTGRIDS))
         this.running.push(
           new DeploymentGridController(client, this.factory, {
             workers: o.concurrentGridSyncs ?? 5,
@@ -145,6 +148,23 @@ export class ControllerManager {
           }),
         );
       else o.log.warn(CRDS_MISSING('deploymentgrid', 'deploymentgrids'));
+    }
+  }
+
+  /**
+   * Whether the server serves a resource. Discovery can fail for a moment (a 503 while a CRD just
+   * applied is being established): such errors are retried with backoff for about 15 s, then thrown.
+   */
+  private async serves(r: ResourceInfo): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.client.serves(r);
+      } catch (err) {
+        if (attempt >= 5)
+          throw new Error(`discovery of ${r.group}/${r.version} failed: ${String(err)}`, { cause: err });
+        this.o.log.warn('discovery failed; retrying', { group: r.group, err: String(err) });
+        await sleep(500 * 2 ** attempt, this.stopping.signal);
+      }
     }
   }
 
@@ -158,6 +178,7 @@ export class ControllerManager {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort();
     await Promise.all(this.running.map((c) => c.stop()));
     await this.factory.stop();
   }

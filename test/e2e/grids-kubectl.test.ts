@@ -725,6 +725,77 @@ describe('ServiceGrid and DeploymentGrid: kubectl against svcplane up', () => {
     );
   });
 
+  it('a unit Deployment another controller owns is reported and not counted; once it is deleted the grid makes its own', async () => {
+    const lease = JSON.parse(
+      await k([
+        'apply',
+        '-f',
+        writeYaml(work, 'dg-owner.yaml', [
+          { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'dg-owner' }, spec: {} },
+        ]),
+        '-o',
+        'json',
+      ]),
+    ) as { metadata: Meta };
+    const template = {
+      replicas: 1,
+      selector: { matchLabels: { app: 'taken' } },
+      template: {
+        metadata: { labels: { app: 'taken' } },
+        spec: { containers: [{ name: 'c', image: 'nginx' }] },
+      },
+    };
+    await k([
+      'create',
+      '-f',
+      writeYaml(work, 'taken-nodeunit1.yaml', [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: {
+            name: 'taken-nodeunit1',
+            ownerReferences: [
+              {
+                apiVersion: 'coordination.k8s.io/v1',
+                kind: 'Lease',
+                name: 'dg-owner',
+                uid: lease.metadata.uid,
+                controller: true,
+              },
+            ],
+          },
+          spec: template,
+        },
+      ]),
+    ]);
+    await k([
+      'apply',
+      '-f',
+      writeYaml(work, 'taken.yaml', [
+        {
+          apiVersion: 'superedge.io/v1',
+          kind: 'DeploymentGrid',
+          metadata: { name: 'taken' },
+          spec: { gridUniqKey: 'zone1', template },
+        },
+      ]),
+    ]);
+    const reported = await waitFor("taken reports nodeunit1 as another controller's", log, async () => {
+      const g = await getObj<Grid>(srv, 'dg', 'taken');
+      return condition(g, 'UnitsFailed')?.reason === 'OwnedByAnotherController' && stateKeys(g).length === 1
+        ? g
+        : undefined;
+    });
+    assert.deepEqual(stateKeys(reported), ['nodeunit2'], 'only the unit the grid serves is in its status');
+    assert.match(condition(reported, 'UnitsFailed')?.message ?? '', /nodeunit1/);
+    await k(['delete', 'deploy', 'taken-nodeunit1']);
+    const mine = await waitFor('taken-nodeunit1 made by the grid', log, async () => {
+      const d = await getObj<Deployment>(srv, 'deploy', 'taken-nodeunit1');
+      return d !== undefined && controllerRef(d)?.kind === 'DeploymentGrid' ? d : undefined;
+    });
+    assert.equal(mine.metadata.labels?.[GRID_UNIT], 'nodeunit1');
+  });
+
   it('a missing templatePool entry fails only its unit; the others reconcile, with the template nodeSelector merged', async () => {
     const podTemplate = (image: string, disktype: string): Record<string, unknown> => ({
       replicas: 1,

@@ -59,6 +59,9 @@ export class DeploymentGridController {
   private readonly deployments: Informer;
   private readonly nodes: Informer;
   private readonly writer: GridWriter;
+  /** `namespace/name` of every unit Deployment a grid wants → that grid's key, from its last sync. */
+  private readonly wantedBy = new Map<string, string>();
+  private readonly wants = new Map<string, string[]>();
 
   constructor(
     private readonly client: Client,
@@ -80,8 +83,14 @@ export class DeploymentGridController {
     const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
     this.grids.addHandlers({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o), onDelete: enqueue });
     const deploymentChanged = (...objs: KObject[]): void => {
-      for (const key of new Set(objs.flatMap(deploymentGridKeys)))
-        if (this.grids.indexer.get(key) !== undefined) this.controller.enqueue(key);
+      const keys = new Set(objs.flatMap(deploymentGridKeys));
+      // A Deployment with a unit's name but no tie to the grid (another controller's, which the grid
+      // reports): when it goes or is released, the grid must make its own.
+      for (const o of objs) {
+        const wanter = this.wantedBy.get(objectKeyOf(o));
+        if (wanter !== undefined) keys.add(wanter);
+      }
+      for (const key of keys) if (this.grids.indexer.get(key) !== undefined) this.controller.enqueue(key);
     };
     this.deployments.addHandlers({
       onAdd: (d) => deploymentChanged(d),
@@ -109,6 +118,9 @@ export class DeploymentGridController {
 
   private async sync(key: string): Promise<void> {
     const grid = this.grids.indexer.get(key) as Grid | undefined;
+    for (const name of this.wants.get(key) ?? [])
+      if (this.wantedBy.get(name) === key) this.wantedBy.delete(name);
+    this.wants.delete(key);
     if (grid === undefined) return; // the garbage collector removes what it made
     const gridKey = gridKeyOf(grid);
     const units =
@@ -119,13 +131,15 @@ export class DeploymentGridController {
             gridKey,
           );
     const ns = grid.metadata.namespace ?? '';
+    const wanted = units.map((unit) => `${ns}/${unitObjectName(grid.metadata.name ?? '', unit)}`);
+    for (const name of wanted) this.wantedBy.set(name, key);
+    this.wants.set(key, wanted);
     const concerned = new Map<string, KObject>();
     for (const d of this.deployments.indexer.byIndex('deploymentGrid', key))
       concerned.set(d.metadata.name ?? '', d);
-    for (const unit of units) {
-      const name = unitObjectName(grid.metadata.name ?? '', unit);
-      const d = this.deployments.indexer.get(`${ns}/${name}`);
-      if (d !== undefined) concerned.set(name, d);
+    for (const name of wanted) {
+      const d = this.deployments.indexer.get(name);
+      if (d !== undefined) concerned.set(d.metadata.name ?? '', d);
     }
     const plan = planDeploymentGrid(grid, units, [...concerned.values()]);
     if (plan.unusedTemplates.length > 0) {

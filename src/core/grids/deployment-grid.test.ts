@@ -114,6 +114,16 @@ describe('planDeploymentGrid', () => {
     ]);
   });
 
+  it('takes its grid-uniq-key label away when the key can no longer be a label value', () => {
+    const ds = run([], planDeploymentGrid(grid(), ['u1'], []).actions);
+    const g = grid({ gridUniqKey: 'topology.kubernetes.io/zone' });
+    const plan = planDeploymentGrid(g, ['u1'], ds);
+    assert.deepEqual(ops(plan), ['update deploymentgrid-demo-u1']);
+    const [d] = run(ds, plan.actions);
+    assert.equal(d!.metadata.labels?.[GRID_UNIQ_KEY_LABEL], undefined);
+    assert.deepEqual(planDeploymentGrid(g, ['u1'], [d!]).actions, []);
+  });
+
   it('names a unit whose value is not a valid name part validly, with the value in a label', () => {
     const plan = planDeploymentGrid(grid(), ['Unit_A'], []);
     const [d] = run([], plan.actions);
@@ -263,14 +273,17 @@ describe('planDeploymentGrid', () => {
 });
 
 describe('unusedTemplates', () => {
-  it('lists pool entries no unit uses, only with autoDeleteUnusedTemplate', () => {
+  it('lists pool entries nothing names, only with autoDeleteUnusedTemplate, whatever units exist now', () => {
     const spec = {
       templatePool: { a: template(), b: template(), c: template() },
       templates: { u1: 'a' },
       defaultTemplateName: 'c',
     };
-    assert.deepEqual(unusedTemplates(grid(spec), ['u1', 'u2']), []);
-    assert.deepEqual(unusedTemplates(grid({ ...spec, autoDeleteUnusedTemplate: true }), ['u1', 'u2']), ['b']);
+    assert.deepEqual(unusedTemplates(grid(spec)), []);
+    assert.deepEqual(unusedTemplates(grid({ ...spec, autoDeleteUnusedTemplate: true })), ['b']);
+    // Named but on no unit right now (no node labelled yet): kept.
+    const pinned = { ...spec, templates: { u1: 'a', later: 'b' }, autoDeleteUnusedTemplate: true };
+    assert.deepEqual(planDeploymentGrid(grid(pinned), [], []).unusedTemplates, []);
   });
 });
 
@@ -296,6 +309,31 @@ describe('deploymentGridStatus', () => {
     byUnit.set('u2', { ...byUnit.get('u2')!, status: { observedGeneration: 1, readyReplicas: 2 } });
     const s2 = deploymentGridStatus(g, ['u1', 'u2'], plan, { deployments: byUnit, failures: [] }, 'T');
     assert.equal((s2['conditions'] as Obj[]).find((c) => c['type'] === 'Ready')!['status'], 'True');
+  });
+
+  it('does not count a unit whose Deployment another controller owns', () => {
+    const g = grid();
+    const theirs: KObject = {
+      metadata: {
+        name: 'deploymentgrid-demo-u1',
+        namespace: 'default',
+        uid: 't',
+        generation: 1,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'cm', uid: 'x', controller: true }],
+      },
+      spec: { replicas: 1 },
+      status: { observedGeneration: 1, readyReplicas: 1 },
+    };
+    const plan = planDeploymentGrid(g, ['u1'], [theirs]);
+    const s = deploymentGridStatus(
+      g,
+      ['u1'],
+      plan,
+      { deployments: new Map([['u1', theirs]]), failures: [] },
+      'T',
+    );
+    assert.equal(s['readyUnits'], 0);
+    assert.deepEqual(s['states'], {});
   });
 
   it('says NoUnits when no node has the key, and names failed units', () => {

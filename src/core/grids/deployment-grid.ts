@@ -26,6 +26,7 @@ import {
   fnv1aHex,
   gridKeyOf,
   gridLabels,
+  labelsInSync,
   GRID_UNIT_LABEL,
   mergedMeta,
   ownershipOf,
@@ -230,7 +231,7 @@ export function planDeploymentGrid(
     }
     const inSync =
       owner === 'ours' &&
-      containsAll(live.metadata.labels, unitLabels(grid, unit)) &&
+      labelsInSync(live.metadata.labels, unitLabels(grid, unit)) &&
       containsAll(live.metadata.annotations, annotations) &&
       sameUnderSchema(wantSpec, liveSpec, deploymentSpecSchema);
     if (!inSync)
@@ -254,19 +255,19 @@ export function planDeploymentGrid(
           : `unit ${JSON.stringify(unit)} has no nodes any more`,
     });
   }
-  return { actions, unitErrors, names, unusedTemplates: unusedTemplates(grid, units) };
+  return { actions, unitErrors, names, unusedTemplates: unusedTemplates(grid) };
 }
 
-/** autoDeleteUnusedTemplate: the templatePool entries that no unit uses (nor defaultTemplateName names). */
-export function unusedTemplates(grid: Grid, units: readonly string[]): string[] {
+/**
+ * autoDeleteUnusedTemplate: the templatePool entries that neither `templates` nor
+ * `defaultTemplateName` names. Which units exist right now does not count: a grid applied before its
+ * nodes are labelled, or a unit whose only node is briefly relabelled, must not lose its templates.
+ */
+export function unusedTemplates(grid: Grid): string[] {
   if (grid.spec?.['autoDeleteUnusedTemplate'] !== true) return [];
   const spec = templatesOf(grid);
-  const used = new Set<string>();
+  const used = new Set(Object.values(spec.templates ?? {}));
   if (spec.defaultTemplateName !== undefined) used.add(spec.defaultTemplateName);
-  for (const unit of units) {
-    const choice = chooseTemplate(spec, unit);
-    if (!('error' in choice)) used.add(choice.name);
-  }
   return Object.keys(spec.templatePool ?? {})
     .filter((n) => !used.has(n))
     .sort();
@@ -305,7 +306,7 @@ export function deploymentGridStatus(
   let readyUnits = 0;
   for (const unit of units) {
     const d = outcome.deployments.get(unit);
-    if (d === undefined) continue;
+    if (d === undefined || ownershipOf(d, grid) === 'other') continue; // not the grid's to report
     states[unit] = isPlainObject(d['status']) ? clone(d['status']) : {};
     if (deploymentReady(d)) readyUnits++;
   }

@@ -79,6 +79,14 @@ export function ownershipOf(obj: KObject, grid: Grid): Ownership {
   return ref.uid === grid.metadata.uid ? 'ours' : 'other';
 }
 
+/** The grid's labels are on the object, and no grid-uniq-key label the grid no longer gives. */
+export const labelsInSync = (
+  have: Readonly<Record<string, string>> | undefined,
+  want: Record<string, string>,
+): boolean =>
+  containsAll(have, want) &&
+  (want[GRID_UNIQ_KEY_LABEL] !== undefined || have?.[GRID_UNIQ_KEY_LABEL] === undefined);
+
 /** `want` ⊆ `have`: every entry of `want` is in `have` with the same value. */
 export function containsAll(
   have: Readonly<Record<string, string>> | undefined,
@@ -98,8 +106,11 @@ export function mergedMeta(
   want: { labels: Record<string, string>; annotations: Record<string, string>; ref: OwnerReference },
 ): Partial<ObjectMeta> {
   const refs = (live?.ownerReferences ?? []).filter((r) => r.uid !== want.ref.uid);
+  const labels = { ...(live?.labels ?? {}), ...want.labels };
+  // The key label is the grid's own: a key that can no longer be a label value takes it away.
+  if (want.labels[GRID_UNIQ_KEY_LABEL] === undefined) delete labels[GRID_UNIQ_KEY_LABEL];
   const out: Partial<ObjectMeta> = {
-    labels: { ...(live?.labels ?? {}), ...want.labels },
+    labels,
     ownerReferences: [...refs.map((r) => ({ ...r })), { ...want.ref }],
   };
   const annotations = { ...(live?.annotations ?? {}), ...want.annotations };

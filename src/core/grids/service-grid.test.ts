@@ -64,11 +64,12 @@ function serverCreate(obj: KObject): KObject {
   return out;
 }
 function allocate(spec: Obj): void {
-  if (spec['type'] !== 'ExternalName' && spec['clusterIP'] === undefined) {
-    spec['clusterIP'] = `10.96.0.${nextIP++}`;
-    spec['clusterIPs'] = [spec['clusterIP']];
-    spec['ipFamilies'] = ['IPv4'];
-    spec['ipFamilyPolicy'] = 'SingleStack';
+  if (spec['type'] !== 'ExternalName') {
+    // As kube-apiserver: an IP when none was asked for; families for every cluster IP, None included.
+    spec['clusterIP'] ??= `10.96.0.${nextIP++}`;
+    spec['clusterIPs'] ??= [spec['clusterIP']];
+    spec['ipFamilies'] ??= ['IPv4'];
+    spec['ipFamilyPolicy'] ??= 'SingleStack';
   }
   if (spec['type'] === 'NodePort' || spec['type'] === 'LoadBalancer')
     for (const p of (spec['ports'] as Obj[] | undefined) ?? []) p['nodePort'] ??= nextPort++;
@@ -251,6 +252,24 @@ describe('planServiceGrid', () => {
     assert.equal(a.uid, svc!.metadata.uid);
   });
 
+  it('recreates a headless Service whose template no longer says None, and keeps a fixed IP in sync', () => {
+    const headless = grid({ template: { clusterIP: 'None', ports: [{ port: 80 }] } });
+    const [svc] = converged(headless);
+    const live = clone(svc!);
+    Object.assign(live['spec'] as Obj, { ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack' });
+    assert.equal((live['spec'] as Obj)['clusterIP'], 'None');
+    assert.deepEqual(planServiceGrid(headless, [live]).actions, [], "the allocator's families are not drift");
+    const plan = planServiceGrid(grid({ template: { ports: [{ port: 80 }] } }), [live]);
+    assert.deepEqual(
+      plan.actions.map((a) => a.op),
+      ['recreate'],
+    );
+    const fixed = grid({ template: { clusterIP: '10.96.200.200', ports: [{ port: 80 }] } });
+    const [f] = converged(fixed);
+    Object.assign(f!['spec'] as Obj, { ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack' });
+    assert.deepEqual(planServiceGrid(fixed, [f!]).actions, []);
+  });
+
   it('adopts an unowned <sg>-svc, deletes other Services it controls, and leaves the ones it does not', () => {
     const g = grid();
     const orphan: KObject = {
@@ -355,7 +374,11 @@ describe('planServiceGrid', () => {
     const template = fc.record(
       {
         type: fc.constantFrom('ClusterIP', 'NodePort', 'LoadBalancer'),
-        ports: fc.uniqueArray(port, { minLength: 1, maxLength: 3, selector: (p) => p.name }),
+        // Valid port lists: unique names, and unique port/protocol pairs.
+        ports: fc
+          .uniqueArray(port, { minLength: 1, maxLength: 3, selector: (p) => `${p.port}/${p.protocol}` })
+          .map((ps) => ps.map((p, i) => ({ ...p, name: `p${i}` }))),
+        clusterIP: fc.constantFrom('None', '10.96.200.200'),
         selector: fc.dictionary(fc.constantFrom('app', 'tier'), fc.constantFrom('x', 'y')),
         sessionAffinity: fc.constantFrom('None', 'ClientIP'),
         externalTrafficPolicy: fc.constantFrom('Cluster', 'Local'),
@@ -372,9 +395,11 @@ describe('planServiceGrid', () => {
     );
     fc.assert(
       fc.property(template, template, drift, (t1, t2, edit) => {
-        // externalTrafficPolicy is valid only on externally reachable Services.
-        for (const t of [t1, t2])
+        for (const t of [t1, t2]) {
+          // externalTrafficPolicy is valid only on externally reachable Services, None only on ClusterIP ones.
           if (t.type === undefined || t.type === 'ClusterIP') delete t.externalTrafficPolicy;
+          else if (t.clusterIP === 'None') delete t.clusterIP;
+        }
         const g1 = grid({ template: t1 });
         const first = converged(g1);
         assert.deepEqual(planServiceGrid(g1, first).actions, []);
@@ -388,7 +413,11 @@ describe('planServiceGrid', () => {
         assert.ok(plan.actions.length <= 1);
         const after = run(healed, plan.actions);
         assert.deepEqual(planServiceGrid(g2, after).actions, []);
-        assert.equal((after[0]!['spec'] as Obj)['clusterIP'], (healed[0]!['spec'] as Obj)['clusterIP']);
+        const ip = (svc: KObject): unknown => (svc['spec'] as Obj)['clusterIP'];
+        if (t2.clusterIP !== undefined) assert.equal(ip(after[0]!), t2.clusterIP);
+        else if (ip(healed[0]!) !== 'None')
+          assert.equal(ip(after[0]!), ip(healed[0]!), 'the allocated IP stays');
+        else assert.notEqual(ip(after[0]!), 'None', 'a template without clusterIP is not headless');
       }),
       { numRuns: 300 },
     );

@@ -25,6 +25,7 @@ import {
   controllerRefTo,
   gridKeyOf,
   gridLabels,
+  labelsInSync,
   mergedMeta,
   ownershipOf,
   sameUnderSchema,
@@ -81,14 +82,24 @@ const portsOf = (spec: Obj): Obj[] =>
 /**
  * The spec the grid wants for its Service: spec.template defaulted as the API server defaults a
  * Service, plus, from the live Service, what the server allocated and the template leaves unset —
- * cluster IPs and IP families, each port's nodePort (matched by port and protocol, then by name), the
- * health-check node port — and any field svcplane's schema does not know (a newer server's).
+ * cluster IPs (never `None`) and IP families, each port's nodePort (matched by port and protocol, then
+ * by name), the health-check node port — and any field svcplane's schema does not know (a newer
+ * server's).
  */
 export function desiredServiceSpec(template: Obj | undefined, live: Obj | undefined): Obj {
   const spec = clone(template ?? {});
   defaultServiceSpec(spec);
   if (live === undefined) return spec;
-  if (hasClusterIP(spec) && hasClusterIP(live) && str(spec['clusterIP']) === '') {
+  // The cluster IP is the allocator's when the template leaves it unset, unless the live Service is
+  // headless (`None` came from an old template, not from the allocator: a new IP means a new Service).
+  // The IP families are the allocator's while the template's clusterIP is unset or the live one.
+  const wanted = str(spec['clusterIP']);
+  const liveIP = str(live['clusterIP']);
+  if (
+    hasClusterIP(spec) &&
+    hasClusterIP(live) &&
+    (wanted === liveIP || (wanted === '' && liveIP !== 'None'))
+  ) {
     for (const k of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy'])
       if (spec[k] === undefined && live[k] !== undefined) spec[k] = clone(live[k]);
   }
@@ -197,6 +208,7 @@ export function planServiceGrid(grid: Grid, services: readonly KObject[]): Servi
   const want = desiredService(grid, current);
   const wantSpec = want['spec'] as Obj;
   const liveSpec = isPlainObject(current['spec']) ? current['spec'] : {};
+  // wantSpec has the live IP unless the template names another one or the live Service is headless.
   const immutable =
     hasClusterIP(wantSpec) &&
     hasClusterIP(liveSpec) &&
@@ -211,7 +223,7 @@ export function planServiceGrid(grid: Grid, services: readonly KObject[]): Servi
           op: 'recreate',
           object: fresh,
           uid: current.metadata.uid ?? '',
-          why: `spec.clusterIP ${str(liveSpec['clusterIP'])} → ${str(wantSpec['clusterIP'])} cannot change in place`,
+          why: `spec.clusterIP ${str(liveSpec['clusterIP'])} → ${str(wantSpec['clusterIP']) || 'a new one'} cannot change in place`,
         },
         ...actions,
       ],
@@ -219,7 +231,7 @@ export function planServiceGrid(grid: Grid, services: readonly KObject[]): Servi
   }
   const inSync =
     owner === 'ours' &&
-    containsAll(current.metadata.labels, want.metadata.labels ?? {}) &&
+    labelsInSync(current.metadata.labels, want.metadata.labels ?? {}) &&
     containsAll(current.metadata.annotations, want.metadata.annotations ?? {}) &&
     sameUnderSchema(wantSpec, liveSpec, serviceSpecSchema);
   if (!inSync) actions.unshift({ op: 'update', object: want, adopt: owner === 'orphan' });
