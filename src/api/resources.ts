@@ -224,6 +224,18 @@ export const RESOURCES: readonly ResourceInfo[] = [
     nameRule: 'subdomain',
   }),
   row({
+    group: 'apps',
+    version: 'v1',
+    resource: 'replicasets',
+    kind: 'ReplicaSet',
+    shortNames: ['rs'],
+    categories: ['all'],
+    namespaced: true,
+    hasStatus: true,
+    storagePath: 'replicasets',
+    nameRule: 'subdomain',
+  }),
+  row({
     group: 'superedge.io',
     version: 'v1',
     resource: 'servicegrids',

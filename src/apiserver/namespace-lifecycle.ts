@@ -2,7 +2,15 @@
 // (deletionTimestamp set, phase Terminating) has all of its contents deleted; once nothing is left,
 // its `kubernetes` finalizer is removed and the namespace itself goes. Objects held by their own
 // finalizers keep the namespace Terminating until their owners let go.
+//
+// Pods are deleted gracefully, as kube's namespace controller does, so that a node's kubelet
+// (`svcplane node`) can stop them and confirm. Unlike kube, which waits for the kubelet however long it
+// takes, a pod still there when its grace period has run out, or one bound to a node that does not
+// exist, is then deleted with grace 0: without a kubelet nothing else would ever remove it, and the
+// namespace would stay Terminating for good.
 import type { KObject } from '../api/object.js';
+import { parseTimestamp } from '../api/printers/time.js';
+import { objectKey } from './codec.js';
 import { RESOURCES, mustFindResource } from '../api/resources.js';
 import { StatusError } from '../api/status.js';
 import type { Logger } from './logger.js';
@@ -10,6 +18,8 @@ import type { Registry, WriteContext } from './registry/registry.js';
 import type { WatchCache } from './watch-cache/watch-cache.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
+const PODS = mustFindResource('', 'pods');
+const NODES = mustFindResource('', 'nodes');
 const SYSTEM_CTX = (): WriteContext => ({
   dryRun: false,
   fieldManager: 'namespace-controller',
@@ -107,13 +117,21 @@ export class NamespaceLifecycle {
       }).items;
       remaining += items.length;
       for (const item of items) {
-        if (item.json.includes('"deletionTimestamp"')) continue;
+        let grace: number | undefined;
+        if (r === PODS) {
+          const g = this.podGrace(JSON.parse(item.json) as KObject);
+          if (g === null) continue;
+          grace = g;
+        } else if (item.json.includes('"deletionTimestamp"')) continue;
         try {
           await this.registry.delete(
             r,
             namespace,
             item.name,
-            { propagationPolicy: 'Background' },
+            {
+              propagationPolicy: 'Background',
+              ...(grace === undefined ? {} : { gracePeriodSeconds: grace }),
+            },
             SYSTEM_CTX(),
           );
         } catch (err) {
@@ -123,6 +141,24 @@ export class NamespaceLifecycle {
       }
     }
     return remaining === 0;
+  }
+
+  /**
+   * The grace period to delete a pod with: undefined for its own (the first, graceful delete), 0 to
+   * force it (its node is gone, or its grace period ran out), null to leave it alone for now.
+   */
+  private podGrace(pod: KObject): number | undefined | null {
+    const node = (pod.spec as { nodeName?: unknown } | undefined)?.nodeName;
+    const nodeGone =
+      typeof node === 'string' &&
+      node !== '' &&
+      this.cache.get(NODES, objectKey(NODES, '', node)) === undefined;
+    const meta = pod.metadata;
+    if (meta.deletionTimestamp === undefined || meta.deletionTimestamp === null)
+      return nodeGone ? 0 : undefined;
+    if ((meta.deletionGracePeriodSeconds ?? 0) === 0) return null; // held by finalizers only
+    const deadline = parseTimestamp(meta.deletionTimestamp) ?? 0;
+    return nodeGone || deadline <= this.registry.now() ? 0 : null;
   }
 
   private async finalize(name: string): Promise<void> {

@@ -473,6 +473,13 @@ describe('properties', () => {
           template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
         },
       },
+      'apps/ReplicaSet': {
+        metadata: { name: 'x', namespace: 'd' },
+        spec: {
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        },
+      },
       'superedge.io/ServiceGrid': {
         metadata: { name: 'x', namespace: 'd' },
         spec: { gridUniqKey: 'zone', template: { ports: [{ port: 80 }] } },

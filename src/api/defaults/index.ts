@@ -87,6 +87,15 @@ export function applyDefaults(r: ResourceInfo, obj: KObject): void {
       if (spec !== undefined) defaultDeploymentSpec(spec);
       break;
     }
+    case 'apps/ReplicaSet': {
+      // SetDefaults_ReplicaSet: replicas 1; the template gets the pod defaults.
+      const spec = ensureChild(o, 'spec');
+      if (spec !== undefined) {
+        setDefault(spec, 'replicas', 1);
+        defaultPodTemplate(child(spec, 'template'));
+      }
+      break;
+    }
     case 'superedge.io/ServiceGrid':
       defaultTemplate(o, defaultServiceSpec);
       break;

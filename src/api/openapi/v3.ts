@@ -19,6 +19,8 @@
 import { groupVersion, RESOURCES, type ResourceInfo } from '../resources.js';
 import { kindSchemaFor, type KindSchema } from '../schema/index.js';
 import { deleteOptions, patchBody, status } from '../schema/meta.js';
+import { binding as bindingSchema, scale as scaleSchema } from '../schema/subresources.js';
+import { BINDING_KIND, SCALE_KIND, hasBinding, hasScale } from '../subresources.js';
 import type { Schema } from '../schema/schema.js';
 
 export type JsonObject = { [key: string]: unknown };
@@ -375,6 +377,62 @@ function addResource(paths: JsonObject, c: Components, r: ResourceInfo, k: KindS
         ok(kindRef, '200', '201'),
         { content: patchContent, required: true },
       ),
+    };
+  }
+  if (hasScale(r)) {
+    c.define(scaleSchema.name as string, scaleSchema, { [GVK_EXTENSION]: [{ ...SCALE_KIND }] });
+    const scaleRef = c.use(scaleSchema);
+    const scaleOp = (o: JsonObject): JsonObject => ({ ...o, [GVK_EXTENSION]: { ...SCALE_KIND } });
+    paths[`${item}/scale`] = {
+      parameters: itemParams,
+      get: scaleOp(
+        op(
+          'get',
+          `read${group}${scope}${r.kind}Scale`,
+          `Read the scale of the named ${r.kind}.`,
+          [],
+          ok(scaleRef, '200'),
+        ),
+      ),
+      put: scaleOp(
+        op(
+          'put',
+          `replace${group}${scope}${r.kind}Scale`,
+          `Replace the scale of the named ${r.kind}.`,
+          WRITE_PARAMS,
+          ok(scaleRef, '200', '201'),
+          { content: json(scaleRef), required: true },
+        ),
+      ),
+      patch: scaleOp(
+        op(
+          'patch',
+          `patch${group}${scope}${r.kind}Scale`,
+          `Partially update the scale of the named ${r.kind}.`,
+          PATCH_PARAMS,
+          ok(scaleRef, '200', '201'),
+          { content: patchContent, required: true },
+        ),
+      ),
+    };
+  }
+  if (hasBinding(r)) {
+    c.define(bindingSchema.name as string, bindingSchema, { [GVK_EXTENSION]: [{ ...BINDING_KIND }] });
+    const bindingRef = c.use(bindingSchema);
+    const bindingOp = (id: string, description: string): JsonObject => ({
+      ...op('post', id, description, WRITE_PARAMS, ok(bindingRef, '200', '201', '202'), {
+        content: json(bindingRef),
+        required: true,
+      }),
+      [GVK_EXTENSION]: { ...BINDING_KIND },
+    });
+    paths[`${item}/binding`] = {
+      parameters: itemParams,
+      post: bindingOp(`create${group}${scope}${r.kind}Binding`, `Bind the named ${r.kind} to a node.`),
+    };
+    paths[`${pathPrefix(r)}/namespaces/{namespace}/bindings`] = {
+      parameters: scopeParams,
+      post: bindingOp(`create${group}${scope}Binding`, 'Bind a pod, named in the body, to a node.'),
     };
   }
   if (r.namespaced) {

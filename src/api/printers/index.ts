@@ -6,7 +6,7 @@ import type { ResourceInfo } from '../resources.js';
 import { endpointsPrinter, namespacePrinter, nodePrinter, servicePrinter } from './core.js';
 import { customPrinter, DEPLOYMENT_GRID_PRINTER_COLUMNS, SERVICE_GRID_PRINTER_COLUMNS } from './custom.js';
 import { coreEventPrinter, eventsV1Printer } from './events.js';
-import { deploymentPrinter, endpointSlicePrinter, leasePrinter } from './others.js';
+import { deploymentPrinter, endpointSlicePrinter, leasePrinter, replicaSetPrinter } from './others.js';
 import { podPrinter } from './pods.js';
 import { formatTimestamp, parseTimestamp, ZERO_TIME_MS } from './time.js';
 import {
@@ -36,6 +36,7 @@ const PRINTERS: ReadonlyMap<string, Printer> = new Map([
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['coordination.k8s.io/leases', leasePrinter],
   ['apps/deployments', deploymentPrinter],
+  ['apps/replicasets', replicaSetPrinter],
   ['superedge.io/servicegrids', serviceGridPrinter],
   ['superedge.io/deploymentgrids', deploymentGridPrinter],
 ]);

@@ -90,3 +90,34 @@ export const deploymentPrinter: Printer = {
     ];
   },
 };
+
+// ---- replicasets ------------------------------------------------------------------------------
+
+export const replicaSetPrinter: Printer = {
+  columns: [
+    NAME_COLUMN,
+    column('Desired', 'Number of desired pods (spec.replicas).', { type: 'integer' }),
+    column('Current', 'Number of pods the replica set has (status.replicas).', { type: 'integer' }),
+    column('Ready', 'Number of ready pods (status.readyReplicas).', { type: 'integer' }),
+    AGE_COLUMN,
+    wide('Containers', 'The names of the containers in the pod template.'),
+    wide('Images', 'The images of the containers in the pod template.'),
+    wide('Selector', 'The label selector of the pods the replica set manages.'),
+  ],
+  cells: (rs, nowMs) => {
+    const spec = obj(rs['spec']);
+    const status = obj(rs['status']);
+    const desired = typeof spec['replicas'] === 'number' ? int(spec['replicas']) : 1;
+    const [containers, images] = containerCells(obj(obj(spec['template'])['spec'])['containers']);
+    return [
+      rs.metadata.name ?? '',
+      desired,
+      int(status['replicas']),
+      int(status['readyReplicas']),
+      since(rs.metadata.creationTimestamp, nowMs),
+      containers,
+      images,
+      formatLabelSelector(spec['selector']),
+    ];
+  },
+};

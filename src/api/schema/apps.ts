@@ -74,3 +74,53 @@ export const deployment: Schema = kindSchema(
     status: always(field(deploymentStatus, 'Most recently observed state of the deployment.')),
   },
 );
+
+export const replicaSetSpec: Schema = named(
+  `${APPS}.ReplicaSetSpec`,
+  {
+    replicas: int32('Desired number of pods. Defaults to 1.'),
+    minReadySeconds: int32('Seconds a new pod must be ready before it counts as available.'),
+    selector: field(
+      labelSelector,
+      'Label query over the pods the replica set manages; must match the template.',
+    ),
+    template: always(field(podTemplateSpec, 'Template of the pods created when too few exist.')),
+  },
+  { required: ['selector'] },
+);
+
+export const replicaSetStatus: Schema = named(
+  `${APPS}.ReplicaSetStatus`,
+  {
+    replicas: always(int32('Most recently observed number of pods.')),
+    fullyLabeledReplicas: int32('Pods whose labels match the labels of the pod template.'),
+    readyReplicas: int32('Pods that are ready.'),
+    availableReplicas: int32('Pods that have been ready for at least minReadySeconds.'),
+    terminatingReplicas: int32('Pods that are terminating.'),
+    observedGeneration: int64('The metadata.generation this status was computed from.'),
+    conditions: conditions(
+      named(
+        `${APPS}.ReplicaSetCondition`,
+        {
+          type: str('Type of the condition, such as ReplicaFailure.'),
+          status: str('True, False or Unknown.'),
+          lastTransitionTime: time('When the status last changed.'),
+          reason: str('CamelCase reason for the last transition.'),
+          message: str('Human-readable detail.'),
+        },
+        { required: ['type', 'status'] },
+      ),
+      'Latest observations of the replica set state.',
+    ),
+  },
+  { required: ['replicas'] },
+);
+
+export const replicaSet: Schema = kindSchema(
+  `${APPS}.ReplicaSet`,
+  'A ReplicaSet keeps a given number of pods from one template running.',
+  {
+    spec: always(field(replicaSetSpec, 'Desired behaviour of the replica set.')),
+    status: always(field(replicaSetStatus, 'Most recently observed state of the replica set.')),
+  },
+);

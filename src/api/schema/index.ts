@@ -1,6 +1,6 @@
 // The schema of every kind this server serves, looked up by group and kind, with the names the
 // OpenAPI documents publish them under.
-import { deployment } from './apps.js';
+import { deployment, replicaSet } from './apps.js';
 import { lease } from './coordination.js';
 import { coreEvent, endpoints, namespace, node, pod, service } from './core.js';
 import { endpointSlice } from './discovery.js';
@@ -51,6 +51,7 @@ export const KIND_SCHEMAS: readonly KindSchema[] = [
   entry('discovery.k8s.io', 'v1', 'EndpointSlice', endpointSlice),
   entry('coordination.k8s.io', 'v1', 'Lease', lease),
   entry('apps', 'v1', 'Deployment', deployment),
+  entry('apps', 'v1', 'ReplicaSet', replicaSet),
   entry('superedge.io', 'v1', 'ServiceGrid', serviceGrid),
   entry('superedge.io', 'v1', 'DeploymentGrid', deploymentGrid),
 ];

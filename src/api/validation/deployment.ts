@@ -8,7 +8,7 @@ import { validatePodTemplateSpec } from './pod.js';
 
 const NONNEG = 'must be greater than or equal to 0';
 
-function nonNegative(p: FieldPath, v: number | undefined, errs: FieldError[]): void {
+export function nonNegative(p: FieldPath, v: number | undefined, errs: FieldError[]): void {
   if (v !== undefined && v < 0) errs.push(invalid(p, v, NONNEG));
 }
 
@@ -70,7 +70,27 @@ export function validateDeploymentSpec(spec: In): FieldError[] {
   const errs: FieldError[] = [];
   const replicas = spec.int('replicas') ?? 0;
   nonNegative(spec.p('replicas'), replicas, errs);
+  validateSelectorAndTemplate(spec, errs);
+  validateStrategy(spec, errs);
+  const minReady = spec.int('minReadySeconds') ?? 0;
+  nonNegative(spec.p('minReadySeconds'), minReady, errs);
+  nonNegative(spec.p('revisionHistoryLimit'), spec.int('revisionHistoryLimit'), errs);
+  const pds = spec.int('progressDeadlineSeconds');
+  if (pds !== undefined) {
+    nonNegative(spec.p('progressDeadlineSeconds'), pds, errs);
+    if (pds <= minReady)
+      errs.push(invalid(spec.p('progressDeadlineSeconds'), pds, 'must be greater than minReadySeconds'));
+  }
+  spec.bool('paused');
+  return errs;
+}
 
+/**
+ * The selector and pod template rules Deployments and ReplicaSets share (ValidateDeploymentSpec's and
+ * ValidateReplicaSetSpec's selector checks, ValidatePodTemplateSpecForReplicaSet). Upstream's ReplicaSet
+ * rule says "for deployment" too.
+ */
+export function validateSelectorAndTemplate(spec: In, errs: FieldError[]): void {
   const selector = spec.obj('selector');
   let selectorOk = true;
   let parsed = undefined as ReturnType<typeof validateLabelSelector>['parsed'] | undefined;
@@ -113,19 +133,6 @@ export function validateDeploymentSpec(spec: In): FieldError[] {
       );
     }
   }
-
-  validateStrategy(spec, errs);
-  const minReady = spec.int('minReadySeconds') ?? 0;
-  nonNegative(spec.p('minReadySeconds'), minReady, errs);
-  nonNegative(spec.p('revisionHistoryLimit'), spec.int('revisionHistoryLimit'), errs);
-  const pds = spec.int('progressDeadlineSeconds');
-  if (pds !== undefined) {
-    nonNegative(spec.p('progressDeadlineSeconds'), pds, errs);
-    if (pds <= minReady)
-      errs.push(invalid(spec.p('progressDeadlineSeconds'), pds, 'must be greater than minReadySeconds'));
-  }
-  spec.bool('paused');
-  return errs;
 }
 
 /** Drop null, empty lists and empty maps, as Go's semantic equality ignores nil-versus-empty. */

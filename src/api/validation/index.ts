@@ -12,6 +12,7 @@ import {
   validateDeploymentSpecUpdate,
   validateDeploymentStatus,
 } from './deployment.js';
+import { validateReplicaSetSpec, validateReplicaSetStatus } from './replicaset.js';
 import { validateEndpointSlice, validateEndpointSliceUpdate } from './endpointslice.js';
 import { validateEndpoints } from './endpoints.js';
 import { validateEventCreate, validateEventUpdate } from './event.js';
@@ -47,6 +48,7 @@ type KindKey =
   | 'discovery.k8s.io/EndpointSlice'
   | 'coordination.k8s.io/Lease'
   | 'apps/Deployment'
+  | 'apps/ReplicaSet'
   | 'superedge.io/ServiceGrid'
   | 'superedge.io/DeploymentGrid';
 
@@ -120,6 +122,13 @@ function validateKind(
       if (old !== undefined) errs.push(...validateDeploymentSpecUpdate(spec, specIn(old, [])));
       break;
     }
+    case 'apps/ReplicaSet': {
+      const spec = specIn(obj, errs);
+      errs.push(...validateReplicaSetSpec(spec));
+      // apps/v1 makes the selector immutable, as for Deployments.
+      if (old !== undefined) errs.push(...validateDeploymentSpecUpdate(spec, specIn(old, [])));
+      break;
+    }
     case 'superedge.io/ServiceGrid':
       errs.push(...validateServiceGrid(obj));
       break;
@@ -182,6 +191,9 @@ export function validateStatusUpdate(r: ResourceInfo, obj: KObject, old: KObject
       break;
     case 'apps/Deployment':
       errs.push(...validateDeploymentStatus(o, before));
+      break;
+    case 'apps/ReplicaSet':
+      errs.push(...validateReplicaSetStatus(o));
       break;
     default:
       break;

@@ -2,6 +2,7 @@
 // v2beta1, whose Content-Type decides how kubectl parses them) and the legacy APIVersions,
 // APIGroupList, APIGroup and APIResourceList.
 import { RESOURCES, groupVersion, type ResourceInfo } from '../../api/resources.js';
+import { LEGACY_BINDINGS, subresourcesOf } from '../../api/subresources.js';
 
 export const AGGREGATED_CONTENT_TYPE = (v: 'v2' | 'v2beta1'): string =>
   `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`;
@@ -30,26 +31,36 @@ function aggregatedResource(r: ResourceInfo): Record<string, unknown> {
     verbs: [...r.verbs],
     ...(r.shortNames.length > 0 ? { shortNames: [...r.shortNames] } : {}),
     ...(r.categories.length > 0 ? { categories: [...r.categories] } : {}),
-    ...(r.hasStatus
+    ...(subresourcesOf(r).length > 0
       ? {
-          subresources: [
-            {
-              subresource: 'status',
-              responseKind: { group: r.group, version: r.version, kind: r.kind },
-              verbs: ['get', 'patch', 'update'],
-            },
-          ],
+          subresources: subresourcesOf(r).map((s) => ({
+            subresource: s.name,
+            responseKind: { ...s.kind },
+            verbs: [...s.verbs],
+          })),
         }
       : {}),
   };
 }
+
+/** The legacy core `bindings` resource (create only), listed as kube-apiserver lists it. */
+const legacyBindingsAggregated = (): Record<string, unknown> => ({
+  resource: LEGACY_BINDINGS.resource,
+  responseKind: { group: '', version: 'v1', kind: LEGACY_BINDINGS.kind },
+  scope: 'Namespaced',
+  singularResource: LEGACY_BINDINGS.singular,
+  verbs: [...LEGACY_BINDINGS.verbs],
+});
 
 function aggregatedGroup(group: string, versions: string[]): Record<string, unknown> {
   return {
     metadata: { name: group, creationTimestamp: null },
     versions: versions.map((version) => ({
       version,
-      resources: resourcesOf(group, version).map(aggregatedResource),
+      resources: [
+        ...resourcesOf(group, version).map(aggregatedResource),
+        ...(group === '' && version === 'v1' ? [legacyBindingsAggregated()] : []),
+      ],
       freshness: 'Current',
     })),
   };
@@ -104,15 +115,26 @@ export function apiResourceList(group: string, version: string): Record<string, 
       ...(r.shortNames.length > 0 ? { shortNames: [...r.shortNames] } : {}),
       ...(r.categories.length > 0 ? { categories: [...r.categories] } : {}),
     });
-    if (r.hasStatus) {
+    for (const s of subresourcesOf(r)) {
+      const own = s.kind.group === r.group && s.kind.version === r.version;
       resources.push({
-        name: `${r.resource}/status`,
+        name: `${r.resource}/${s.name}`,
         singularName: '',
         namespaced: r.namespaced,
-        kind: r.kind,
-        verbs: ['get', 'patch', 'update'],
+        ...(own ? {} : { group: s.kind.group, version: s.kind.version }),
+        kind: s.kind.kind,
+        verbs: [...s.verbs],
       });
     }
+  }
+  if (group === '' && version === 'v1') {
+    resources.push({
+      name: LEGACY_BINDINGS.resource,
+      singularName: LEGACY_BINDINGS.singular,
+      namespaced: true,
+      kind: LEGACY_BINDINGS.kind,
+      verbs: [...LEGACY_BINDINGS.verbs],
+    });
   }
   return {
     kind: 'APIResourceList',

@@ -19,6 +19,7 @@ import { scopeCheck, filterFrom, writeContext, renderingFor, deleteOptions } fro
 import { serveList } from './list.js';
 import { serveResourceWatch } from './watch-request.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
+import { isExtraSubresource, serveBinding, serveSubresource } from './subresources.js';
 import { schemaOf } from '../registry/decode.js';
 
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
@@ -113,6 +114,11 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     labels.version = info.apiVersion;
     labels.resource = info.resource;
     labels.subresource = info.subresource;
+    if (isLegacyBindings(info)) {
+      labels.scope = 'namespace';
+      await serveBinding(deps, req, res, info.namespace, '', query);
+      return;
+    }
     if (r === undefined) throw notFoundPath();
     labels.scope = r.namespaced ? (info.namespace === '' ? 'cluster' : 'namespace') : 'cluster';
     if (info.verb === 'watch') {
@@ -141,6 +147,16 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     writeStatus(res, status, status.code === 401 ? { 'WWW-Authenticate': 'Bearer realm="svcplane"' } : {});
   }
 }
+
+/** POST /api/v1/namespaces/{ns}/bindings: the legacy way to bind a pod, named in the body. */
+const isLegacyBindings = (info: ResourceRequestInfo): boolean =>
+  info.apiGroup === '' &&
+  info.apiVersion === 'v1' &&
+  info.resource === 'bindings' &&
+  info.name === '' &&
+  info.subresource === '' &&
+  info.verb === 'create' &&
+  info.namespace !== '';
 
 function metricVerb(info: ResourceRequestInfo, req: IncomingMessage): string {
   if (info.verb === 'patch' && mediaType(req.headers['content-type']) === 'application/apply-patch+yaml')
@@ -238,6 +254,11 @@ async function serveResource(
   info: ResourceRequestInfo,
   query: URLSearchParams,
 ): Promise<void> {
+  if (isExtraSubresource(r, info)) {
+    scopeCheck(r, { ...info, subresource: '' });
+    await serveSubresource(deps, req, res, r, info, query);
+    return;
+  }
   scopeCheck(r, info);
   // kube has no route for POST to an object, nor for PUT or PATCH to a collection.
   if (info.name === '' ? info.verb === 'update' || info.verb === 'patch' : info.verb === 'create') {

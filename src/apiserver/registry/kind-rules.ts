@@ -77,3 +77,20 @@ export function namespaceTerminating(r: ResourceInfo, namespace: string, name: s
     code: 403,
   });
 }
+
+/**
+ * What an update through /status may change besides status. Most kinds keep the stored metadata; the
+ * apps status strategies reset only spec (and a Deployment's labels), so a Deployment's annotations
+ * (the controller writes its revision annotation through /status) and a ReplicaSet's labels and
+ * annotations are taken from the request (kube's deploymentStatusStrategy and rsStatusStrategy).
+ */
+export function statusSubresourceMetadata(r: ResourceInfo, next: KObject, incoming: KObject): void {
+  if (r.group !== 'apps') return;
+  const keys =
+    r.resource === 'replicasets' ? (['labels', 'annotations'] as const) : (['annotations'] as const);
+  for (const k of keys) {
+    const v = incoming.metadata[k];
+    if (v === undefined) delete next.metadata[k];
+    else next.metadata[k] = structuredClone(v);
+  }
+}

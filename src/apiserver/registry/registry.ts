@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { applyDefaults, prepareForUpdate } from '../../api/defaults/index.js';
 import { isPlainObject, type KObject } from '../../api/object.js';
 import { groupVersion, mustFindResource, type ResourceInfo } from '../../api/resources.js';
-import { statusErrors, StatusError, type Status } from '../../api/status.js';
+import { isStatusError, statusErrors, StatusError, type Status } from '../../api/status.js';
 import { validateCreate, validateStatusUpdate, validateUpdate } from '../../api/validation/index.js';
 import { isStoreError, type Store } from '../../storage/store.js';
 import { decodeObject, encodeObject, objectKey } from '../codec.js';
@@ -20,8 +20,13 @@ import {
   admitOnCreate,
   resetStatusOnCreate,
   sameList,
+  statusSubresourceMetadata,
 } from './kind-rules.js';
 import { applyPatch, type PatchType } from './patch.js';
+import { planPodDeletion, type PodDeletionPlan } from './pod-deletion.js';
+import { scaleOf, withReplicas, type Scale } from './scale.js';
+import { bindingRefusal, boundPod, type Binding } from './binding.js';
+import { validateScale } from '../../api/validation/replicaset.js';
 import { recordUpdate, serverSideApply } from './managed-fields.js';
 import { generateName, rfc3339, sameContent, specOf, tracksGeneration } from './object-meta.js';
 import type { DeleteOptions, RegistryHooks, RegistryOptions, Subresource, WriteContext } from './types.js';
@@ -29,6 +34,13 @@ import type { DeleteOptions, RegistryHooks, RegistryOptions, Subresource, WriteC
 export type * from './types.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
+const PODS = mustFindResource('', 'pods');
+const IMMEDIATE: PodDeletionPlan = { kind: 'immediate' };
+/** kube's NotFound for a scale of a missing object names `deployments/scale` (or replicasets). */
+const scaleResource = (r: ResourceInfo): { group: string; resource: string } => ({
+  group: r.group,
+  resource: `${r.resource}/scale`,
+});
 /** Namespaces kube-apiserver refuses to delete. */
 export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const MAX_PATCH_RETRIES = 5;
@@ -202,6 +214,7 @@ export class Registry {
       // The status subresource takes only status; spec and metadata stay as they are.
       next = { ...structuredClone(old), status: structuredClone(incoming.status) };
       if (incoming.status === undefined) delete next.status;
+      statusSubresourceMetadata(r, next, incoming);
     } else {
       next = structuredClone(incoming);
       if (r.hasStatus) {
@@ -247,8 +260,13 @@ export class Registry {
     }
     let stored: KObject;
     try {
-      if (final.metadata.deletionTimestamp !== undefined && !holdsDeletion(r, final)) {
-        // The last finalizer is gone from an object being deleted: now it really goes.
+      if (
+        final.metadata.deletionTimestamp !== undefined &&
+        !holdsDeletion(r, final) &&
+        (final.metadata.deletionGracePeriodSeconds ?? 0) === 0
+      ) {
+        // The last finalizer is gone from an object being deleted: now it really goes. A pod still in
+        // its grace period waits for its kubelet's DELETE with grace 0 (kube's shouldDeleteDuringUpdate).
         const kv = await this.store.delete(key, Number(om.resourceVersion));
         const gone = { ...final, metadata: { ...final.metadata, resourceVersion: String(kv.modRevision) } };
         await this.hooks.afterDelete?.(r, gone);
@@ -366,6 +384,90 @@ export class Registry {
     }
   }
 
+  // ----------------------------------------------------------------------------------------- scale
+
+  /** GET .../{deployments|replicasets}/{name}/scale. */
+  async getScale(r: ResourceInfo, namespace: string, name: string): Promise<Scale> {
+    const obj = await this.getOrUndefined(r, namespace, name);
+    if (obj === undefined) throw statusErrors.notFound(scaleResource(r), name);
+    return scaleOf(obj);
+  }
+
+  /**
+   * PUT or PATCH of /scale: `change` turns the current Scale into the wanted one (a decoded body, or
+   * the current Scale patched). Only spec.replicas is taken; a resourceVersion in it is a precondition.
+   * The object is then updated as through the main resource (validation, generation, managedFields
+   * with subresource `scale`), retrying on a conflict when no resourceVersion was given.
+   */
+  async updateScale(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+    ctx: WriteContext,
+    change: (current: Scale) => unknown,
+  ): Promise<Scale> {
+    for (let attempt = 0; ; attempt++) {
+      const old = await this.getOrUndefined(r, namespace, name);
+      if (old === undefined) throw statusErrors.notFound(scaleResource(r), name);
+      const wanted = change(scaleOf(old));
+      const errs = validateScale(wanted);
+      const meta = (isPlainObject(wanted) && isPlainObject(wanted['metadata']) ? wanted['metadata'] : {}) as {
+        name?: unknown;
+        resourceVersion?: unknown;
+      };
+      if (typeof meta.name === 'string' && meta.name !== '' && meta.name !== name) {
+        throw statusErrors.badRequest('the name of the object does not match the name on the request');
+      }
+      if (errs.length > 0) throw statusErrors.invalid({ group: 'autoscaling', kind: 'Scale' }, name, errs);
+      const rv = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '';
+      if (rv !== '' && rv !== old.metadata.resourceVersion) throw statusErrors.conflict(r, name);
+      const spec = (isPlainObject(wanted) && isPlainObject(wanted['spec']) ? wanted['spec'] : {}) as {
+        replicas?: unknown;
+      };
+      const replicas = typeof spec.replicas === 'number' ? spec.replicas : 0;
+      try {
+        const stored = await this.writeUpdate(r, old, withReplicas(old, replicas), ctx, '', (candidate) =>
+          recordUpdate(r, old, candidate, ctx, this.nowTime(), 'scale'),
+        );
+        return scaleOf(stored);
+      } catch (err) {
+        if (isStatusError(err, 'Conflict') && rv === '' && attempt < MAX_PATCH_RETRIES) continue;
+        throw err;
+      }
+    }
+  }
+
+  // --------------------------------------------------------------------------------------- binding
+
+  /**
+   * POST pods/{name}/binding (and the legacy bindings): sets spec.nodeName once, merges the binding's
+   * annotations and sets PodScheduled, written straight to storage as kube's setPodHostAndAnnotations
+   * does (no pod strategy: nodeName is otherwise immutable).
+   */
+  async bind(namespace: string, binding: Binding, ctx: WriteContext): Promise<KObject> {
+    for (let attempt = 0; ; attempt++) {
+      const old = await this.getOrUndefined(PODS, namespace, binding.name);
+      if (old === undefined) throw statusErrors.notFound(PODS, binding.name);
+      const refusal = bindingRefusal(old, binding);
+      if (refusal !== undefined) throw refusal;
+      const next = boundPod(old, binding, this.nowTime());
+      if (ctx.dryRun) return next;
+      try {
+        const kv = await this.store.update(
+          objectKey(PODS, namespace, binding.name),
+          encodeObject(next),
+          Number(old.metadata.resourceVersion),
+        );
+        return { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } };
+      } catch (err) {
+        if (isStoreError(err, 'Conflict') && attempt < MAX_PATCH_RETRIES) continue;
+        if (isStoreError(err, 'Conflict')) throw statusErrors.conflict(PODS, binding.name);
+        if (isStoreError(err, 'NotFound')) throw statusErrors.notFound(PODS, binding.name);
+        throw err;
+      }
+    }
+  }
+
   // ---------------------------------------------------------------------------------------- delete
 
   async delete(
@@ -410,7 +512,38 @@ export class Registry {
           : [];
       const graceful = finalizers.length > 0 || nsFinalizers.length > 0;
       const key = objectKey(r, namespace, name);
+      const plan = r === PODS ? planPodDeletion(old, opts.gracePeriodSeconds, this.now()) : IMMEDIATE;
+      if (plan.kind === 'pending') return { object: old, deleted: false };
       try {
+        if (plan.kind === 'graceful') {
+          // A pod on a node: mark it and let the node's kubelet confirm with grace 0 (rest.BeforeDelete).
+          const next = structuredClone(old);
+          const gen = next.metadata.generation;
+          if (next.metadata.deletionTimestamp === undefined && gen !== undefined && gen > 0) {
+            next.metadata.generation = gen + 1;
+          }
+          next.metadata.deletionTimestamp = plan.deletionTimestamp;
+          next.metadata.deletionGracePeriodSeconds = plan.grace;
+          next.metadata.finalizers = finalizers;
+          if (finalizers.length === 0) delete next.metadata.finalizers;
+          const goes = plan.grace === 0 && finalizers.length === 0;
+          if (ctx.dryRun) return { object: next, deleted: goes };
+          const kv = await this.store.update(key, encodeObject(next), Number(old.metadata.resourceVersion));
+          const stored = {
+            ...next,
+            metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) },
+          };
+          if (!goes) return { object: stored, deleted: false };
+          // Grace 0: the update above, then the removal (watchers see MODIFIED, then DELETED). Should
+          // the removal lose a race, the retry finds a pod terminating with grace 0 and removes it.
+          const gone = await this.store.delete(key, kv.modRevision);
+          const object = {
+            ...stored,
+            metadata: { ...stored.metadata, resourceVersion: String(gone.modRevision) },
+          };
+          await this.hooks.afterDelete?.(r, object);
+          return { object, deleted: true };
+        }
         if (graceful) {
           // Finalizers hold the object: mark it for deletion and let their owners let go.
           if (old.metadata.deletionTimestamp !== undefined && sameList(finalizers, old.metadata.finalizers)) {
