@@ -11,11 +11,17 @@ import {
   MAX_MAX_ENDPOINTS_PER_SLICE,
 } from '../core/endpointslices/endpointslices.js';
 import { startMetricsServer } from '../controllers/metrics-server.js';
-import { ControllerManager, KNOWN_CONTROLLERS, type ControllerName } from '../controllers/manager.js';
+import {
+  ControllerManager,
+  KNOWN_CONTROLLERS,
+  type ControllerName,
+  type NodeLifecycleSettings,
+  type PodGCSettings,
+} from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
 import { LeaderElector } from '../runtime/leader-election.js';
-import { UsageError, intFlag, parseFlags } from './flags.js';
+import { UsageError, durationFlag, intFlag, parseFlags } from './flags.js';
 
 const LEASES = mustFindResource('coordination.k8s.io', 'leases');
 
@@ -31,7 +37,16 @@ Flags:
   --concurrent-service-endpoint-syncs N  EndpointSlice workers (default 5, 1..50)
   --max-endpoints-per-slice N            endpoints per EndpointSlice (default 100, 1..1000)
   --concurrent-gc-syncs N                garbage collector workers (default 20)
+  --concurrent-replicaset-syncs N        ReplicaSet workers (default 5)
+  --concurrent-deployment-syncs N        Deployment workers (default 5)
   --concurrent-grid-syncs N              ServiceGrid and DeploymentGrid workers, each (default 5)
+  --node-monitor-period D                how often node health is checked (default 5s)
+  --node-monitor-grace-period D          heartbeats older than this make a node Unknown (default 40s)
+  --node-startup-grace-period D          the same for a node that never posted Ready (default 1m)
+  --enable-pod-eviction                  evict pods from NoExecute-tainted nodes (default: off)
+  --terminated-pod-gc-threshold N        finished pods kept before the oldest go (default 12500, 0 = all)
+  --podgc-period D                       how often pod GC runs (default 20s)
+  --podgc-orphan-quarantine D            a pod's node missing this long is looked up, then its pods go (default 40s)
   --metrics-bind-address HOST:PORT       serve /metrics, /healthz and /readyz over HTTP there (default: off)
   --leader-elect                         campaign for a Lease; only the holder runs the controllers
   --leader-elect-resource-namespace NS   default kube-system
@@ -45,7 +60,16 @@ const FLAGS = {
   'concurrent-service-endpoint-syncs': { type: 'string' },
   'max-endpoints-per-slice': { type: 'string' },
   'concurrent-gc-syncs': { type: 'string' },
+  'concurrent-replicaset-syncs': { type: 'string' },
+  'concurrent-deployment-syncs': { type: 'string' },
   'concurrent-grid-syncs': { type: 'string' },
+  'node-monitor-period': { type: 'string' },
+  'node-monitor-grace-period': { type: 'string' },
+  'node-startup-grace-period': { type: 'string' },
+  'enable-pod-eviction': { type: 'boolean' },
+  'terminated-pod-gc-threshold': { type: 'string' },
+  'podgc-period': { type: 'string' },
+  'podgc-orphan-quarantine': { type: 'string' },
   'metrics-bind-address': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'leader-elect-resource-namespace': { type: 'string' },
@@ -118,7 +142,12 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   }
   const maxPerSlice = maxEndpointsPerSlice(values['max-endpoints-per-slice']);
   const gcWorkers = intFlag('concurrent-gc-syncs', values['concurrent-gc-syncs'], 1) ?? 20;
+  const rsWorkers = intFlag('concurrent-replicaset-syncs', values['concurrent-replicaset-syncs'], 1) ?? 5;
+  const deploymentWorkers =
+    intFlag('concurrent-deployment-syncs', values['concurrent-deployment-syncs'], 1) ?? 5;
   const gridWorkers = intFlag('concurrent-grid-syncs', values['concurrent-grid-syncs'], 1) ?? 5;
+  const nodeLifecycle = nodeLifecycleFlags(values);
+  const podGC = podGCFlags(values);
   const metricsAddress = hostPort(values['metrics-bind-address']);
   let transport;
   try {
@@ -134,7 +163,11 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     concurrentServiceEndpointSyncs: sliceWorkers,
     maxEndpointsPerSlice: maxPerSlice,
     concurrentGCSyncs: gcWorkers,
+    concurrentReplicaSetSyncs: rsWorkers,
+    concurrentDeploymentSyncs: deploymentWorkers,
     concurrentGridSyncs: gridWorkers,
+    nodeLifecycle,
+    podGC,
     log,
   });
   const identity = `${hostname()}_${randomUUID()}`;
@@ -205,4 +238,28 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   await metricsServer?.close();
   transport.close();
   return 0;
+}
+
+type FlagValues = Record<string, string | boolean | undefined>;
+/** `o` without its undefined fields (exactOptionalPropertyTypes). */
+const defined = <T extends object>(o: { [K in keyof T]-?: T[K] | undefined }): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+/** The node lifecycle controller's flags (kube-controller-manager's names); absent ones keep the defaults. */
+export function nodeLifecycleFlags(values: FlagValues): NodeLifecycleSettings {
+  return defined<NodeLifecycleSettings>({
+    monitorPeriodMs: durationFlag('node-monitor-period', values['node-monitor-period']),
+    gracePeriodMs: durationFlag('node-monitor-grace-period', values['node-monitor-grace-period']),
+    startupGracePeriodMs: durationFlag('node-startup-grace-period', values['node-startup-grace-period']),
+    enablePodEviction: values['enable-pod-eviction'] === true ? true : undefined,
+  });
+}
+
+/** --terminated-pod-gc-threshold (upstream's), and svcplane's --podgc-period and --podgc-orphan-quarantine. */
+export function podGCFlags(values: FlagValues): PodGCSettings {
+  return defined<PodGCSettings>({
+    terminatedPodThreshold: intFlag('terminated-pod-gc-threshold', values['terminated-pod-gc-threshold'], 0),
+    periodMs: durationFlag('podgc-period', values['podgc-period']),
+    quarantineMs: durationFlag('podgc-orphan-quarantine', values['podgc-orphan-quarantine'], 0),
+  });
 }

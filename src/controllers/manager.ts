@@ -12,6 +12,11 @@ import { ClientEventRecorder } from '../runtime/events.js';
 import { EndpointsController } from './endpoints/endpoints-controller.js';
 import { EndpointSliceController } from './endpointslice/endpointslice-controller.js';
 import { GarbageCollector } from './garbagecollector/garbage-collector.js';
+import { NodeLifecycleController } from './nodelifecycle/node-lifecycle-controller.js';
+import { PodGCController } from './podgc/pod-gc-controller.js';
+import { ReplicaSetController } from './replicaset/replicaset-controller.js';
+import { DeploymentController } from './deployment/deployment-controller.js';
+import { Scheduler } from './scheduler/scheduler.js';
 import { DeploymentGridController, DEPLOYMENTGRIDS } from './grids/deploymentgrid-controller.js';
 import { ServiceGridController, SERVICEGRIDS } from './grids/servicegrid-controller.js';
 
@@ -25,6 +30,11 @@ export const KNOWN_CONTROLLERS = [
   'garbagecollector',
   'servicegrid',
   'deploymentgrid',
+  'nodelifecycle',
+  'podgc',
+  'replicaset',
+  'deployment',
+  'scheduler',
 ] as const;
 export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
 
@@ -44,9 +54,32 @@ export interface ControllerManagerOptions {
   readonly concurrentGridSyncs?: number;
   /** Garbage collector workers (kube's --concurrent-gc-syncs, default 20). */
   readonly concurrentGCSyncs?: number;
+  /** ReplicaSet workers (kube's --concurrent-replicaset-syncs, default 5). */
+  readonly concurrentReplicaSetSyncs?: number;
+  /** Deployment workers (kube's --concurrent-deployment-syncs, default 5). */
+  readonly concurrentDeploymentSyncs?: number;
+  /** Node lifecycle (kube-controller-manager's flags); every field optional, upstream's defaults. */
+  readonly nodeLifecycle?: NodeLifecycleSettings;
+  /** Pod GC: --terminated-pod-gc-threshold, and a period and orphan quarantine shorter for tests. */
+  readonly podGC?: PodGCSettings;
+  /** Scheduler workers, and so bindings in flight (kube-scheduler's parallelism, default 16). */
+  readonly schedulerParallelism?: number;
   readonly log: ManagerLogger;
   /** Where the workqueue metrics go (`svcplane up` passes the apiserver's /metrics registry). */
   readonly metrics?: Registry;
+}
+
+export interface NodeLifecycleSettings {
+  readonly monitorPeriodMs?: number;
+  readonly gracePeriodMs?: number;
+  readonly startupGracePeriodMs?: number;
+  readonly enablePodEviction?: boolean;
+}
+
+export interface PodGCSettings {
+  readonly terminatedPodThreshold?: number;
+  readonly periodMs?: number;
+  readonly quarantineMs?: number;
 }
 
 interface Runnable {
@@ -99,6 +132,29 @@ export class ControllerManager {
           }),
         );
       }
+      if (name === 'nodelifecycle') {
+        this.running.push(
+          new NodeLifecycleController(client, this.factory, {
+            ...o.nodeLifecycle,
+            metrics: queueMetrics,
+            events: new ClientEventRecorder(client, {
+              component: 'node-controller',
+              onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
+            }),
+            onError: (key, err) => o.log.warn('node lifecycle sync failed', { key, err: String(err) }),
+            log: (msg, fields) => o.log.info(msg, fields),
+          }),
+        );
+      }
+      if (name === 'podgc') {
+        this.running.push(
+          new PodGCController(client, this.factory, {
+            ...o.podGC,
+            onError: (key, err) => o.log.warn('pod garbage collection failed', { key, err: String(err) }),
+            log: (msg, fields) => o.log.info(msg, fields),
+          }),
+        );
+      }
       if (name === 'garbagecollector') {
         this.running.push(
           new GarbageCollector(client, this.factory, {
@@ -106,6 +162,45 @@ export class ControllerManager {
             metrics: queueMetrics,
             onError: (uid, err) => o.log.warn('garbage collection failed', { uid, err: String(err) }),
             log: (msg, fields) => o.log.info(msg, fields),
+          }),
+        );
+      }
+      if (name === 'replicaset') {
+        this.running.push(
+          new ReplicaSetController(client, this.factory, {
+            workers: o.concurrentReplicaSetSyncs ?? 5,
+            metrics: queueMetrics,
+            events: new ClientEventRecorder(client, {
+              component: 'replicaset-controller',
+              onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
+            }),
+            onError: (key, err) => o.log.warn('replicaset sync failed', { key, err: String(err) }),
+          }),
+        );
+      }
+      if (name === 'deployment') {
+        this.running.push(
+          new DeploymentController(client, this.factory, {
+            workers: o.concurrentDeploymentSyncs ?? 5,
+            metrics: queueMetrics,
+            events: new ClientEventRecorder(client, {
+              component: 'deployment-controller',
+              onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
+            }),
+            onError: (key, err) => o.log.warn('deployment sync failed', { key, err: String(err) }),
+          }),
+        );
+      }
+      if (name === 'scheduler') {
+        this.running.push(
+          new Scheduler(client, this.factory, {
+            ...(o.schedulerParallelism === undefined ? {} : { parallelism: o.schedulerParallelism }),
+            metrics: queueMetrics,
+            events: new ClientEventRecorder(client, {
+              component: 'default-scheduler',
+              onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
+            }),
+            onError: (key, err) => o.log.warn('scheduling failed', { key, err: String(err) }),
           }),
         );
       }

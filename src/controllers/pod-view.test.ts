@@ -39,7 +39,15 @@ describe('podViewOf', () => {
     const gcOnly = controllerTransform(resource('pods'), podViewOf(['garbagecollector']))(whole);
     assert.deepEqual(Object.keys(gcOnly), ['apiVersion', 'kind', 'metadata']);
     // A controller without a declared view (any future one) gets whole pods; other kinds are never projected.
-    assert.equal(podViewOf(['endpoints', 'scheduler']), undefined);
+    assert.equal(podViewOf(['endpoints', 'some-future-controller']), undefined);
+    // The scheduler reads what places a pod: tolerations, and the containers' requests and host ports.
+    const sched = controllerTransform(resource('pods'), podViewOf(['scheduler']))(whole);
+    assert.deepEqual((sched['spec'] as { tolerations?: unknown }).tolerations, [
+      { key: 'k', operator: 'Exists' },
+    ]);
+    assert.deepEqual((sched['spec'] as { containers?: unknown }).containers, [
+      { name: 'c', ports: [{ containerPort: 80 }] },
+    ]);
     const svc = { ...whole, kind: 'Service' } as KObject;
     assert.deepEqual(Object.keys(controllerTransform(resource('services'), view)(svc)), [
       'apiVersion',

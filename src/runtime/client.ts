@@ -174,6 +174,24 @@ export class Client {
     return this.call({ method: 'POST', path: resourcePath(r, namespace), body: JSON.stringify(obj) });
   }
 
+  /**
+   * POST to an object's subresource, e.g. `pods/NAME/binding` with a v1 Binding (whose 201 answer is a
+   * Status, not the pod).
+   */
+  createSubresource(
+    r: ResourceInfo,
+    namespace: string,
+    name: string,
+    sub: string,
+    body: object,
+  ): Promise<unknown> {
+    return this.call({
+      method: 'POST',
+      path: resourcePath(r, namespace, name, sub),
+      body: JSON.stringify(body),
+    });
+  }
+
   /** PUT; the object's metadata.resourceVersion (when set) is the compare-and-swap precondition. */
   update(r: ResourceInfo, obj: KObject, sub?: 'status'): Promise<KObject> {
     const path = resourcePath(r, obj.metadata.namespace, obj.metadata.name ?? '', sub);
@@ -206,6 +224,8 @@ export class Client {
     opts: {
       propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
       preconditions?: { uid?: string; resourceVersion?: string };
+      /** 0 deletes at once (a kubelet confirming a pod's graceful deletion). */
+      gracePeriodSeconds?: number;
     } = {},
   ): Promise<KObject> {
     return this.call({

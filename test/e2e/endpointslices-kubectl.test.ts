@@ -82,6 +82,35 @@ interface KEvent {
 
 let srv: TestServer;
 let kubectl: Kubectl;
+let heartbeats: NodeJS.Timeout | undefined;
+
+/**
+ * What the nodes' kubelets would do: a Lease in kube-node-lease renewed every 5 s. Without it the node
+ * lifecycle controller marks these hand-made nodes Unknown after 40 s (as kube-controller-manager
+ * would), their pods not ready, and topology hints off.
+ */
+async function renewNodeLeases(server: TestServer, nodes: readonly string[]): Promise<NodeJS.Timeout> {
+  const path = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+  for (const name of nodes) {
+    const r = await call(server, 'POST', path, {
+      body: {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name },
+        spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new Date().toISOString() },
+      },
+    });
+    assert.equal(r.status, 201, r.text);
+  }
+  const renew = (): void => {
+    for (const name of nodes)
+      void call(server, 'PATCH', `${path}/${name}`, {
+        contentType: 'application/merge-patch+json',
+        body: { spec: { renewTime: new Date().toISOString() } },
+      }).catch(() => undefined);
+  };
+  return setInterval(renew, 5_000);
+}
 let files = 0;
 
 /** `kubectl apply -f FILE` of the objects, written as one multi-document YAML file. */
@@ -248,8 +277,12 @@ describe('EndpointSlice controller: kubectl against svcplane up', () => {
     kubectl = kubectlFor(srv, work);
     await apply(NODES.map((n) => node(n, ZONE_OF[n]!)));
     await Promise.all(NODES.map((n) => setNodeStatus(n, '4')));
+    heartbeats = await renewNodeLeases(srv, NODES);
   });
-  after(async () => srv?.destroy());
+  after(async () => {
+    clearInterval(heartbeats);
+    await srv?.destroy();
+  });
 
   // ---- namespace "shop": three pods in three zones behind "web" -----------------------------------------
 
@@ -387,7 +420,9 @@ describe('EndpointSlice controller: kubectl against svcplane up', () => {
         ipsOf(ep, 'addresses').includes(ip)
       );
     });
-    await kubectl(['delete', 'pod', 'web-t', '-n', 'shop', '--wait=false']);
+    // Grace 0: the finalizer alone holds the pod, so that it goes with the finalizer (a pod bound to a
+    // node and deleted gracefully would wait for its kubelet's confirmation too).
+    await kubectl(['delete', 'pod', 'web-t', '-n', 'shop', '--grace-period=0', '--force', '--wait=false']);
     const [slices, ep] = await until('web-t terminating', 15_000, async () => {
       const [slices, ep] = await Promise.all([slicesOf('shop', 'web'), endpointsOf('shop', 'web')]);
       return byIP(slices).get(ip)?.conditions?.terminating === true &&
@@ -581,7 +616,18 @@ describe('EndpointSlice controller: kubectl against svcplane up', () => {
 
   it('scaled down to 120 pods: the remaining endpoints stay in the existing slices', async () => {
     assert.equal(originalSlices.length, 3, 'needs the previous test');
-    await kubectl(['delete', 'pods', '-n', 'scale', '-l', 'keep=false', '--wait=false']);
+    // Grace 0: the pods are bound to nodes and no kubelet runs here to confirm a graceful deletion.
+    await kubectl([
+      'delete',
+      'pods',
+      '-n',
+      'scale',
+      '-l',
+      'keep=false',
+      '--grace-period=0',
+      '--force',
+      '--wait=false',
+    ]);
     const slices = await until('120 endpoints', 30_000, async () => {
       const [slices, ep] = await Promise.all([slicesOf('scale', 'many'), endpointsOf('scale', 'many')]);
       return endpointsIn(slices).length === KEEP && ep !== undefined && ipsOf(ep, 'addresses').length === KEEP

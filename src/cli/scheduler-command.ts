@@ -1,0 +1,117 @@
+// `svcplane scheduler`: the default scheduler alone, against any Kubernetes API server through a
+// kubeconfig (kube-scheduler's flag names). It is the controller manager's `scheduler` controller, run
+// by itself; with --leader-elect, several copies campaign for one coordination.k8s.io Lease
+// (kube-system/kube-scheduler by default, as kube-scheduler's) and only the holder schedules.
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mustFindResource } from '../api/resources.js';
+import { jsonLogger } from '../apiserver/logger.js';
+import { ControllerManager } from '../controllers/manager.js';
+import { Client } from '../runtime/client.js';
+import { kubeconfigTransport } from '../runtime/kubeconfig.js';
+import { LeaderElector } from '../runtime/leader-election.js';
+import { UsageError, intFlag, parseFlags } from './flags.js';
+
+const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+
+export const SCHEDULER_HELP = `Usage: svcplane scheduler --kubeconfig FILE [flags]
+
+Runs the default scheduler against the API server the kubeconfig names (svcplane's or any Kubernetes
+API server): pods with schedulerName default-scheduler and no node are bound to a node through
+pods/binding. The same scheduler runs inside 'svcplane up'; do not run both against one cluster.
+
+Flags:
+  --kubeconfig FILE                      required
+  --parallelism N                        scheduling workers, and so bindings in flight (default 16)
+  --leader-elect                         campaign for a Lease; only the holder schedules
+  --leader-elect-resource-namespace NS   default kube-system
+  --leader-elect-resource-name NAME      default kube-scheduler
+`;
+
+const FLAGS = {
+  kubeconfig: { type: 'string' },
+  parallelism: { type: 'string' },
+  'leader-elect': { type: 'boolean' },
+  'leader-elect-resource-namespace': { type: 'string' },
+  'leader-elect-resource-name': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function schedulerCommand(args: string[], out: (s: string) => void): Promise<number> {
+  const { values, positionals } = parseFlags(args, FLAGS);
+  if (values.help) {
+    out(SCHEDULER_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const kubeconfig = values['kubeconfig'];
+  if (typeof kubeconfig !== 'string' || kubeconfig === '') throw new UsageError('--kubeconfig is required');
+  if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
+  const parallelism = intFlag('parallelism', values['parallelism'], 1) ?? 16;
+  let transport;
+  try {
+    transport = kubeconfigTransport({ path: kubeconfig });
+  } catch (err) {
+    throw new UsageError(`--kubeconfig: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const log = jsonLogger(undefined, 'scheduler');
+  const client = new Client(transport);
+  const manager = new ControllerManager(client, {
+    controllers: ['scheduler'],
+    schedulerParallelism: parallelism,
+    log,
+  });
+  let elector: LeaderElector | undefined;
+  let shuttingDown = false;
+  if (values['leader-elect'] === true) {
+    const namespace = String(values['leader-elect-resource-namespace'] ?? 'kube-system');
+    const name = String(values['leader-elect-resource-name'] ?? 'kube-scheduler');
+    const identity = `${hostname()}_${randomUUID()}`;
+    elector = new LeaderElector(
+      {
+        get: (ns, n) => client.get(LEASES, ns, n),
+        create: (ns, o) => client.create(LEASES, ns, o),
+        update: (o) => client.update(LEASES, o),
+      },
+      {
+        namespace,
+        name,
+        identity,
+        onStartedLeading: () => {
+          log.info('became the leader; starting the scheduler', { identity });
+          manager.start().catch((err: unknown) => {
+            log.error('scheduler failed to start', { err: String(err) });
+            process.exit(1);
+          });
+        },
+        onStoppedLeading: () => {
+          if (shuttingDown) return;
+          // As kube-scheduler: a leader that lost its lease exits; its supervisor restarts it.
+          log.error('leader election lost', { identity });
+          void manager.stop().finally(() => process.exit(1));
+        },
+        onNewLeader: (who) => log.info('new leader', { leader: who }),
+      },
+    );
+    elector.start();
+    out(`svcplane: scheduler running, campaigning for ${namespace}/${name} as ${identity}`);
+  } else {
+    await manager.start();
+    out('svcplane: scheduler running');
+  }
+  await new Promise<void>((resolve) => {
+    const onSignal = (): void => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  shuttingDown = true;
+  await manager.stop();
+  await elector?.stop();
+  transport.close();
+  return 0;
+}
