@@ -1,6 +1,6 @@
 // ESLint rule `svcplane/layers`: enforces the dependency direction of DESIGN §2
-//   api → core → {storage, runtime} → {apiserver, controllers, wrapper, proxy} → cli
-// Each layer may import itself and the layers before it; the four feature folders may not import each
+//   api → core → {storage, runtime} → {apiserver, controllers, nodes, wrapper, proxy} → cli
+// Each layer may import itself and the layers before it; the feature folders may not import each
 // other; nothing imports cli. It also pins each external I/O dependency to the one file allowed to load it.
 import path from 'node:path';
 
@@ -13,7 +13,8 @@ const LAYERS = {
   controllers: ['api', 'core', 'storage', 'runtime', 'controllers'],
   wrapper: ['api', 'core', 'storage', 'runtime', 'wrapper'],
   proxy: ['api', 'core', 'storage', 'runtime', 'proxy'],
-  cli: ['api', 'core', 'storage', 'runtime', 'apiserver', 'controllers', 'wrapper', 'proxy', 'cli'],
+  nodes: ['api', 'core', 'storage', 'runtime', 'nodes'],
+  cli: ['api', 'core', 'storage', 'runtime', 'apiserver', 'controllers', 'wrapper', 'proxy', 'nodes', 'cli'],
 };
 
 // External modules that do I/O, and the single source file (relative to the repo root) that may import each.

@@ -17,7 +17,9 @@ Commands:
   up          all-in-one server: the Kubernetes API server on the embedded store, with a kubeconfig
   apiserver   the API server alone, with kube-apiserver's flags
   controller-manager  the controllers alone, against any API server through a kubeconfig
+  scheduler   the default scheduler alone: binds pending pods to nodes, against any API server
   pod-status  set a Pod's IPs, phase and readiness as a kubelet would report them (svcplane has no kubelet)
+  node        simulated kubelets: register Nodes, renew their Leases, run the pods bound to them
   store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
   crds        print the CustomResourceDefinitions of the superedge.io grid kinds, for a real cluster
   version     print the version
@@ -53,8 +55,12 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./store-command.js')).storeCommand(rest, out);
       case 'controller-manager':
         return await (await import('./controller-manager-command.js')).controllerManagerCommand(rest, out);
+      case 'scheduler':
+        return await (await import('./scheduler-command.js')).schedulerCommand(rest, out);
       case 'pod-status':
         return await (await import('./pod-status-command.js')).podStatusCommand(rest, out);
+      case 'node':
+        return await (await import('./node-command.js')).nodeCommand(rest, out, version());
       case 'crds':
         return (await import('./crds-command.js')).crdsCommand(rest, out);
       default:

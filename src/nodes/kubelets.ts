@@ -1,0 +1,410 @@
+// Simulated kubelets: after registerNodes, one SimulatedKubelets object runs every node of the process.
+//
+// Heartbeats (workloads reference §4.1): each node's Lease is renewed every 10 s; the node status is
+// computed every 10 s and PATCHed when it changed (the node lifecycle controller set Ready Unknown) or
+// every 5 min otherwise. One 500 ms ticker drives all nodes, and node i's schedule is offset by
+// i/N of the interval, so N nodes make a steady N/10 lease writes per second rather than a burst of N
+// every 10 s; at most `heartbeatConcurrency` (64) writes are in flight, taken round-robin.
+//
+// Pods: ONE pod informer for all nodes of the process, watching pods with `spec.nodeName!=` (bound
+// pods only; the API server drops unscheduled ones) — or `spec.nodeName=<name>` when the process runs a
+// single node — and keeping those bound to our nodes. A field selector cannot name a set of nodes, and
+// one watch per node would cost N watch streams on the API server; a process running most nodes of the
+// cluster (the benchmark: 1,000 of 1,000) sees mostly its own pods anyway.
+// Each pod key goes through a workqueue (one key in flight at a time, retries with backoff); the
+// reconcile is planPod (core/nodes/pod-lifecycle.ts) applied through pods/status or a grace-0 DELETE.
+//
+// Pod IPs come from the node's PodIPPool, keyed by pod UID. Before the first pod is handled, every
+// bound pod's status.podIPs is reserved, so a restarted process gives no pod a new address and no new
+// pod an address in use.
+import type { KObject } from '../api/object.js';
+import { mustFindResource } from '../api/resources.js';
+import { parseCidrRange, type Cidr } from '../core/allocator/cidr.js';
+import {
+  LEASE_RENEW_INTERVAL_MS,
+  NODE_STATUS_REPORT_MS,
+  NODE_STATUS_UPDATE_MS,
+  nodeConditions,
+  nodeConditionsChanged,
+  NODE_LEASE_NAMESPACE,
+  rfc3339,
+  microTime,
+  staggerOffsetMs,
+} from '../core/nodes/node-object.js';
+import { NodeCidrError } from '../core/nodes/pod-cidrs.js';
+import { PodIPPool } from '../core/nodes/pod-ips.js';
+import { isTerminating, planPod, statusPodIPs } from '../core/nodes/pod-lifecycle.js';
+import { isApiError, type Client } from '../runtime/client.js';
+import { Controller } from '../runtime/controller.js';
+import { Informer, objectKeyOf } from '../runtime/informer.js';
+import { PodServers } from './echo-server.js';
+import { LEASES, NODES, type RegisteredNode } from './register.js';
+
+const PODS = mustFindResource('', 'pods');
+
+export interface KubeletLog {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface KubeletsOptions {
+  readonly client: Client;
+  readonly nodes: readonly RegisteredNode[];
+  readonly servePods?: boolean;
+  readonly log: KubeletLog;
+  /** Pod workers (default 4 + one per 10 nodes, at most 64). */
+  readonly podWorkers?: number;
+  /** Heartbeat writes in flight at once (default 32). */
+  readonly heartbeatConcurrency?: number;
+  readonly now?: () => number;
+}
+
+interface NodeState {
+  readonly reg: RegisteredNode;
+  readonly pool: PodIPPool;
+  nextLeaseMs: number;
+  nextStatusMs: number;
+  lastReportMs: number;
+  /** The Node as last seen (from the write's answer or the node informer). */
+  node: KObject | undefined;
+  busy: boolean;
+}
+
+interface Counters {
+  leaseWrites: number;
+  statusWrites: number;
+  podStatusWrites: number;
+  podDeletes: number;
+}
+
+export class SimulatedKubelets {
+  private readonly nodes = new Map<string, NodeState>();
+  private readonly pods: Informer;
+  private readonly nodeInformer: Informer;
+  private readonly controller: Controller;
+  private readonly servers: PodServers | undefined;
+  /** Pod key → the UID and node whose IPs it holds, so a vanished pod's addresses can be freed. */
+  private readonly held = new Map<string, { uid: string; node: string }>();
+  private ticker: NodeJS.Timeout | undefined;
+  private inFlight = 0;
+  private stopped = false;
+  /** The nodes in heartbeat order, and where the next walk starts. */
+  private readonly order: NodeState[] = [];
+  private cursor = 0;
+  private readonly now: () => number;
+  readonly counters: Counters = { leaseWrites: 0, statusWrites: 0, podStatusWrites: 0, podDeletes: 0 };
+
+  constructor(private readonly o: KubeletsOptions) {
+    this.now = o.now ?? Date.now;
+    const count = o.nodes.length;
+    const t = this.now();
+    for (const reg of o.nodes) {
+      const cidrs = reg.podCIDRs.map((c) => parseCidrRange(c)).filter((c): c is Cidr => c !== undefined);
+      this.nodes.set(reg.name, {
+        reg,
+        pool: new PodIPPool(cidrs),
+        nextLeaseMs: t + LEASE_RENEW_INTERVAL_MS + staggerOffsetMs(reg.index, count),
+        nextStatusMs: t + NODE_STATUS_UPDATE_MS + staggerOffsetMs(reg.index, count, NODE_STATUS_UPDATE_MS),
+        lastReportMs: t,
+        node: undefined,
+        busy: false,
+      });
+      this.order.push(this.nodes.get(reg.name)!);
+    }
+    const single = count === 1 ? o.nodes[0]!.name : undefined;
+    this.pods = new Informer(o.client, PODS, {
+      fieldSelector: single === undefined ? 'spec.nodeName!=' : `spec.nodeName=${single}`,
+      reflector: { onError: (err) => o.log.warn('pod watch failed; retrying', { err: String(err) }) },
+    });
+    this.nodeInformer = new Informer(o.client, NODES, {
+      ...(single === undefined ? {} : { fieldSelector: `metadata.name=${single}` }),
+      reflector: { onError: (err) => o.log.warn('node watch failed; retrying', { err: String(err) }) },
+    });
+    this.servers = o.servePods === true ? new PodServers(o.log) : undefined;
+    this.controller = new Controller({
+      name: 'kubelet-pods',
+      workers: o.podWorkers ?? Math.min(64, 4 + Math.ceil(count / 10)),
+      reconcile: (key) => this.syncPod(key),
+      onError: (key, err, dropped) =>
+        o.log.warn('pod sync failed', { pod: key, err: String(err), ...(dropped ? { dropped } : {}) }),
+    });
+  }
+
+  /** Starts heartbeats, waits for the pod cache, re-reserves every pod's IPs, then starts running pods. */
+  async start(): Promise<void> {
+    this.nodeInformer.addHandlers({
+      onAdd: (n) => this.observeNode(n),
+      onUpdate: (_old, n) => this.observeNode(n),
+    });
+    this.nodeInformer.start();
+    this.ticker = setInterval(() => this.tick(), 500);
+    this.pods.start();
+    await this.pods.waitForSync();
+    for (const pod of this.pods.indexer.list()) this.reserve(pod);
+    this.pods.addHandlers({
+      onAdd: (p) => this.enqueue(p),
+      onUpdate: (_old, p) => this.enqueue(p),
+      onDelete: (p) => this.controller.enqueue(objectKeyOf(p)),
+    });
+    this.controller.start();
+  }
+
+  /** Stops heartbeats and pod work and closes the echo listeners; the nodes stay registered. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.ticker !== undefined) clearInterval(this.ticker);
+    await this.controller.stop();
+    await Promise.all([this.pods.stop(), this.nodeInformer.stop()]);
+    await this.servers?.closeAll();
+  }
+
+  /** Pod IPs in use on a node (for tests and the benchmark). */
+  podIPs(node: string): number {
+    return this.nodes.get(node)?.pool.size ?? 0;
+  }
+
+  private mine(pod: KObject): NodeState | undefined {
+    const nodeName = (pod as { spec?: { nodeName?: unknown } }).spec?.nodeName;
+    return typeof nodeName === 'string' ? this.nodes.get(nodeName) : undefined;
+  }
+
+  private enqueue(pod: KObject): void {
+    if (this.mine(pod) !== undefined || this.held.has(objectKeyOf(pod)))
+      this.controller.enqueue(objectKeyOf(pod));
+  }
+
+  /** After a restart: the pod keeps the addresses its status shows. */
+  private reserve(pod: KObject): void {
+    const state = this.mine(pod);
+    if (state === undefined || isHostNetwork(pod)) return;
+    const ips = statusPodIPs(pod);
+    if (ips.length === 0) return;
+    const uid = pod.metadata.uid ?? '';
+    const problem = state.pool.reserve(uid, ips);
+    if (problem === undefined) this.held.set(objectKeyOf(pod), { uid, node: state.reg.name });
+    else this.o.log.warn('cannot keep the pod IPs', { pod: objectKeyOf(pod), ips, problem });
+  }
+
+  private release(key: string): void {
+    const h = this.held.get(key);
+    if (h === undefined) return;
+    this.held.delete(key);
+    this.nodes.get(h.node)?.pool.release(h.uid);
+  }
+
+  private async syncPod(key: string): Promise<{ requeueAfterMs?: number } | void> {
+    const pod = this.pods.indexer.get(key);
+    const state = pod === undefined ? undefined : this.mine(pod);
+    const held = this.held.get(key);
+    if (pod === undefined || state === undefined || (held !== undefined && held.uid !== pod.metadata.uid)) {
+      // Gone (deleted, or confirmed by us), moved off our nodes, or replaced by a pod of the same name.
+      this.release(key);
+      await this.servers?.close(key);
+      if (pod === undefined || state === undefined) return;
+    }
+    const uid = pod.metadata.uid ?? '';
+    const hostIPs = [state.reg.internalIP];
+    let ips: readonly string[];
+    if (isHostNetwork(pod)) ips = hostIPs;
+    else {
+      try {
+        ips = state.pool.allocate(uid);
+      } catch (err) {
+        if (err instanceof NodeCidrError) {
+          this.o.log.warn('no pod IP left on the node; waiting', { pod: key, node: state.reg.name });
+          return { requeueAfterMs: 5000 };
+        }
+        throw err;
+      }
+      this.held.set(key, { uid, node: state.reg.name });
+    }
+    const nowMs = this.now();
+    const plan = planPod({ pod, ips, hostIPs, nowMs, now: rfc3339(nowMs) });
+    if (isTerminating(pod)) await this.servers?.close(key);
+    if (plan.kind === 'delete') {
+      try {
+        await this.o.client.delete(PODS, pod.metadata.namespace ?? '', pod.metadata.name ?? '', {
+          gracePeriodSeconds: 0,
+          preconditions: { uid },
+        });
+        this.counters.podDeletes++;
+      } catch (err) {
+        // Gone already, or a new pod of the same name (the UID precondition): nothing of ours to delete.
+        if (!isApiError(err, 404) && !isApiError(err, 409)) throw err;
+      }
+      return;
+    }
+    if (plan.kind === 'status') {
+      try {
+        await this.o.client.patch(
+          PODS,
+          pod.metadata.namespace ?? '',
+          pod.metadata.name ?? '',
+          'merge',
+          { metadata: { resourceVersion: pod.metadata.resourceVersion }, status: plan.status },
+          { sub: 'status' },
+        );
+        this.counters.podStatusWrites++;
+      } catch (err) {
+        // A newer pod is on its way through the watch (409), or the pod is gone (404): its event requeues.
+        if (isApiError(err, 409) || isApiError(err, 404)) return;
+        throw err;
+      }
+      if (plan.status.phase === 'Running') await this.serve(key, pod, state, ips);
+      return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
+    }
+    const phase = (pod as { status?: { phase?: unknown } }).status?.phase;
+    if (phase === 'Running' && !isTerminating(pod)) await this.serve(key, pod, state, ips);
+    return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
+  }
+
+  private async serve(key: string, pod: KObject, state: NodeState, ips: readonly string[]): Promise<void> {
+    if (this.servers === undefined || isHostNetwork(pod)) return;
+    await this.servers.ensure(key, {
+      namespace: pod.metadata.namespace ?? '',
+      name: pod.metadata.name ?? '',
+      node: state.reg.name,
+      ips,
+      ports: containerPorts(pod),
+    });
+  }
+
+  // ---- heartbeats ----
+
+  private observeNode(n: KObject): void {
+    const state = this.nodes.get(n.metadata.name ?? '');
+    if (state === undefined) return;
+    state.node = n;
+    // The node lifecycle controller marked us Unknown (e.g. after a pause): report at once.
+    const conds = (n as { status?: { conditions?: unknown } }).status?.conditions;
+    if (nodeConditionsChanged(conds)) state.nextStatusMs = 0;
+  }
+
+  /**
+   * Starts the heartbeats that are due, up to the concurrency limit. The walk resumes where the last one
+   * stopped (round-robin), so under load every node gets its turn rather than the first ones in the
+   * map; a finished heartbeat pumps again at once instead of waiting for the next tick. A status that
+   * needs no write is settled here, without taking a slot.
+   */
+  private tick(): void {
+    if (this.stopped) return;
+    const now = this.now();
+    const limit = this.o.heartbeatConcurrency ?? 64;
+    const n = this.order.length;
+    for (let k = 0; k < n && this.inFlight < limit; k++) {
+      const state = this.order[this.cursor]!;
+      this.cursor = (this.cursor + 1) % n;
+      if (state.busy) continue;
+      let statusDue = now >= state.nextStatusMs;
+      if (statusDue && !this.statusWriteDue(state, now)) {
+        state.nextStatusMs = now + NODE_STATUS_UPDATE_MS;
+        statusDue = false;
+      }
+      const leaseDue = now >= state.nextLeaseMs;
+      if (!leaseDue && !statusDue) continue;
+      state.busy = true;
+      this.inFlight++;
+      void this.heartbeat(state, leaseDue, statusDue).finally(() => {
+        state.busy = false;
+        this.inFlight--;
+        this.tick();
+      });
+    }
+  }
+
+  /** The kubelet posts its status when its conditions differ from the stored ones, or every 5 min. */
+  private statusWriteDue(state: NodeState, now: number): boolean {
+    const conds = (state.node as { status?: { conditions?: unknown } } | undefined)?.status?.conditions;
+    return (
+      state.node === undefined ||
+      nodeConditionsChanged(conds) ||
+      now - state.lastReportMs >= NODE_STATUS_REPORT_MS
+    );
+  }
+
+  private async heartbeat(state: NodeState, leaseDue: boolean, statusDue: boolean): Promise<void> {
+    const name = state.reg.name;
+    if (statusDue) {
+      const now = this.now();
+      state.nextStatusMs = now + NODE_STATUS_UPDATE_MS;
+      const conds = (state.node as { status?: { conditions?: unknown } } | undefined)?.status?.conditions;
+      try {
+        state.node = await this.o.client.patch(
+          NODES,
+          '',
+          name,
+          'merge',
+          { status: { conditions: nodeConditions(now, conds) } },
+          { sub: 'status' },
+        );
+        state.lastReportMs = now;
+        this.counters.statusWrites++;
+      } catch (err) {
+        state.nextStatusMs = now + 1000;
+        this.o.log.warn('node status update failed', { node: name, err: String(err) });
+      }
+    }
+    if (leaseDue) {
+      const now = this.now();
+      try {
+        await this.renewLease(state, now);
+        state.nextLeaseMs = now + LEASE_RENEW_INTERVAL_MS;
+        this.counters.leaseWrites++;
+      } catch (err) {
+        // The lease controller retries at once with a short backoff.
+        state.nextLeaseMs = now + 1000;
+        this.o.log.warn('lease renewal failed', { node: name, err: String(err) });
+      }
+    }
+  }
+
+  /** A plain Update of the Lease with our last copy's resourceVersion; a conflict re-reads, a 404 recreates. */
+  private async renewLease(state: NodeState, now: number): Promise<void> {
+    const { client } = this.o;
+    const name = state.reg.name;
+    const renewed = (l: KObject): KObject =>
+      ({
+        ...l,
+        spec: {
+          ...(l as { spec?: object }).spec,
+          holderIdentity: name,
+          leaseDurationSeconds: 40,
+          renewTime: microTime(now),
+        },
+      }) as KObject;
+    try {
+      state.reg.lease = await client.update(LEASES, renewed(state.reg.lease));
+    } catch (err) {
+      if (isApiError(err, 409)) {
+        const fresh = await client.get(LEASES, NODE_LEASE_NAMESPACE, name);
+        state.reg.lease = await client.update(LEASES, renewed(fresh));
+      } else if (isApiError(err, 404)) {
+        const { resourceVersion: _rv, uid: _uid, ...meta } = state.reg.lease.metadata;
+        state.reg.lease = await client.create(
+          LEASES,
+          NODE_LEASE_NAMESPACE,
+          renewed({ ...state.reg.lease, metadata: meta } as KObject),
+        );
+      } else throw err;
+    }
+  }
+}
+
+const isHostNetwork = (pod: KObject): boolean =>
+  (pod as { spec?: { hostNetwork?: unknown } }).spec?.hostNetwork === true;
+
+/** Every TCP containerPort of the pod's containers, once each. */
+export function containerPorts(pod: KObject): number[] {
+  const containers = (pod as { spec?: { containers?: unknown } }).spec?.containers;
+  const ports = new Set<number>();
+  for (const c of Array.isArray(containers) ? containers : []) {
+    const list = (c as { ports?: unknown }).ports;
+    for (const p of Array.isArray(list) ? list : []) {
+      const port = (p as { containerPort?: unknown; protocol?: unknown }).containerPort;
+      const proto = (p as { protocol?: unknown }).protocol;
+      if (typeof port === 'number' && (proto === undefined || proto === 'TCP')) ports.add(port);
+    }
+  }
+  return [...ports];
+}

@@ -1,0 +1,285 @@
+// Registration of simulated nodes: decide each node's pod CIDRs, refuse what a kubelet would make a
+// mess of, then create (or take over) the Nodes and their Leases — all or nothing.
+//
+// Refused, before anything is written:
+//   - a name held by a live node (Ready and its Lease fresh: some other kubelet runs it);
+//   - a pod CIDR overlapping another node's spec.podCIDRs, or differing from the podCIDRs a node of that
+//     name already has (podCIDRs are immutable once set);
+//   - no free range left in --cluster-cidr.
+// A node of the same name that is not live (this process before a restart, or a kubelet that died) is
+// taken over: it keeps its podCIDRs and its pods. If a write fails halfway, the Nodes and Leases this
+// call created are deleted again, so a failed start leaves nothing half-registered.
+import type { KObject } from '../api/object.js';
+import { mustFindResource } from '../api/resources.js';
+import { formatCidr, type Cidr } from '../core/allocator/cidr.js';
+import {
+  leaseObject,
+  nodeLiveness,
+  nodeObject,
+  nodeStatus,
+  NODE_LEASE_NAMESPACE,
+  PROCESS_ANNOTATION,
+  type NodeInput,
+} from '../core/nodes/node-object.js';
+import {
+  allocateNodeCIDRs,
+  defaultNodeMask,
+  findCidrConflict,
+  NodeCidrError,
+  splitCidr,
+  type NodeCidrs,
+} from '../core/nodes/pod-cidrs.js';
+import type { Client } from '../runtime/client.js';
+
+export const NODES = mustFindResource('', 'nodes');
+export const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+
+/** A start refused for a reason the user can fix; its message is the one line printed. */
+export class RegistrationError extends Error {
+  override readonly name = 'RegistrationError';
+}
+
+export type CidrSource =
+  /** --pod-cidr: the node's own range(s); with several nodes, each gets the i-th /mask subnet. */
+  | { readonly kind: 'pod-cidr'; readonly cidrs: readonly Cidr[]; readonly maskSize?: number }
+  /** --cluster-cidr: ranges allocated as the node IPAM controller does. */
+  | { readonly kind: 'cluster-cidr'; readonly cidrs: readonly Cidr[]; readonly maskSize?: number };
+
+export interface RegisterOptions {
+  readonly client: Client;
+  readonly names: readonly string[];
+  readonly labels: Readonly<Record<string, string>>;
+  readonly cidrs: CidrSource;
+  /** The InternalIP of node i. */
+  readonly internalIP: (index: number) => string;
+  readonly version: string;
+  readonly maxPods?: number;
+  readonly nowMs: () => number;
+  /** This process, as PROCESS_ANNOTATION records it (`<host>/<pid>`). */
+  readonly process?: string;
+  /**
+   * Whether the process a live-looking node's Lease names is gone (it was this host's previous run,
+   * killed): then the node is taken over rather than refused.
+   */
+  readonly processGone?: (process: string) => boolean;
+}
+
+export interface RegisteredNode {
+  readonly name: string;
+  readonly index: number;
+  readonly uid: string;
+  readonly podCIDRs: readonly string[];
+  readonly internalIP: string;
+  readonly input: NodeInput;
+  /** The Lease as last written (its resourceVersion is the next update's precondition). */
+  lease: KObject;
+}
+
+const cidrsOf = (n: KObject): string[] => {
+  const spec = (n as { spec?: { podCIDRs?: unknown; podCIDR?: unknown } }).spec;
+  if (Array.isArray(spec?.podCIDRs) && spec.podCIDRs.length > 0) return spec.podCIDRs.map(String);
+  return typeof spec?.podCIDR === 'string' && spec.podCIDR !== '' ? [spec.podCIDR] : [];
+};
+
+/** The podCIDRs each node should have, before looking at what the cluster holds. */
+function plannedCIDRs(
+  source: CidrSource,
+  names: readonly string[],
+  existing: NodeCidrs[],
+): Map<string, string[]> {
+  try {
+    if (source.kind === 'cluster-cidr') {
+      const maskSizes = source.cidrs.map(
+        (c, i) => (i === 0 ? source.maskSize : undefined) ?? defaultNodeMask(c, 1),
+      );
+      return allocateNodeCIDRs({ clusterCIDRs: source.cidrs, maskSizes, existing, nodes: names });
+    }
+    if (names.length === 1) return new Map([[names[0]!, source.cidrs.map(formatCidr)]]);
+    const perFamily = source.cidrs.map((c, i) =>
+      splitCidr(c, (i === 0 ? source.maskSize : undefined) ?? defaultNodeMask(c, names.length), names.length),
+    );
+    return new Map(names.map((n, i) => [n, perFamily.map((subnets) => formatCidr(subnets[i]!))]));
+  } catch (err) {
+    if (err instanceof NodeCidrError) {
+      const flag = source.kind === 'cluster-cidr' ? '--cluster-cidr' : '--pod-cidr';
+      throw new RegistrationError(`${flag}: ${err.message}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Registers the nodes (or takes over dead ones of the same names) and their Leases. Throws
+ * RegistrationError for refused input, ApiError or a connection error when the API server fails.
+ */
+export async function registerNodes(o: RegisterOptions): Promise<RegisteredNode[]> {
+  const { client } = o;
+  const allNodes = await listAll(client, NODES);
+  const leases = new Map(
+    (await listAll(client, LEASES, NODE_LEASE_NAMESPACE)).map((l) => [l.metadata.name, l]),
+  );
+  const byName = new Map(allNodes.map((n) => [n.metadata.name ?? '', n]));
+  const now = o.nowMs();
+
+  for (const name of o.names) {
+    const n = byName.get(name);
+    if (n === undefined) continue;
+    const lease = leases.get(name);
+    const l = nodeLiveness(n, lease, now);
+    const holder = lease?.metadata.annotations?.[PROCESS_ANNOTATION];
+    if (l.live && !(holder !== undefined && o.processGone?.(holder) === true)) {
+      throw new RegistrationError(`node "${name}" is taken by a live node (${l.why}); pick another --name`);
+    }
+  }
+
+  const existing = allNodes.map((n) => ({ node: n.metadata.name ?? '', cidrs: cidrsOf(n) }));
+  const planned = plannedCIDRs(o.cidrs, o.names, existing);
+  for (const name of o.names) {
+    const had = cidrsOf(byName.get(name) ?? { metadata: {} });
+    const want = planned.get(name)!;
+    if (had.length > 0 && (had.length !== want.length || had.some((c, i) => c !== want[i]))) {
+      throw new RegistrationError(
+        `node "${name}" already has podCIDRs ${had.join(',')}, not ${want.join(',')} (podCIDRs cannot change; delete the node or use its range)`,
+      );
+    }
+  }
+  const mine = o.names.map((name) => ({ node: name, cidrs: planned.get(name)! }));
+  const conflict = findCidrConflict(mine, existing);
+  if (conflict !== undefined) {
+    throw new RegistrationError(
+      `pod CIDR ${conflict.cidr} of node "${conflict.node}" overlaps ${conflict.otherCidr} of node "${conflict.otherNode}"`,
+    );
+  }
+
+  const createdNodes: string[] = [];
+  const createdLeases: string[] = [];
+  try {
+    const out: RegisteredNode[] = [];
+    // Writes go out a few at a time: thousands of nodes register in seconds without a burst of sockets.
+    await forEachLimit(o.names, 32, async (name, index) => {
+      const input: NodeInput = {
+        name,
+        labels: o.labels,
+        podCIDRs: planned.get(name)!,
+        internalIP: o.internalIP(index),
+        version: o.version,
+        nowMs: o.nowMs(),
+        ...(o.maxPods === undefined ? {} : { maxPods: o.maxPods }),
+      };
+      const stored = byName.get(name);
+      let node: KObject;
+      if (stored === undefined) {
+        node = await client.create(NODES, '', nodeObject(input));
+        createdNodes.push(name);
+      } else {
+        node = await takeOver(client, stored, input);
+      }
+      const uid = node.metadata.uid ?? '';
+      const lease = await writeLease(
+        client,
+        leases.get(name),
+        leaseObject(name, o.nowMs(), uid, o.process),
+        () => createdLeases.push(name),
+      );
+      out[index] = { name, index, uid, podCIDRs: input.podCIDRs, internalIP: input.internalIP, input, lease };
+    });
+    return out;
+  } catch (err) {
+    await forEachLimit(createdLeases, 32, (n) =>
+      client.delete(LEASES, NODE_LEASE_NAMESPACE, n).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    await forEachLimit(createdNodes, 32, (n) =>
+      client.delete(NODES, '', n).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    throw err;
+  }
+}
+
+/** A dead node of our name: add our labels and (when it has none) podCIDRs, then report our status. */
+async function takeOver(client: Client, stored: KObject, input: NodeInput): Promise<KObject> {
+  const want = nodeObject(input) as {
+    metadata: { labels: Record<string, string> };
+    spec: Record<string, unknown>;
+  };
+  const spec = { ...(stored as { spec?: Record<string, unknown> }).spec };
+  if (cidrsOf(stored).length === 0 && want.spec['podCIDRs'] !== undefined) {
+    spec['podCIDR'] = want.spec['podCIDR'];
+    spec['podCIDRs'] = want.spec['podCIDRs'];
+  }
+  await client.update(NODES, {
+    ...stored,
+    metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, ...want.metadata.labels } },
+    spec,
+  } as KObject);
+  const previous = (stored as { status?: { conditions?: unknown } }).status?.conditions;
+  return client.patch(
+    NODES,
+    '',
+    input.name,
+    'merge',
+    { status: nodeStatus(input, previous) },
+    { sub: 'status' },
+  );
+}
+
+async function writeLease(
+  client: Client,
+  stored: KObject | undefined,
+  desired: Record<string, unknown>,
+  created: () => void,
+): Promise<KObject> {
+  if (stored === undefined) {
+    const l = await client.create(LEASES, NODE_LEASE_NAMESPACE, desired);
+    created();
+    return l;
+  }
+  const d = desired as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+  return client.update(LEASES, {
+    ...stored,
+    metadata: { ...stored.metadata, ...d.metadata, resourceVersion: stored.metadata.resourceVersion },
+    spec: { ...(stored as { spec?: object }).spec, ...d.spec },
+  } as KObject);
+}
+
+export async function listAll(client: Client, r: typeof NODES, namespace?: string): Promise<KObject[]> {
+  const items: KObject[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await client.list(r, {
+      ...(namespace === undefined ? {} : { namespace }),
+      limit: 500,
+      ...(cont === undefined ? {} : { continue: cont }),
+    });
+    items.push(...page.items);
+    cont = page.metadata.continue;
+  } while (cont !== undefined && cont !== '');
+  return items;
+}
+
+/** Runs fn over items with at most `limit` in flight; the first failure is thrown after all settle. */
+export async function forEachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && failure === undefined) {
+      const i = next++;
+      try {
+        await fn(items[i]!, i);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.err;
+}
