@@ -557,6 +557,10 @@ class WatchSet {
       this.errorEvents++;
       return;
     }
+    // Each create must reach each watcher once, as ADDED. In `svcplane up` the controllers also act on
+    // the pods (the scheduler reports them unschedulable, the garbage collector removes them, since
+    // their ReplicaSet does not exist): those MODIFIED and DELETED events are not the creates measured.
+    if (t !== 0x41 /* ADDED */) return;
     this.events++;
     const meta = buf.indexOf(META_MARK, from);
     const nameAt = buf.indexOf(NAME_MARK, meta) + NAME_MARK.length;
