@@ -1,6 +1,7 @@
 // The API server process: watch cache + registry + HTTPS handler on one port, with the system
 // namespaces, namespace lifecycle, and a graceful shutdown (stop accepting, end watches cleanly,
 // finish in-flight requests, stop the cache; the caller then closes the store).
+import type { ValidationOptions } from '../api/validation/options.js';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import {
@@ -62,6 +63,8 @@ export interface ApiServerOptions {
   readonly maxWatchQueueBytes?: number;
   readonly minRequestTimeoutSeconds?: number;
   readonly watchCacheHistory?: number;
+  /** What validation accepts beyond kube-apiserver's rules (--allow-loopback-endpoints). */
+  readonly validation?: ValidationOptions;
 }
 
 export interface RunningApiServer {
@@ -94,7 +97,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   });
   const allocMetrics = new AllocationMetrics(metrics.registry);
   const allocators = new ServiceAllocators(opts.store, opts.allocation, log, allocMetrics);
-  const registry = new Registry(opts.store, cache, { hooks: allocators.hooks() });
+  const registry = new Registry(opts.store, cache, {
+    hooks: allocators.hooks(),
+    ...(opts.validation === undefined ? {} : { validation: opts.validation }),
+  });
   metrics.storageObjects.reset();
   const collectObjects = (): void => {
     for (const r of RESOURCES) metrics.storageObjects.set({ resource: resourceId(r) }, cache.count(r));

@@ -38,6 +38,7 @@ export const SERVER_FLAGS = {
   'min-request-timeout': { type: 'string' },
   'repair-interval': { type: 'string' },
   'advertise-address': { type: 'string' },
+  'allow-loopback-endpoints': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -56,7 +57,10 @@ export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          defa
   --service-node-port-range A-B           default 30000-32767
   --repair-interval DURATION              ClusterIP/NodePort repair period (default 3m)
   --advertise-address IP                  address listed in the kubernetes Endpoints (default: bind address)
-  --min-request-timeout SECONDS           watches without timeoutSeconds last 1-2x this (default 1800)`;
+  --min-request-timeout SECONDS           watches without timeoutSeconds last 1-2x this (default 1800)
+  --allow-loopback-endpoints true|false   accept 127.0.0.0/8 and ::1 in Endpoints and EndpointSlices, which
+                                          kube-apiserver refuses: pods of \`svcplane node --pod-cidr 127.x\`
+                                          (default true for up, false for apiserver)`;
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -112,9 +116,13 @@ export interface ServerSettings {
   readonly minRequestTimeoutSeconds: number;
   readonly repairIntervalMs: number;
   readonly advertiseAddress: string | undefined;
+  readonly allowLoopbackEndpoints: boolean;
 }
 
-export function serverSettings(values: Flags): ServerSettings {
+export function serverSettings(
+  values: Flags,
+  defaults: { readonly allowLoopbackEndpoints?: boolean } = {},
+): ServerSettings {
   const bindAddress = str(values['bind-address']) ?? '127.0.0.1';
   if (isIP(bindAddress) === 0)
     throw new UsageError(`--bind-address: ${JSON.stringify(bindAddress)} is not an IP address`);
@@ -129,7 +137,19 @@ export function serverSettings(values: Flags): ServerSettings {
     minRequestTimeoutSeconds: intFlag('min-request-timeout', values['min-request-timeout'], 1) ?? 1800,
     repairIntervalMs: durationFlag('repair-interval', values['repair-interval'], 100) ?? 180_000,
     advertiseAddress: advertiseAddress(values['advertise-address']),
+    allowLoopbackEndpoints: boolFlag(
+      'allow-loopback-endpoints',
+      values['allow-loopback-endpoints'],
+      defaults.allowLoopbackEndpoints ?? false,
+    ),
   };
+}
+
+function boolFlag(name: string, raw: string | boolean | undefined, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  if (raw === true || raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new UsageError(`--${name}: must be true or false, got ${JSON.stringify(raw)}`);
 }
 
 function advertiseAddress(raw: string | boolean | undefined): string | undefined {
@@ -290,6 +310,7 @@ export async function runServer(opts: {
     version: versionInfo(opts.pkgVersion),
     log,
     minRequestTimeoutSeconds: opts.settings.minRequestTimeoutSeconds,
+    validation: { allowLoopbackEndpoints: opts.settings.allowLoopbackEndpoints },
     allocation: {
       serviceClusterIPRange: opts.settings.serviceClusterIPRange,
       serviceNodePortRange: opts.settings.serviceNodePortRange,
@@ -336,6 +357,7 @@ export function parseServerFlags(
   args: string[],
   help: string,
   out: (s: string) => void,
+  defaults: { readonly allowLoopbackEndpoints?: boolean } = {},
 ): { values: Flags; settings: ServerSettings } | undefined {
   const { values, positionals } = parseFlags(args, SERVER_FLAGS);
   if (values.help) {
@@ -343,7 +365,7 @@ export function parseServerFlags(
     return undefined;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
-  return { values, settings: serverSettings(values) };
+  return { values, settings: serverSettings(values, defaults) };
 }
 
 /**

@@ -5,10 +5,11 @@ import { isValidPortNum, validateDNS1123Label, validateQualifiedName } from './f
 import { validateIP, validateNonSpecialIP } from './ip.js';
 import { In } from './json.js';
 import { isDNS1123Subdomain } from './names.js';
+import type { ValidationOptions } from './options.js';
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
-function validateAddress(a: In): FieldError[] {
+function validateAddress(a: In, opts: ValidationOptions): FieldError[] {
   const errs: FieldError[] = [];
   const ip = a.s('ip');
   errs.push(...validateIP(a.p('ip'), ip));
@@ -17,7 +18,7 @@ function validateAddress(a: In): FieldError[] {
   const nodeName = a.str('nodeName');
   if (nodeName !== undefined)
     for (const m of isDNS1123Subdomain(nodeName)) errs.push(invalid(a.p('nodeName'), nodeName, m));
-  errs.push(...validateNonSpecialIP(a.p('ip'), ip));
+  errs.push(...validateNonSpecialIP(a.p('ip'), ip, { allowLoopback: opts.allowLoopbackEndpoints === true }));
   a.obj('targetRef');
   return errs;
 }
@@ -38,7 +39,7 @@ export function validateEndpointPort(port: In, requireName: boolean): FieldError
   return errs;
 }
 
-export function validateEndpoints(obj: Record<string, unknown>): FieldError[] {
+export function validateEndpoints(obj: Record<string, unknown>, opts: ValidationOptions = {}): FieldError[] {
   const errs: FieldError[] = [];
   const root = new In(obj, FieldPath.root(''), errs);
   for (const ss of root.objs('subsets')) {
@@ -47,8 +48,8 @@ export function validateEndpoints(obj: Record<string, unknown>): FieldError[] {
     if (addresses.length === 0 && notReady.length === 0) {
       errs.push(required(ss.path, 'must specify `addresses` or `notReadyAddresses`'));
     }
-    for (const a of addresses) errs.push(...validateAddress(a));
-    for (const a of notReady) errs.push(...validateAddress(a));
+    for (const a of addresses) errs.push(...validateAddress(a, opts));
+    for (const a of notReady) errs.push(...validateAddress(a, opts));
     const ports = ss.objs('ports');
     for (const port of ports) errs.push(...validateEndpointPort(port, ports.length > 1));
   }

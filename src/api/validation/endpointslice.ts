@@ -4,6 +4,7 @@
 import { FieldPath, type FieldError, duplicate, invalid, notSupported, required } from '../field-errors.js';
 import { isFullyQualifiedDomainName, validateDNS1123Label, validateQualifiedName } from './formats.js';
 import { isIPv4, isIPv6, validateNonSpecialIP } from './ip.js';
+import type { ValidationOptions } from './options.js';
 import { In } from './json.js';
 import { validateLabels } from './labels.js';
 import { tooMany } from './limits.js';
@@ -42,7 +43,7 @@ function validateHints(hints: In): FieldError[] {
   return errs;
 }
 
-function validateEndpointsList(root: In, addressType: string): FieldError[] {
+function validateEndpointsList(root: In, addressType: string, opts: ValidationOptions): FieldError[] {
   const errs: FieldError[] = [];
   const list = root.arr('endpoints') ?? [];
   if (list.length > MAX_ENDPOINTS) return [tooMany(root.p('endpoints'), list.length, MAX_ENDPOINTS)];
@@ -56,11 +57,11 @@ function validateEndpointsList(root: In, addressType: string): FieldError[] {
       switch (addressType) {
         case 'IPv4':
           if (!isIPv4(a)) errs.push(invalid(p, a, 'must be a valid IPv4 address'));
-          errs.push(...validateNonSpecialIP(p, a));
+          errs.push(...validateNonSpecialIP(p, a, { allowLoopback: opts.allowLoopbackEndpoints === true }));
           break;
         case 'IPv6':
           if (!isIPv6(a)) errs.push(invalid(p, a, 'must be a valid IPv6 address'));
-          errs.push(...validateNonSpecialIP(p, a));
+          errs.push(...validateNonSpecialIP(p, a, { allowLoopback: opts.allowLoopbackEndpoints === true }));
           break;
         case 'FQDN':
           errs.push(...isFullyQualifiedDomainName(p, a));
@@ -109,14 +110,17 @@ function validatePorts(root: In): FieldError[] {
   return errs;
 }
 
-export function validateEndpointSlice(obj: Record<string, unknown>): FieldError[] {
+export function validateEndpointSlice(
+  obj: Record<string, unknown>,
+  opts: ValidationOptions = {},
+): FieldError[] {
   const errs: FieldError[] = [];
   const root = new In(obj, FieldPath.root(''), errs);
   const addressType = root.s('addressType');
   if (addressType === '') errs.push(required('addressType', ''));
   else if (!ADDRESS_TYPES.includes(addressType))
     errs.push(notSupported('addressType', addressType, ADDRESS_TYPES));
-  errs.push(...validateEndpointsList(root, addressType));
+  errs.push(...validateEndpointsList(root, addressType, opts));
   errs.push(...validatePorts(root));
   return errs;
 }

@@ -15,6 +15,8 @@ import {
 import { validateReplicaSetSpec, validateReplicaSetStatus } from './replicaset.js';
 import { validateEndpointSlice, validateEndpointSliceUpdate } from './endpointslice.js';
 import { validateEndpoints } from './endpoints.js';
+import type { ValidationOptions } from './options.js';
+export type { ValidationOptions } from './options.js';
 import { validateEventCreate, validateEventUpdate } from './event.js';
 import { validateDeploymentGrid, validateServiceGrid } from './grids.js';
 import { In, isObj } from './json.js';
@@ -73,7 +75,8 @@ function specIn(obj: Record<string, unknown>, errs: FieldError[]): In {
 function validateKind(
   r: ResourceInfo,
   obj: Record<string, unknown>,
-  old?: Record<string, unknown>,
+  old: Record<string, unknown> | undefined,
+  opts: ValidationOptions,
 ): FieldError[] {
   const errs: FieldError[] = [];
   switch (kindKey(r)) {
@@ -101,7 +104,7 @@ function validateKind(
       if (old === undefined) errs.push(...validateNamespaceCreate(obj));
       break;
     case '/Endpoints':
-      errs.push(...validateEndpoints(obj));
+      errs.push(...validateEndpoints(obj, opts));
       break;
     case '/Event':
     case 'events.k8s.io/Event': {
@@ -110,7 +113,7 @@ function validateKind(
       break;
     }
     case 'discovery.k8s.io/EndpointSlice':
-      errs.push(...validateEndpointSlice(obj));
+      errs.push(...validateEndpointSlice(obj, opts));
       if (old !== undefined) errs.push(...validateEndpointSliceUpdate(obj, old));
       break;
     case 'coordination.k8s.io/Lease':
@@ -140,7 +143,7 @@ function validateKind(
 }
 
 /** Validate an object about to be created (after defaulting). */
-export function validateCreate(r: ResourceInfo, obj: KObject): FieldError[] {
+export function validateCreate(r: ResourceInfo, obj: KObject, opts: ValidationOptions = {}): FieldError[] {
   const o = asRecord(obj);
   return [
     ...validateObjectMeta(o['metadata'], {
@@ -149,7 +152,7 @@ export function validateCreate(r: ResourceInfo, obj: KObject): FieldError[] {
       isCreate: true,
       kubeFinalizers: kubeFinalizers(r),
     }),
-    ...validateKind(r, o),
+    ...validateKind(r, o, undefined, opts),
   ];
 }
 
@@ -159,12 +162,17 @@ export function validateCreate(r: ResourceInfo, obj: KObject): FieldError[] {
  * Deployment selector, EndpointSlice addressType, Node podCIDRs/providerID, Event fields), plus every
  * create rule of the new object's spec.
  */
-export function validateUpdate(r: ResourceInfo, obj: KObject, old: KObject): FieldError[] {
+export function validateUpdate(
+  r: ResourceInfo,
+  obj: KObject,
+  old: KObject,
+  opts: ValidationOptions = {},
+): FieldError[] {
   const o = asRecord(obj);
   const before = asRecord(old);
   return [
     ...validateObjectMetaUpdate(o['metadata'], before['metadata'], { kubeFinalizers: kubeFinalizers(r) }),
-    ...validateKind(r, o, before),
+    ...validateKind(r, o, before, opts),
   ];
 }
 

@@ -182,13 +182,21 @@ export const CIDR_MESSAGE = 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 20
 export const validateIP = (p: FieldPath, value: string): FieldError[] =>
   parseIP(value) === undefined ? [invalid(p, value, IP_MESSAGE)] : [];
 
-/** ValidateNonSpecialIP: no unspecified, loopback or link-local addresses. */
-export function validateNonSpecialIP(p: FieldPath, value: string): FieldError[] {
+/**
+ * ValidateNonSpecialIP: no unspecified, loopback or link-local addresses. `allowLoopback` lifts the
+ * loopback rule (ValidationOptions.allowLoopbackEndpoints).
+ */
+export function validateNonSpecialIP(
+  p: FieldPath,
+  value: string,
+  opts: { readonly allowLoopback?: boolean } = {},
+): FieldError[] {
   const ip = parseIP(value);
   if (ip === undefined) return [invalid(p, value, 'must be a valid IP address')];
   const errs: FieldError[] = [];
   if (isUnspecified(ip)) errs.push(invalid(p, value, `may not be unspecified (${value})`));
-  if (isLoopback(ip)) errs.push(invalid(p, value, 'may not be in the loopback range (127.0.0.0/8, ::1/128)'));
+  if (isLoopback(ip) && opts.allowLoopback !== true)
+    errs.push(invalid(p, value, 'may not be in the loopback range (127.0.0.0/8, ::1/128)'));
   if (isLinkLocalUnicast(ip))
     errs.push(invalid(p, value, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)'));
   if (isLinkLocalMulticast(ip)) {

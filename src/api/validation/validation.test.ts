@@ -1311,3 +1311,40 @@ describe('coverage of the table', () => {
     assert.equal(kinds.size, Object.keys(GROUPS).length);
   });
 });
+
+describe('ValidationOptions.allowLoopbackEndpoints', () => {
+  const endpoints = {
+    metadata: { name: 'web', namespace: 'default' },
+    subsets: [
+      {
+        addresses: [{ ip: '127.10.0.5' }],
+        notReadyAddresses: [{ ip: '::1' }],
+        ports: [{ port: 80, protocol: 'TCP' }],
+      },
+    ],
+  } as unknown as KObject;
+  const slice = {
+    metadata: { name: 'web-abc', namespace: 'default' },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['127.10.0.5'] }],
+    ports: [{ port: 80, protocol: 'TCP' }],
+  } as unknown as KObject;
+  const rOf = (group: string, resource: string): ResourceInfo =>
+    RESOURCES.find((r) => r.group === group && r.resource === resource)!;
+
+  it('refuses loopback endpoint addresses by default, as kube-apiserver does', () => {
+    assert.equal(validateCreate(rOf('', 'endpoints'), endpoints).length, 2);
+    assert.equal(validateCreate(rOf('discovery.k8s.io', 'endpointslices'), slice).length, 1);
+  });
+
+  it('accepts them when allowed, and still refuses link-local and unspecified ones', () => {
+    const opts = { allowLoopbackEndpoints: true };
+    assert.deepEqual(validateCreate(rOf('', 'endpoints'), endpoints, opts), []);
+    assert.deepEqual(validateCreate(rOf('discovery.k8s.io', 'endpointslices'), slice, opts), []);
+    const linkLocal = { ...slice, endpoints: [{ addresses: ['169.254.1.1'] }] } as unknown as KObject;
+    assert.match(
+      validateCreate(rOf('discovery.k8s.io', 'endpointslices'), linkLocal, opts).map(fieldErrorString).join(),
+      /link-local/,
+    );
+  });
+});

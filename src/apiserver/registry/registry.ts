@@ -7,7 +7,12 @@ import { applyDefaults, prepareForUpdate } from '../../api/defaults/index.js';
 import { isPlainObject, type KObject } from '../../api/object.js';
 import { groupVersion, mustFindResource, type ResourceInfo } from '../../api/resources.js';
 import { isStatusError, statusErrors, StatusError, type Status } from '../../api/status.js';
-import { validateCreate, validateStatusUpdate, validateUpdate } from '../../api/validation/index.js';
+import {
+  validateCreate,
+  validateStatusUpdate,
+  validateUpdate,
+  type ValidationOptions,
+} from '../../api/validation/index.js';
 import { isStoreError, type Store } from '../../storage/store.js';
 import { decodeObject, encodeObject, objectKey } from '../codec.js';
 import type { WatchCache } from '../watch-cache/watch-cache.js';
@@ -49,6 +54,7 @@ export class Registry {
   readonly now: () => number;
   private readonly random: () => number;
   private readonly hooks: RegistryHooks;
+  private readonly validation: ValidationOptions;
 
   constructor(
     readonly store: Store,
@@ -58,6 +64,7 @@ export class Registry {
     this.now = opts.now ?? Date.now;
     this.random = opts.random ?? Math.random;
     this.hooks = opts.hooks ?? {};
+    this.validation = opts.validation ?? {};
   }
 
   async get(r: ResourceInfo, namespace: string, name: string): Promise<KObject> {
@@ -116,7 +123,7 @@ export class Registry {
     applyDefaults(r, obj);
     admitOnCreate(r, obj);
     this.hooks.prepare?.(r, obj, undefined);
-    const errs = validateCreate(r, obj);
+    const errs = validateCreate(r, obj, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, meta.name ?? '', errs);
     if (r.namespaced) await this.checkNamespaceAcceptsCreates(r, namespace, meta.name ?? '');
     const withManaged = managed();
@@ -242,7 +249,10 @@ export class Registry {
     if (subresource === '') prepareForUpdate(r, next, old);
     applyDefaults(r, next);
     if (subresource === '') this.hooks.prepare?.(r, next, old);
-    const errs = subresource === 'status' ? validateStatusUpdate(r, next, old) : validateUpdate(r, next, old);
+    const errs =
+      subresource === 'status'
+        ? validateStatusUpdate(r, next, old)
+        : validateUpdate(r, next, old, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, om.name ?? '', errs);
     if (tracksGeneration(r) && subresource === '' && specOf(next, r) !== specOf(old, r)) {
       meta.generation = (om.generation ?? 0) + 1;

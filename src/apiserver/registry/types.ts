@@ -1,4 +1,5 @@
 // What callers hand the registry: write options, delete options and the hooks of kinds with side effects.
+import type { ValidationOptions } from '../../api/validation/options.js';
 import type { KObject } from '../../api/object.js';
 import type { ResourceInfo } from '../../api/resources.js';
 
@@ -43,4 +44,6 @@ export interface RegistryOptions {
   readonly now?: () => number;
   readonly random?: () => number;
   readonly hooks?: RegistryHooks;
+  /** What validation accepts beyond kube-apiserver's rules (flags such as --allow-loopback-endpoints). */
+  readonly validation?: ValidationOptions;
 }
