@@ -4,7 +4,12 @@
 // controller-host.ts starts it, restarts it when it dies, relays its metrics and readiness, and stops it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { jsonLogger } from '../apiserver/logger.js';
-import { ControllerManager, type ControllerName } from '../controllers/manager.js';
+import {
+  ControllerManager,
+  type ControllerName,
+  type NodeLifecycleSettings,
+  type PodGCSettings,
+} from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { httpTransport } from '../runtime/http-transport.js';
 
@@ -13,6 +18,10 @@ export interface ControllersWorkerData {
   readonly socketPath: string;
   readonly token: string;
   readonly controllers: readonly ControllerName[];
+  /** `svcplane up`'s --node-monitor-* flags (controller-manager's); absent: upstream's defaults. */
+  readonly nodeLifecycle?: NodeLifecycleSettings;
+  /** `svcplane up`'s --podgc-* and --terminated-pod-gc-threshold flags. */
+  readonly podGC?: PodGCSettings;
 }
 
 export type ToWorker = { readonly type: 'metrics'; readonly id: number } | { readonly type: 'stop' };
@@ -33,7 +42,12 @@ const transport = httpTransport({
   socketPath: data.socketPath,
   credentials: () => credentials,
 });
-const manager = new ControllerManager(new Client(transport), { controllers: data.controllers, log });
+const manager = new ControllerManager(new Client(transport), {
+  controllers: data.controllers,
+  ...(data.nodeLifecycle === undefined ? {} : { nodeLifecycle: data.nodeLifecycle }),
+  ...(data.podGC === undefined ? {} : { podGC: data.podGC }),
+  log,
+});
 
 let stopping = false;
 port.on('message', (m: ToWorker) => {

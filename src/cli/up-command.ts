@@ -3,14 +3,17 @@
 // DIR/kubeconfig; every start rewrites the kubeconfig with the URL actually served.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
 import { formatTokenFileRecord, parseTokenFile, tokenDigest } from '../apiserver/auth/token-file.js';
 import { jsonLogger } from '../apiserver/logger.js';
 import { KNOWN_CONTROLLERS } from '../controllers/manager.js';
 import { ControllerHost } from './controller-host.js';
-import { UsageError } from './flags.js';
+import { nodeLifecycleFlags, podGCFlags } from './controller-manager-command.js';
+import { UsageError, parseFlags } from './flags.js';
 import {
+  SERVER_FLAGS,
   SERVER_FLAGS_HELP,
   ensureServingCert,
   loadAuth,
@@ -22,8 +25,9 @@ import {
 export const UP_HELP = `Usage: svcplane up [flags]
 
 All-in-one svcplane: the Kubernetes API server on the embedded SQLite store (or etcd with
---storage-backend etcd3), with the controllers (endpoints, endpointslice, garbagecollector, servicegrid, deploymentgrid) on a worker thread of its own. The first start generates a CA, a serving certificate for 127.0.0.1 and
-localhost, an admin token (group system:masters) and DIR/kubeconfig. When ready it prints one line with
+--storage-backend etcd3), with every controller (${KNOWN_CONTROLLERS.join(', ')}) on a worker
+thread of its own. The first start generates a CA, a serving certificate for 127.0.0.1 and localhost,
+an admin token (group system:masters) and DIR/kubeconfig. When ready it prints one line with
 the URL and the kubeconfig path:
 
   KUBECONFIG=.svcplane/kubeconfig kubectl get namespaces
@@ -33,16 +37,56 @@ and closes the store.
 
 Flags:
 ${SERVER_FLAGS_HELP}
+
+The node lifecycle and pod GC controllers' timings (svcplane controller-manager's flags):
+  --node-monitor-period D                 how often node health is checked (default 5s)
+  --node-monitor-grace-period D           heartbeats older than this make a node Unknown (default 40s)
+  --node-startup-grace-period D           the same for a node that never posted Ready (default 1m)
+  --enable-pod-eviction                   evict pods from NoExecute-tainted nodes (default: off)
+  --terminated-pod-gc-threshold N         finished pods kept before the oldest go (default 12500, 0 = all)
+  --podgc-period D                        how often pod GC runs (default 20s)
+  --podgc-orphan-quarantine D             a pod's node missing this long is looked up, then its pods go (default 40s)
 `;
+
+/** `up`'s own flags, passed to the controllers' worker; the rest are the API server's. */
+const CONTROLLER_FLAGS = {
+  'node-monitor-period': { type: 'string' },
+  'node-monitor-grace-period': { type: 'string' },
+  'node-startup-grace-period': { type: 'string' },
+  'enable-pod-eviction': { type: 'boolean' },
+  'terminated-pod-gc-threshold': { type: 'string' },
+  'podgc-period': { type: 'string' },
+  'podgc-orphan-quarantine': { type: 'string' },
+} as const;
+
+/** Splits `args` into the API server's and the controllers' flags (unknown flags are usage errors). */
+function splitControllerFlags(args: string[]): {
+  serverArgs: string[];
+  values: Record<string, string | boolean | undefined>;
+} {
+  const options = { ...SERVER_FLAGS, ...CONTROLLER_FLAGS };
+  const { values } = parseFlags(args, options);
+  const { tokens } = parseArgs({ args, options, strict: true, allowPositionals: true, tokens: true });
+  const drop = new Set<number>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || !Object.hasOwn(CONTROLLER_FLAGS, t.name)) continue;
+    drop.add(t.index);
+    if (t.value !== undefined && !t.inlineValue) drop.add(t.index + 1);
+  }
+  return { serverArgs: args.filter((_, i) => !drop.has(i)), values };
+}
 
 export async function upCommand(
   args: string[],
   out: (s: string) => void,
   pkgVersion: string,
 ): Promise<number> {
-  const parsed = parseServerFlags(args, UP_HELP, out);
+  const split = splitControllerFlags(args);
+  const parsed = parseServerFlags(split.serverArgs, UP_HELP, out, { allowLoopbackEndpoints: true });
   if (parsed === undefined) return 0;
   const { values, settings } = parsed;
+  const nodeLifecycle = nodeLifecycleFlags(split.values);
+  const podGC = podGCFlags(split.values);
   // Every flag is checked before anything is written: a bad flag leaves no trace.
   const auth = loadAuth(values);
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
@@ -63,7 +107,13 @@ export async function upCommand(
   const socket = controllerSocketPath(settings.dataDir);
   const log = jsonLogger();
   const controllers = new ControllerHost({
-    data: { socketPath: socket.path, token: controllerToken, controllers: KNOWN_CONTROLLERS },
+    data: {
+      socketPath: socket.path,
+      token: controllerToken,
+      controllers: KNOWN_CONTROLLERS,
+      nodeLifecycle,
+      podGC,
+    },
     log,
   });
   try {
