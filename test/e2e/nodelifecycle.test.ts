@@ -24,7 +24,9 @@ const FAST = [
   '--node-monitor-period',
   '300ms',
   '--node-monitor-grace-period',
-  '3s',
+  // Renewals every 500 ms: six seconds of failed or slow PATCHes on a loaded machine before a healthy
+  // node could flap.
+  '6s',
   '--node-startup-grace-period',
   '3s',
   '--podgc-period',
@@ -252,7 +254,7 @@ describe('node lifecycle and pod GC', () => {
       ).catch(fail);
 
       // Renewing Leases keep a node Ready well past the grace period, untainted.
-      await new Promise((r) => setTimeout(r, 4_500));
+      await new Promise((r) => setTimeout(r, 7_500));
       for (const name of ['edge-1', 'edge-2']) {
         const n = await getNode(srv, name);
         assert.equal(readyOf(n), 'True', name);
@@ -262,7 +264,7 @@ describe('node lifecycle and pod GC', () => {
       // edge-1's kubelet goes silent.
       kubelets.stop('edge-1');
       const stoppedAt = Date.now();
-      const unknown = await until('edge-1 Unknown and tainted', 15_000, async () => {
+      const unknown = await until('edge-1 Unknown and tainted', 20_000, async () => {
         const n = await getNode(srv, 'edge-1');
         const keys = taintKeys(n);
         return readyOf(n) === 'Unknown' &&
@@ -271,7 +273,7 @@ describe('node lifecycle and pod GC', () => {
           ? n
           : undefined;
       }).catch(fail);
-      assert.ok(Date.now() - stoppedAt >= 2_500, 'not before the grace period');
+      assert.ok(Date.now() - stoppedAt >= 5_500, 'not before the grace period');
       const ready = unknown.status!.conditions!.find((x) => x.type === 'Ready')!;
       assert.equal(ready.reason, 'NodeStatusUnknown');
       assert.equal(ready.message, 'Kubelet stopped posting node status.');

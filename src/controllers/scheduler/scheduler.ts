@@ -199,9 +199,12 @@ export class Scheduler {
       });
     } catch (err) {
       this.cache.forget(key);
-      // Gone, already bound (by another scheduler, or a retry of a binding that did land), or
-      // replaced by a new pod of the same name: the informer brings the truth.
-      if (isApiError(err, 404) || isApiError(err, 409)) return;
+      // Gone, already bound (by another scheduler, or a retry of a binding that did land), being
+      // deleted, or replaced by a new pod of the same name (UID precondition): the informer brings the
+      // truth. Any other conflict (the store's compare-and-swap lost too often) is retried.
+      if (isApiError(err, 404)) return;
+      if (isApiError(err, 409) && /already assigned|being deleted|UID|[Pp]recondition/.test(err.message))
+        return;
       throw err;
     }
     this.scheduled++;
