@@ -67,6 +67,11 @@ const byControllerUid: IndexFunc = (o) => {
   return ref === undefined ? [] : [ref.uid];
 };
 
+/** Pods no controller owns, by namespace: the only ones a ReplicaSet may adopt. */
+const ORPHANS = 'replicaset/orphansByNamespace';
+const orphansByNamespace: IndexFunc = (o) =>
+  controllerOf(o) === undefined ? [o.metadata.namespace ?? ''] : [];
+
 export interface ReplicaSetControllerOptions {
   readonly workers?: number;
   readonly metrics?: WorkqueueMetrics;
@@ -98,7 +103,9 @@ export class ReplicaSetController {
   ) {
     this.now = opts.now ?? (() => Date.now());
     this.replicaSets = factory.informer(REPLICASETS, { indexers: { [BY_CONTROLLER]: byControllerUid } });
-    this.pods = factory.informer(PODS, { indexers: { [BY_CONTROLLER]: byControllerUid } });
+    this.pods = factory.informer(PODS, {
+      indexers: { [BY_CONTROLLER]: byControllerUid, [ORPHANS]: orphansByNamespace },
+    });
     this.controller = new Controller({
       name: 'replicaset',
       workers: opts.workers ?? 5,
@@ -225,9 +232,13 @@ export class ReplicaSetController {
     // A selector that selects everything (which validation refuses) claims nothing, rather than the
     // whole namespace.
     if (selector !== undefined && isEverything(selector)) selector = undefined;
-    const active = this.pods.indexer
-      .byIndex('namespace', rs.metadata.namespace ?? '')
-      .filter((p) => isPodActive(p as Pod)) as Pod[];
+    // The candidates are the pods it controls and the namespace's orphans: a pod another controller
+    // owns is never claimed, so reading the whole namespace (10,000 pods of other ReplicaSets) per
+    // sync would only cost time. Same result as upstream's namespace-wide claim.
+    const active = [
+      ...this.pods.indexer.byIndex(BY_CONTROLLER, rs.metadata.uid ?? ''),
+      ...this.pods.indexer.byIndex(ORPHANS, rs.metadata.namespace ?? ''),
+    ].filter((p) => isPodActive(p as Pod)) as Pod[];
     const pods = await this.claimPods(rs, selector, active);
 
     let manageError: unknown;
