@@ -1,7 +1,7 @@
-// The store, apiserver, allocation, endpoints and grids benchmarks must keep working: run each in --quick
-// mode (tiny sizes, numbers meaningless) and check it writes its JSON with every figure. Performance itself
-// is never asserted in tests; correctness the benchmark checks on its own (every watcher got every write
-// exactly once, every readiness flip reached the watcher, every grid's objects and no others) is.
+// The store, apiserver, allocation, endpoints, grids and nodes benchmarks must keep working: run each in
+// --quick mode (tiny sizes, numbers meaningless) and check it writes its JSON with every figure. Performance
+// itself is never asserted in tests; correctness the benchmark checks on its own (every watcher got every
+// write exactly once, every readiness flip reached the watcher, every grid's objects and no others) is.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -269,6 +269,65 @@ it('npm run bench -- grids --quick writes bench results with every metric', { ti
     assert.ok(out.subjects.split.settleAfterRelabel.memory.controllersRssMiB! > 0);
     assert.equal(out.subjects.up.peak.controllersPeakMiB, null);
     assert.match(r.stdout, /relabel u009→u010 settled/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('npm run bench -- nodes --quick writes bench results with every metric', { timeout: 90_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'nodes', '--quick'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_RESULTS_DIR: dir },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    type Cpu = Record<'nodeS' | 'controllersS' | 'apiserverS', number>;
+    const out = JSON.parse(readFileSync(path.join(dir, 'nodes.json'), 'utf8')) as {
+      sizes: Record<'nodes' | 'deployments' | 'replicas', number>;
+      registration: { seconds: number };
+      idle: { leasePutsPerSec: number; cpuCoresUsed: Cpu; memory: Record<string, number> };
+      rollout: Record<'podsCreatedPerSec' | 'allReadyS' | 'deploymentsReadyS', number> & {
+        bindsPerSec: Record<'medianBusy' | 'busyWindow' | 'overall', number>;
+        cpu: Cpu;
+      };
+      steady: { leasePutsPerSec: number; cpuCoresUsed: Cpu };
+      checks: {
+        nodes: number;
+        nodesReady: number;
+        pods: number;
+        spread: { nodesUsed: number };
+        watcher: Record<'pods' | 'bound' | 'rebinds' | 'deleted', number>;
+      };
+      memory: Record<'nodePeakMiB' | 'upPeakMiB', number>;
+      goals: Record<string, boolean>;
+    };
+    const { nodes, deployments, replicas } = out.sizes;
+    // Counts exact (the benchmark itself checks each pod Running, Ready, with an IP in its node's podCIDR).
+    assert.equal(out.checks.nodes, nodes);
+    assert.equal(out.checks.nodesReady, nodes);
+    assert.equal(out.checks.pods, deployments * replicas);
+    assert.equal(out.checks.watcher.pods, deployments * replicas);
+    assert.equal(out.checks.watcher.bound, deployments * replicas);
+    assert.equal(out.checks.watcher.rebinds, 0);
+    assert.equal(out.checks.watcher.deleted, 0);
+    assert.ok(out.checks.spread.nodesUsed > 1, 'pods spread over nodes');
+    assert.ok(out.registration.seconds > 0);
+    for (const k of ['medianBusy', 'busyWindow', 'overall'] as const)
+      assert.ok(
+        Number.isFinite(out.rollout.bindsPerSec[k]) && out.rollout.bindsPerSec[k] > 0,
+        `binds/s ${k}`,
+      );
+    for (const k of ['podsCreatedPerSec', 'allReadyS', 'deploymentsReadyS'] as const)
+      assert.ok(Number.isFinite(out.rollout[k]) && out.rollout[k] > 0, k);
+    assert.ok(
+      out.rollout.cpu.nodeS >= 0 && out.rollout.cpu.controllersS > 0 && out.rollout.cpu.apiserverS > 0,
+    );
+    assert.ok(Number.isFinite(out.idle.leasePutsPerSec) && Number.isFinite(out.steady.leasePutsPerSec));
+    assert.ok(out.memory.nodePeakMiB > 0 && out.memory.upPeakMiB > 0);
+    assert.equal(typeof out.goals.schedulerAtLeast500PodsPerSec, 'boolean');
+    assert.equal(typeof out.goals.allReadyWithin60s, 'boolean');
+    assert.match(r.stdout, /checks passed/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
