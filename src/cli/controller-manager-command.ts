@@ -1,10 +1,7 @@
 // `svcplane controller-manager`: svcplane's controllers against any Kubernetes API server, through a
 // kubeconfig (kube-controller-manager's flag names). With --leader-elect, several copies campaign for
 // one coordination.k8s.io Lease and only the holder runs the controllers.
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mustFindResource } from '../api/resources.js';
 import { jsonLogger } from '../apiserver/logger.js';
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
@@ -20,10 +17,8 @@ import {
 } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
-import { LeaderElector } from '../runtime/leader-election.js';
 import { UsageError, durationFlag, intFlag, parseFlags } from './flags.js';
-
-const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+import { runManagerUntilSignal } from './run-manager.js';
 
 export const CONTROLLER_MANAGER_HELP = `Usage: svcplane controller-manager --kubeconfig FILE [flags]
 
@@ -170,71 +165,31 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     podGC,
     log,
   });
-  const identity = `${hostname()}_${randomUUID()}`;
-  let elector: LeaderElector | undefined;
-  let shuttingDown = false;
   let running = false;
   const metricsServer =
     metricsAddress === undefined
       ? undefined
       : await startMetricsServer(metricsAddress.host, metricsAddress.port, manager.metrics, () => running);
   if (metricsServer !== undefined) log.info('serving metrics', { url: metricsServer.url });
-  if (values['leader-elect'] === true) {
-    const namespace = String(values['leader-elect-resource-namespace'] ?? 'kube-system');
-    const name = String(values['leader-elect-resource-name'] ?? 'svcplane-controller-manager');
-    elector = new LeaderElector(
-      {
-        get: (ns, n) => client.get(LEASES, ns, n),
-        create: (ns, o) => client.create(LEASES, ns, o),
-        update: (o) => client.update(LEASES, o),
-      },
-      {
-        namespace,
-        name,
-        identity,
-        onStartedLeading: () => {
-          log.info('became the leader; starting controllers', { identity });
-          manager
-            .start()
-            .then(() => {
-              running = true;
-            })
-            .catch((err: unknown) => {
-              // A leader that cannot run its controllers must not keep the Lease: exit and let another lead.
-              log.error('controllers failed to start', { err: String(err) });
-              process.exit(1);
-            });
-        },
-        onStoppedLeading: () => {
-          if (shuttingDown) return;
-          // Like kube-controller-manager: a leader that lost its lease exits; its supervisor restarts it.
-          log.error('leader election lost', { identity });
-          void manager.stop().finally(() => process.exit(1));
-        },
-        onNewLeader: (who) => log.info('new leader', { leader: who }),
-      },
-    );
-    elector.start();
-    out(
-      `svcplane: controller-manager running (${controllers.join(',')}), campaigning for ${namespace}/${name} as ${identity}`,
-    );
-  } else {
-    await manager.start();
-    running = true;
-    out(`svcplane: controller-manager running (${controllers.join(',')})`);
-  }
-  await new Promise<void>((resolve) => {
-    const onSignal = (): void => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+  await runManagerUntilSignal({
+    client,
+    manager,
+    log,
+    out,
+    what: 'controllers',
+    banner: `svcplane: controller-manager running (${controllers.join(',')})`,
+    ...(values['leader-elect'] === true
+      ? {
+          leaderElection: {
+            namespace: String(values['leader-elect-resource-namespace'] ?? 'kube-system'),
+            name: String(values['leader-elect-resource-name'] ?? 'svcplane-controller-manager'),
+          },
+        }
+      : {}),
+    onRunning: () => {
+      running = true;
+    },
   });
-  shuttingDown = true;
-  await manager.stop();
-  await elector?.stop();
   await metricsServer?.close();
   transport.close();
   return 0;

@@ -2,18 +2,13 @@
 // kubeconfig (kube-scheduler's flag names). It is the controller manager's `scheduler` controller, run
 // by itself; with --leader-elect, several copies campaign for one coordination.k8s.io Lease
 // (kube-system/kube-scheduler by default, as kube-scheduler's) and only the holder schedules.
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mustFindResource } from '../api/resources.js';
 import { jsonLogger } from '../apiserver/logger.js';
 import { ControllerManager } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
-import { LeaderElector } from '../runtime/leader-election.js';
 import { UsageError, intFlag, parseFlags } from './flags.js';
-
-const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+import { runManagerUntilSignal } from './run-manager.js';
 
 export const SCHEDULER_HELP = `Usage: svcplane scheduler --kubeconfig FILE [flags]
 
@@ -62,56 +57,22 @@ export async function schedulerCommand(args: string[], out: (s: string) => void)
     schedulerParallelism: parallelism,
     log,
   });
-  let elector: LeaderElector | undefined;
-  let shuttingDown = false;
-  if (values['leader-elect'] === true) {
-    const namespace = String(values['leader-elect-resource-namespace'] ?? 'kube-system');
-    const name = String(values['leader-elect-resource-name'] ?? 'kube-scheduler');
-    const identity = `${hostname()}_${randomUUID()}`;
-    elector = new LeaderElector(
-      {
-        get: (ns, n) => client.get(LEASES, ns, n),
-        create: (ns, o) => client.create(LEASES, ns, o),
-        update: (o) => client.update(LEASES, o),
-      },
-      {
-        namespace,
-        name,
-        identity,
-        onStartedLeading: () => {
-          log.info('became the leader; starting the scheduler', { identity });
-          manager.start().catch((err: unknown) => {
-            log.error('scheduler failed to start', { err: String(err) });
-            process.exit(1);
-          });
-        },
-        onStoppedLeading: () => {
-          if (shuttingDown) return;
-          // As kube-scheduler: a leader that lost its lease exits; its supervisor restarts it.
-          log.error('leader election lost', { identity });
-          void manager.stop().finally(() => process.exit(1));
-        },
-        onNewLeader: (who) => log.info('new leader', { leader: who }),
-      },
-    );
-    elector.start();
-    out(`svcplane: scheduler running, campaigning for ${namespace}/${name} as ${identity}`);
-  } else {
-    await manager.start();
-    out('svcplane: scheduler running');
-  }
-  await new Promise<void>((resolve) => {
-    const onSignal = (): void => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+  await runManagerUntilSignal({
+    client,
+    manager,
+    log,
+    out,
+    what: 'the scheduler',
+    banner: 'svcplane: scheduler running',
+    ...(values['leader-elect'] === true
+      ? {
+          leaderElection: {
+            namespace: String(values['leader-elect-resource-namespace'] ?? 'kube-system'),
+            name: String(values['leader-elect-resource-name'] ?? 'kube-scheduler'),
+          },
+        }
+      : {}),
   });
-  shuttingDown = true;
-  await manager.stop();
-  await elector?.stop();
   transport.close();
   return 0;
 }
