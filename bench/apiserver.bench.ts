@@ -131,8 +131,10 @@ function podBody(namespace: string, name: string, i: number, sent: number): stri
       annotations: { [SENT]: sent.toFixed(3), 'kubectl.kubernetes.io/default-container': 'app' },
       ownerReferences: [
         {
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
+          // An owner of a kind the server does not serve: the garbage collector leaves such pods alone
+          // (an apps/v1 ReplicaSet that does not exist would have them deleted).
+          apiVersion: 'bench.svcplane.io/v1',
+          kind: 'BenchReplicaSet',
           name: `${app}-7c9f8d6b5`,
           uid: '6f1c2a8e-3b4d-4c5e-9f60-718293a4b5c6',
           controller: true,
@@ -141,7 +143,11 @@ function podBody(namespace: string, name: string, i: number, sent: number): stri
       ],
     },
     spec: {
-      nodeName: `node-${i % 1000}`,
+      // Neither bound to a node (pod GC would remove pods of nodes that do not exist) nor the default
+      // scheduler's (it would report them unschedulable): in `svcplane up` the controllers leave these
+      // pods alone, as they leave alone a real workload that is placed and running, and the figures stay
+      // the API server's.
+      schedulerName: 'bench-scheduler',
       serviceAccountName: 'default',
       containers: [
         {
@@ -557,9 +563,8 @@ class WatchSet {
       this.errorEvents++;
       return;
     }
-    // Each create must reach each watcher once, as ADDED. In `svcplane up` the controllers also act on
-    // the pods (the scheduler reports them unschedulable, the garbage collector removes them, since
-    // their ReplicaSet does not exist): those MODIFIED and DELETED events are not the creates measured.
+    // Each create must reach each watcher once, as ADDED; a controller's later write to a pod (none is
+    // expected, see podBody) is not a create measured here.
     if (t !== 0x41 /* ADDED */) return;
     this.events++;
     const meta = buf.indexOf(META_MARK, from);
