@@ -523,8 +523,21 @@ export class Registry {
       const graceful = finalizers.length > 0 || nsFinalizers.length > 0;
       const key = objectKey(r, namespace, name);
       const plan = r === PODS ? planPodDeletion(old, opts.gracePeriodSeconds, this.now()) : IMMEDIATE;
-      if (plan.kind === 'pending') return { object: old, deleted: false };
       try {
+        if (plan.kind === 'pending') {
+          // Already terminating with this grace or a shorter one: only a new propagationPolicy changes
+          // anything (kube's deletionFinalizersForGarbageCollection runs on every DELETE).
+          if (sameList(finalizers, old.metadata.finalizers)) return { object: old, deleted: false };
+          const next = structuredClone(old);
+          next.metadata.finalizers = finalizers;
+          if (finalizers.length === 0) delete next.metadata.finalizers;
+          if (ctx.dryRun) return { object: next, deleted: false };
+          const kv = await this.store.update(key, encodeObject(next), Number(old.metadata.resourceVersion));
+          return {
+            object: { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } },
+            deleted: false,
+          };
+        }
         if (plan.kind === 'graceful') {
           // A pod on a node: mark it and let the node's kubelet confirm with grace 0 (rest.BeforeDelete).
           const next = structuredClone(old);

@@ -356,6 +356,20 @@ describe('graceful pod deletion', () => {
     assert.equal((await reg.delete(PODS, 'default', 'f', { gracePeriodSeconds: 0 }, ctx())).deleted, true);
   });
 
+  it('takes a propagationPolicy on a second DELETE of a terminating pod', async () => {
+    const { reg } = await registry();
+    await reg.create(PODS, 'default', pod('q', { nodeName: 'n1' }), ctx());
+    await reg.delete(PODS, 'default', 'q', {}, ctx());
+    const fg = await reg.delete(PODS, 'default', 'q', { propagationPolicy: 'Foreground' }, ctx());
+    assert.deepEqual(fg.object.metadata.finalizers, ['foregroundDeletion']);
+    assert.equal(fg.deleted, false);
+    const stored: KObject = await reg.get(PODS, 'default', 'q');
+    assert.deepEqual(stored.metadata.finalizers, ['foregroundDeletion']);
+    assert.equal(stored.metadata.deletionGracePeriodSeconds, 30, 'the grace period is unchanged');
+    const orphan = await reg.delete(PODS, 'default', 'q', { propagationPolicy: 'Orphan' }, ctx());
+    assert.deepEqual(orphan.object.metadata.finalizers, ['orphan']);
+  });
+
   it('shortens the grace period of a terminating pod but never lengthens it', async () => {
     const { reg } = await registry();
     await reg.create(PODS, 'default', pod('p', { nodeName: 'n1' }), ctx());
