@@ -1,7 +1,6 @@
 // `svcplane node`: simulated kubelets (as KWOK runs them), one or thousands per process. Flags → the
 // nodes' names, labels and pod CIDRs → registerNodes (src/nodes/register.ts) → SimulatedKubelets
 // (src/nodes/kubelets.ts) until SIGINT/SIGTERM. Works against any API server the kubeconfig names.
-import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { jsonLogger } from '../apiserver/logger.js';
 import { formatAddress, parseAddress } from '../core/allocator/cidr.js';
@@ -9,7 +8,7 @@ import { parseCidrList } from '../core/nodes/pod-cidrs.js';
 import { SimulatedKubelets } from '../nodes/kubelets.js';
 import { registerNodes, RegistrationError, type CidrSource } from '../nodes/register.js';
 import { Client } from '../runtime/client.js';
-import { kubeconfigTransport, type KubeconfigTransport } from '../runtime/kubeconfig.js';
+import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
 import { UsageError, intFlag, parseFlags } from './flags.js';
 
 export const NODE_HELP = `Usage: svcplane node --name NAME [--count N] [flags]
@@ -67,9 +66,6 @@ const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const LABEL_KEY =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-
-const firstLine = (err: unknown): string =>
-  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
 
 function labelsFlag(raw: string | boolean | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -150,22 +146,7 @@ export async function nodeCommand(
   const cidrs = cidrSource(values);
   const internalIP = nodeIPs(values['node-ip'], nodeNames.length);
   const maxPods = intFlag('max-pods', values['max-pods'], 1);
-  const kubeconfig = values['kubeconfig'];
-  if (kubeconfig !== undefined) {
-    if (typeof kubeconfig !== 'string' || kubeconfig === '')
-      throw new UsageError('--kubeconfig: must name a file');
-    if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
-  }
-  const context = values['context'];
-  let transport: KubeconfigTransport;
-  try {
-    transport = kubeconfigTransport({
-      ...(typeof kubeconfig === 'string' ? { path: kubeconfig } : {}),
-      ...(typeof context === 'string' && context !== '' ? { context } : {}),
-    });
-  } catch (err) {
-    throw new UsageError(`cannot load the kubeconfig: ${firstLine(err)}`);
-  }
+  const transport = transportFromFlags(values, (message) => new UsageError(message));
   const client = new Client(transport);
   const log = jsonLogger(undefined, 'node');
   let kubelets: SimulatedKubelets;

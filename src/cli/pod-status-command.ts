@@ -2,7 +2,6 @@
 // reads the pod, builds the status (core/pods/pod-status.ts: IPs, phase, the kubelet's conditions,
 // container statuses) and writes it through the status subresource with the pod's resourceVersion
 // as a precondition, retrying on a conflict. Works against any API server the kubeconfig names.
-import { existsSync } from 'node:fs';
 import { mustFindResource } from '../api/resources.js';
 import type { KObject } from '../api/object.js';
 import {
@@ -15,7 +14,7 @@ import {
   type PodStatusInput,
 } from '../core/pods/pod-status.js';
 import { Client, isApiError } from '../runtime/client.js';
-import { kubeconfigTransport, type KubeconfigTransport } from '../runtime/kubeconfig.js';
+import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
 import { UsageError, oneOf, parseFlags } from './flags.js';
 
 const PODS = mustFindResource('', 'pods');
@@ -87,9 +86,6 @@ function podName(positionals: string[]): string {
   return name;
 }
 
-const firstLine = (err: unknown): string =>
-  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
-
 const summary = (s: PodStatus): string =>
   [
     s.phase,
@@ -149,23 +145,7 @@ export async function podStatusCommand(args: string[], out: (s: string) => void)
   }
   const nsFlag = values['namespace'];
   if (nsFlag === '') throw new UsageError('--namespace: must not be empty');
-  const kubeconfig = values['kubeconfig'];
-  if (kubeconfig !== undefined) {
-    if (typeof kubeconfig !== 'string' || kubeconfig === '')
-      throw new UsageError('--kubeconfig: must name a file');
-    if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
-  }
-  const context = values['context'];
-
-  let transport: KubeconfigTransport;
-  try {
-    transport = kubeconfigTransport({
-      ...(typeof kubeconfig === 'string' ? { path: kubeconfig } : {}),
-      ...(typeof context === 'string' && context !== '' ? { context } : {}),
-    });
-  } catch (err) {
-    throw new Error(`cannot load the kubeconfig: ${firstLine(err)}`, { cause: err });
-  }
+  const transport = transportFromFlags(values, (message, cause) => new Error(message, { cause }));
   const namespace = typeof nsFlag === 'string' ? nsFlag : (transport.namespace ?? 'default');
   try {
     const status = await setPodStatus(new Client(transport), namespace, name, {

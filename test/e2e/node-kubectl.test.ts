@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startUp, type TestServer } from './testing/server.js';
-import { KUBECTL } from './testing/kubectl.js';
+import { kubectlFor } from './testing/kubectl.js';
 import { until } from './testing/until.js';
 
 const BIN = path.resolve('bin/svcplane.js');
@@ -42,16 +42,9 @@ function run(file: string, args: string[], env: NodeJS.ProcessEnv, stdin?: strin
 
 const baseEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env['PATH'] ?? '', HOME: work });
 
-async function kubectl(srv: TestServer, args: string[], stdin?: string): Promise<string> {
-  const r = await run(
-    KUBECTL,
-    [`--cache-dir=${path.join(work, 'cache')}`, ...args],
-    { ...baseEnv(), KUBECONFIG: srv.kubeconfig },
-    stdin,
-  );
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
+/** kubectl against `srv`, with this file's HOME and discovery cache (testing/kubectl.ts). */
+const kubectl = (srv: TestServer, args: string[], stdin?: string): Promise<string> =>
+  kubectlFor(srv, work)(args, stdin);
 
 /** A running `svcplane node` process, handed back once it printed its ready line. */
 async function startNodes(srv: TestServer, args: string[]): Promise<ChildProcess> {

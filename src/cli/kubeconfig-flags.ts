@@ -1,0 +1,34 @@
+// `--kubeconfig FILE --context NAME` as the client commands take them (`svcplane node`, `svcplane
+// pod-status`): a named file must exist; without one, $KUBECONFIG and then ~/.kube/config, as kubectl.
+import { existsSync } from 'node:fs';
+import { kubeconfigTransport, type KubeconfigTransport } from '../runtime/kubeconfig.js';
+import { UsageError } from './flags.js';
+
+/** The first line of an error's message: library errors can run to several lines. */
+export const firstLine = (err: unknown): string =>
+  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
+
+/**
+ * The transport the flags name. A bad --kubeconfig value is a UsageError; a kubeconfig that cannot be
+ * loaded is reported through `loadError` (a usage error for some commands, a runtime one for others).
+ */
+export function transportFromFlags(
+  values: Record<string, string | boolean | undefined>,
+  loadError: (message: string, cause: unknown) => Error,
+): KubeconfigTransport {
+  const kubeconfig = values['kubeconfig'];
+  if (kubeconfig !== undefined) {
+    if (typeof kubeconfig !== 'string' || kubeconfig === '')
+      throw new UsageError('--kubeconfig: must name a file');
+    if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
+  }
+  const context = values['context'];
+  try {
+    return kubeconfigTransport({
+      ...(typeof kubeconfig === 'string' ? { path: kubeconfig } : {}),
+      ...(typeof context === 'string' && context !== '' ? { context } : {}),
+    });
+  } catch (err) {
+    throw loadError(`cannot load the kubeconfig: ${firstLine(err)}`, err);
+  }
+}
