@@ -533,6 +533,16 @@ describe('kubectl end to end', () => {
         assert.equal(r.code, 1);
         assert.equal(r.stderr, 'The Service "invalid" is invalid: spec.ports: Required value\n');
         await kubectl(k, 'get', 'svc', 'invalid', '-n', 'demo').then((g) => assert.equal(g.code, 1));
+
+        // spec.topologyKeys (kube 1.17–1.21 rules): "*" may only come last.
+        const topo = file(
+          'topo.yaml',
+          serviceYAML('topo', '  ports:\n  - port: 80\n  topologyKeys: ["*", "kubernetes.io/hostname"]\n'),
+        );
+        assert.equal(
+          await fails(k, 'apply', '-f', topo),
+          'The Service "topo" is invalid: spec.topologyKeys[0]: Invalid value: "*": "*" must be the last value specified\n',
+        );
       });
 
       it('delete svc returns promptly', async () => {

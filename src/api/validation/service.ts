@@ -28,6 +28,7 @@ import {
 } from './ip.js';
 import { In } from './json.js';
 import { validateLabels } from './labels.js';
+import { validateTopologyKeys } from './topology-keys.js';
 
 export const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'] as const;
 const SESSION_AFFINITIES = ['ClientIP', 'None'];
@@ -383,6 +384,13 @@ export function validateServiceSpec(
     // Upstream also requires it here, but the allocator fills it; until then 0 is accepted.
     for (const m of isValidPortNum(s.healthCheckNodePort))
       errs.push(invalid(hcPath, s.healthCheckNodePort, m));
+  }
+
+  // topologyKeys (1.17–1.21; still used by ServiceGrids), after the external traffic fields as upstream.
+  // A non-string entry is reported by strs() alone (kube refuses it while decoding).
+  const topologyKeys = spec.strs('topologyKeys') ?? [];
+  if ((spec.arr('topologyKeys') ?? []).every((k) => typeof k === 'string')) {
+    errs.push(...validateTopologyKeys(topologyKeys, specPath.child('topologyKeys'), s.externalTrafficPolicy));
   }
 
   // internalTrafficPolicy

@@ -381,6 +381,37 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'topologyKeys: hostname, zone, then any',
+    kind: 'Service',
+    obj: svc({
+      ports: [port80],
+      topologyKeys: ['kubernetes.io/hostname', 'topology.kubernetes.io/zone', '*'],
+    }),
+    want: [],
+  },
+  {
+    name: 'topologyKeys: any not last, a duplicate, a bad key (the whole list as the value)',
+    kind: 'Service',
+    obj: svc({ ports: [port80], topologyKeys: ['*', 'zone', 'zone', 'bad key'] }),
+    want: [
+      'spec.topologyKeys[0]: Invalid value: "*": "*" must be the last value specified',
+      'spec.topologyKeys[2]: Duplicate value: "zone"',
+      `spec.topologyKeys[3]: Invalid value: []string{"*", "zone", "zone", "bad key"}: ${NAME_PART_MSG}`,
+    ],
+  },
+  {
+    name: 'topologyKeys: a non-string entry is only a type error',
+    kind: 'Service',
+    obj: svc({ ports: [port80], topologyKeys: ['zone', 7] }),
+    want: ['spec.topologyKeys[1]: Invalid value: 7: must be of type string'],
+  },
+  {
+    name: 'topologyKeys with externalTrafficPolicy Local',
+    kind: 'Service',
+    obj: svc({ type: 'NodePort', ports: [port80], externalTrafficPolicy: 'Local', topologyKeys: ['*'] }),
+    want: ['spec.topologyKeys: Forbidden: may not be specified when `externalTrafficPolicy=Local`'],
+  },
+  {
     name: 'LoadBalancer-only fields on ClusterIP',
     kind: 'Service',
     obj: svc({
@@ -1080,6 +1111,13 @@ const updates: Case[] = [
     old: storedSvc({ ports: [port80], clusterIP: '10.96.0.5' }),
     obj: storedSvc({ ports: [port80], clusterIP: '10.96.0.5' }),
     want: [],
+  },
+  {
+    name: 'topologyKeys are checked on update too',
+    kind: 'Service',
+    old: storedSvc({ ports: [port80], clusterIP: '10.96.0.5', topologyKeys: ['zone'] }),
+    obj: storedSvc({ ports: [port80], clusterIP: '10.96.0.5', topologyKeys: ['*', 'zone'] }),
+    want: ['spec.topologyKeys[0]: Invalid value: "*": "*" must be the last value specified'],
   },
   {
     name: 'kubectl replace without clusterIP keeps it',

@@ -214,6 +214,53 @@ describe('Service allocation through the registry', () => {
     assert.notDeepEqual(mid, before);
   });
 
+  it('bad topologyKeys are a 422 Invalid with one cause each, and nothing is allocated', async () => {
+    const h = await harness();
+    const before = await records(h);
+    const create = h.registry.create(
+      SERVICES,
+      'default',
+      svc('topo', { type: 'NodePort', externalTrafficPolicy: 'Local', topologyKeys: ['*', 'zone', 'zone'] }),
+      ctx(),
+    );
+    await assert.rejects(create, (err: unknown) => {
+      assert.ok(err instanceof StatusError, String(err));
+      assert.equal(err.code, 422);
+      assert.equal(err.status.reason, 'Invalid');
+      assert.equal(
+        err.status.message,
+        'Service "topo" is invalid: [spec.topologyKeys: Forbidden: may not be specified when `externalTrafficPolicy=Local`, ' +
+          'spec.topologyKeys[0]: Invalid value: "*": "*" must be the last value specified, ' +
+          'spec.topologyKeys[2]: Duplicate value: "zone"]',
+      );
+      assert.deepEqual(err.status.details?.causes, [
+        {
+          reason: 'FieldValueForbidden',
+          message: 'Forbidden: may not be specified when `externalTrafficPolicy=Local`',
+          field: 'spec.topologyKeys',
+        },
+        {
+          reason: 'FieldValueInvalid',
+          message: 'Invalid value: "*": "*" must be the last value specified',
+          field: 'spec.topologyKeys[0]',
+        },
+        { reason: 'FieldValueDuplicate', message: 'Duplicate value: "zone"', field: 'spec.topologyKeys[2]' },
+      ]);
+      return true;
+    });
+    assert.deepEqual(await records(h), before);
+    const ok = await h.registry.create(
+      SERVICES,
+      'default',
+      svc('topo', { topologyKeys: ['kubernetes.io/hostname', '*'] }),
+      ctx(),
+    );
+    assert.deepEqual((ok as unknown as { spec: { topologyKeys: string[] } }).spec.topologyKeys, [
+      'kubernetes.io/hostname',
+      '*',
+    ]);
+  });
+
   it('a full range gives 500 "failed to allocate a serviceIP: range is full"', async () => {
     const h = await harness({ serviceClusterIPRange: ['10.0.0.0/29'] });
     for (let i = 0; i < 6; i++) await h.registry.create(SERVICES, 'default', svc(`s${i}`, {}), ctx());
