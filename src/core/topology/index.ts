@@ -1,0 +1,293 @@
+// The incremental topology index that a node-local consumer (the wrapper, the proxy) holds for its own
+// node. It keeps every Service's view (the endpoints this node may use) and, when an input changes,
+// recomputes only the views that input can change:
+//   - a Service, its slices or its Endpoints: that Service;
+//   - another node's labels: the Services with endpoints on that node whose rule reads a changed key, and
+//     of those only the ones where the change flips whether the node matches this node's value;
+//   - this node's labels: the Services whose rule reads a changed key;
+//   - a node appearing or disappearing: the Services with endpoints on it (all of them, if it is this node).
+// SuperEdge's wrapper instead rebuilds every object on every node event (B4 in edge-topology.md §1.6).
+// Each call returns the keys of the Services whose view changed, exactly: a consumer emits MODIFIED for
+// those and for nothing else.
+import { decide, keptEndpoints } from './decide.js';
+import { endpointsFromEndpoints, endpointsFromSlices } from './endpoints.js';
+import { OPENYURT_NODEPOOL_LABEL, ZONE_LABEL, chooseRules, serviceRules, topologyService } from './rules.js';
+import type {
+  Labels,
+  NodeHealth,
+  Rule,
+  TopologyDecision,
+  TopologyEndpoint,
+  TopologyService,
+} from './types.js';
+
+/** The endpoints one node may use for one Service. */
+export interface TopologyView {
+  /** `namespace/name`. */
+  readonly key: string;
+  readonly internal: readonly TopologyEndpoint[];
+  /** Absent when the Service is not externally accessible. */
+  readonly external?: readonly TopologyEndpoint[];
+  readonly internalRule: Rule;
+  readonly externalRule?: Rule;
+}
+
+interface Entry {
+  svc?: TopologyService;
+  slices: Map<string, unknown>;
+  legacy?: unknown;
+  endpoints: TopologyEndpoint[];
+  /** Label keys the Service's rules read, on any node. */
+  keys: ReadonlySet<string>;
+  view: TopologyView | undefined;
+  fingerprint: string;
+}
+
+/** What a consumer serves of a kept endpoint: identity, addresses and conditions. */
+const ids = (eps: readonly TopologyEndpoint[]): string =>
+  eps
+    .map(
+      (e) =>
+        `${e.id}/${e.addresses.join('+')}/${e.ready ? 'r' : ''}${e.serving ? 's' : ''}${e.terminating ? 't' : ''}`,
+    )
+    .join(',');
+
+function fingerprintOf(v: TopologyView | undefined): string {
+  if (v === undefined) return '';
+  return [
+    v.internalRule.source,
+    v.internalRule.keys.join(','),
+    ids(v.internal),
+    v.externalRule?.source ?? '',
+    v.externalRule?.keys.join(',') ?? '',
+    v.external === undefined ? '-' : ids(v.external),
+  ].join('|');
+}
+
+/** The node label keys a rule reads (on the client's node, and for strict rules on endpoint nodes). */
+function ruleKeys(r: Rule | undefined, out: Set<string>): void {
+  if (r === undefined) return;
+  if (r.kind === 'ordered-keys' || r.kind === 'superedge') for (const k of r.keys) if (k !== '*') out.add(k);
+  if (r.kind === 'openyurt') out.add(OPENYURT_NODEPOOL_LABEL);
+  if (r.kind === 'hints' || r.kind === 'none') out.add(ZONE_LABEL);
+}
+
+/** The label keys whose values differ between two label sets. */
+function changedKeys(a: Labels, b: Labels): Set<string> {
+  const out = new Set<string>();
+  for (const k of Object.keys(a)) if (a[k] !== b[k]) out.add(k);
+  for (const k of Object.keys(b)) if (!(k in a)) out.add(k);
+  return out;
+}
+
+const isEmpty = (l: Labels | undefined): boolean => l === undefined || Object.keys(l).length === 0;
+
+export class TopologyIndex {
+  private readonly nodes = new Map<string, Labels>();
+  private readonly entries = new Map<string, Entry>();
+  private readonly byKey = new Map<string, Set<string>>();
+  private readonly byNode = new Map<string, Map<string, number>>();
+  private readonly health = new Map<string, boolean>();
+  /** Views recomputed since construction (for benchmarks and tests). */
+  recomputed = 0;
+
+  constructor(readonly node: string) {}
+
+  /** The view for `namespace/name`, or undefined when the Service is not known. */
+  view(key: string): TopologyView | undefined {
+    return this.entries.get(key)?.view;
+  }
+
+  /** Every known view. */
+  *views(): IterableIterator<TopologyView> {
+    for (const e of this.entries.values()) if (e.view !== undefined) yield e.view;
+  }
+
+  /** The full decision for one Service (what `explain` prints), computed now. */
+  decision(key: string): TopologyDecision | undefined {
+    const e = this.entries.get(key);
+    return e?.svc === undefined ? undefined : this.decideEntry(e);
+  }
+
+  /** Sets or (with undefined) removes a node. Returns the Services whose view changed. */
+  setNode(name: string, labels: Labels | undefined): string[] {
+    const old = this.nodes.get(name);
+    if (old === undefined && labels === undefined) return [];
+    if (labels === undefined) this.nodes.delete(name);
+    else this.nodes.set(name, { ...labels });
+    const exists = (x: Labels | undefined) => x !== undefined;
+    if (name === this.node) {
+      if (exists(old) !== exists(labels) || isEmpty(old) !== isEmpty(labels))
+        return this.recompute(this.entries.keys());
+      const affected = new Set<string>();
+      for (const k of changedKeys(old!, labels!)) for (const s of this.byKey.get(k) ?? []) affected.add(s);
+      return this.recompute(affected);
+    }
+    const onNode = this.byNode.get(name);
+    if (onNode === undefined) return [];
+    if (exists(old) !== exists(labels)) return this.recompute(onNode.keys());
+    const changed = changedKeys(old!, labels!);
+    if (changed.size === 0) return [];
+    const client = this.nodes.get(this.node);
+    const affected: string[] = [];
+    for (const s of onNode.keys()) {
+      const e = this.entries.get(s);
+      if (e === undefined) continue;
+      for (const k of e.keys) {
+        if (!changed.has(k)) continue;
+        // Only equality with this node's value matters to every rule; a change between two values that
+        // both differ from it (or when this node lacks the key) leaves the view as it was.
+        const cv = client?.[k];
+        if (cv !== undefined && (old![k] === cv) !== (labels![k] === cv)) {
+          affected.push(s);
+          break;
+        }
+      }
+    }
+    return this.recompute(affected);
+  }
+
+  /** Sets or removes a Service (as JSON). */
+  setService(key: string, svc: unknown): string[] {
+    const e = this.entry(key);
+    if (svc === undefined) delete e.svc;
+    else e.svc = topologyService(svc as { metadata?: unknown });
+    return this.recompute([key]);
+  }
+
+  /** Sets or removes one EndpointSlice of a Service. */
+  setSlice(serviceKey: string, sliceName: string, slice: unknown): string[] {
+    const e = this.entry(serviceKey);
+    if (slice === undefined) e.slices.delete(sliceName);
+    else e.slices.set(sliceName, slice);
+    this.reindexEndpoints(serviceKey, e);
+    return this.recompute([serviceKey]);
+  }
+
+  /** Sets or removes a Service's legacy Endpoints; used only while the Service has no slices. */
+  setEndpoints(serviceKey: string, endpoints: unknown): string[] {
+    const e = this.entry(serviceKey);
+    if (endpoints === undefined) delete e.legacy;
+    else e.legacy = endpoints;
+    this.reindexEndpoints(serviceKey, e);
+    return this.recompute([serviceKey]);
+  }
+
+  /** Sets a node's health (false drops its endpoints; undefined is no opinion). */
+  setHealth(name: string, healthy: boolean | undefined): string[] {
+    const old = this.health.get(name);
+    if (healthy === undefined) this.health.delete(name);
+    else this.health.set(name, healthy);
+    if ((old === false) === (healthy === false)) return [];
+    return this.recompute(this.byNode.get(name)?.keys() ?? []);
+  }
+
+  /** Recomputes every view from scratch; what SuperEdge's resync does (for comparison). */
+  rebuildAll(): string[] {
+    return this.recompute(this.entries.keys());
+  }
+
+  private entry(key: string): Entry {
+    let e = this.entries.get(key);
+    if (e === undefined) {
+      e = { slices: new Map(), endpoints: [], keys: new Set(), view: undefined, fingerprint: '' };
+      this.entries.set(key, e);
+    }
+    return e;
+  }
+
+  private reindexEndpoints(key: string, e: Entry): void {
+    for (const ep of e.endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, -1);
+    e.endpoints =
+      e.slices.size > 0
+        ? endpointsFromSlices([...e.slices.values()])
+        : e.legacy !== undefined
+          ? endpointsFromEndpoints(e.legacy)
+          : [];
+    for (const ep of e.endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, +1);
+  }
+
+  private countNode(node: string, key: string, d: number): void {
+    let m = this.byNode.get(node);
+    if (m === undefined) this.byNode.set(node, (m = new Map()));
+    const n = (m.get(key) ?? 0) + d;
+    if (n > 0) m.set(key, n);
+    else {
+      m.delete(key);
+      if (m.size === 0) this.byNode.delete(node);
+    }
+  }
+
+  private readonly healthOf: NodeHealth = (n) => this.health.get(n);
+  private readonly labelsOf = (n: string): Labels | undefined => this.nodes.get(n);
+
+  private decideEntry(e: Entry): TopologyDecision {
+    return decide({
+      service: e.svc!,
+      endpoints: e.endpoints,
+      nodeLabels: this.labelsOf,
+      node: this.node,
+      health: this.healthOf,
+    });
+  }
+
+  private recompute(keys: Iterable<string>): string[] {
+    const changed: string[] = [];
+    for (const key of [...keys]) {
+      const e = this.entries.get(key);
+      if (e === undefined) continue;
+      this.recomputed++;
+      let view: TopologyView | undefined;
+      const newKeys = new Set<string>();
+      if (e.svc !== undefined) {
+        const d = this.decideEntry(e);
+        view = {
+          key,
+          internal: keptEndpoints(d.internal),
+          ...(d.external !== undefined ? { external: keptEndpoints(d.external) } : {}),
+          internalRule: d.internal.rule,
+          ...(d.external !== undefined ? { externalRule: d.external.rule } : {}),
+        };
+        // Index by every rule the Service carries, not just the winners: cheap, and always a superset.
+        const rules = serviceRules(e.svc);
+        for (const r of [rules.ordered, rules.superedge, rules.openyurt]) ruleKeys(r, newKeys);
+        const chosen = chooseRules(e.svc, rules);
+        ruleKeys(chosen.internal, newKeys);
+        ruleKeys(chosen.external, newKeys);
+        newKeys.add(ZONE_LABEL); // hints read the client's zone whenever slices carry hints
+      }
+      this.rekey(key, e.keys, newKeys);
+      e.keys = newKeys;
+      e.view = view;
+      const fp = fingerprintOf(view);
+      if (fp !== e.fingerprint) {
+        e.fingerprint = fp;
+        changed.push(key);
+      }
+      if (e.svc === undefined && e.slices.size === 0 && e.legacy === undefined) this.entries.delete(key);
+    }
+    return changed;
+  }
+
+  private rekey(key: string, before: ReadonlySet<string>, after: ReadonlySet<string>): void {
+    for (const k of before)
+      if (!after.has(k)) {
+        const s = this.byKey.get(k);
+        s?.delete(key);
+        if (s?.size === 0) this.byKey.delete(k);
+      }
+    for (const k of after)
+      if (!before.has(k)) {
+        let s = this.byKey.get(k);
+        if (s === undefined) this.byKey.set(k, (s = new Set()));
+        s.add(key);
+      }
+  }
+
+  /** Sizes, for metrics and the benchmark. */
+  stats(): { services: number; nodes: number; endpoints: number; keys: number } {
+    let endpoints = 0;
+    for (const e of this.entries.values()) endpoints += e.endpoints.length;
+    return { services: this.entries.size, nodes: this.nodes.size, endpoints, keys: this.byKey.size };
+  }
+}
