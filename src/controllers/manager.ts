@@ -14,6 +14,7 @@ import { EndpointSliceController } from './endpointslice/endpointslice-controlle
 import { GarbageCollector } from './garbagecollector/garbage-collector.js';
 import { NodeLifecycleController } from './nodelifecycle/node-lifecycle-controller.js';
 import { PodGCController } from './podgc/pod-gc-controller.js';
+import { ServiceTopologyController } from './servicetopology/servicetopology-controller.js';
 import { ReplicaSetController } from './replicaset/replicaset-controller.js';
 import { DeploymentController } from './deployment/deployment-controller.js';
 import { Scheduler } from './scheduler/scheduler.js';
@@ -27,6 +28,7 @@ const CRDS_MISSING = (controller: string, resource: string): string =>
 export const KNOWN_CONTROLLERS = [
   'endpoints',
   'endpointslice',
+  'servicetopology',
   'garbagecollector',
   'servicegrid',
   'deploymentgrid',
@@ -129,6 +131,18 @@ export class ControllerManager {
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
             onError: (key, err) => o.log.warn('endpointslice sync failed', { key, err: String(err) }),
+          }),
+        );
+      }
+      if (name === 'servicetopology') {
+        this.running.push(
+          new ServiceTopologyController(this.factory, {
+            metrics: queueMetrics,
+            events: new ClientEventRecorder(client, {
+              component: 'service-topology-controller',
+              onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
+            }),
+            onError: (key, err) => o.log.warn('service topology sync failed', { key, err: String(err) }),
           }),
         );
       }

@@ -18,6 +18,7 @@ const POD_VIEWS: Readonly<Record<string, Projection>> = {
   garbagecollector: GC_VIEW,
   nodelifecycle: NODE_LIFECYCLE_POD_VIEW,
   podgc: POD_GC_POD_VIEW,
+  servicetopology: {}, // reads no pods
   replicaset: REPLICASET_POD_VIEW,
   deployment: DEPLOYMENT_POD_VIEW,
   scheduler: SCHEDULER_POD_VIEW,
