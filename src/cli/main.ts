@@ -22,6 +22,7 @@ Commands:
   node        simulated kubelets: register Nodes, renew their Leases, run the pods bound to them
   store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
   crds        print the CustomResourceDefinitions of the superedge.io grid kinds, for a real cluster
+  explain     which endpoints of a Service a node may use under its topology rules, and why
   version     print the version
 
 Run 'svcplane <command> --help' for the flags of a command.
@@ -63,6 +64,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./node-command.js')).nodeCommand(rest, out, version());
       case 'crds':
         return (await import('./crds-command.js')).crdsCommand(rest, out);
+      case 'explain':
+        return await (await import('./explain-command.js')).explainCommand(rest, out);
       default:
         throw new UsageError(`unknown command "${command}" (see 'svcplane --help')`);
     }
