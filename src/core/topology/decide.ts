@@ -159,13 +159,14 @@ function openyurt(
   // pool falls back to node topology.
   const clientPool = client?.[OPENYURT_NODEPOOL_LABEL];
   if (value === HOSTNAME_LABEL || clientPool === undefined) {
-    return strict(pool, eps, (ep) =>
-      ep.nodeName === node
+    // v1 compares nodeName; an endpoint without one is judged by its v1beta1 topology's hostname.
+    return strict(pool, eps, (ep) => {
+      const host = ep.nodeName ?? ep.deprecatedTopology?.[HOSTNAME_LABEL];
+      if (host === undefined) return { ok: false, reason: 'no-topology', detail: 'no nodeName' };
+      return host === node
         ? { ok: true, reason: 'same-node', detail: `nodeName=${node}` }
-        : ep.nodeName === undefined
-          ? { ok: false, reason: 'no-topology', detail: 'no nodeName' }
-          : { ok: false, reason: 'other-unit', detail: `nodeName=${ep.nodeName}` },
-    );
+        : { ok: false, reason: 'other-unit', detail: `nodeName=${host}` };
+    });
   }
   return strict(pool, eps, (ep) => {
     const p = endpointLabel(ep, OPENYURT_NODEPOOL_LABEL, nodeLabels);

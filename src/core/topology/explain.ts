@@ -19,7 +19,7 @@ const REASON_TEXT: Record<Reason, string> = {
   'not-serving': 'not serving',
   'terminating-unused': 'terminating; ready endpoints exist',
   'node-unhealthy': 'its node is reported unhealthy',
-  'other-unit': 'another unit',
+  'other-unit': 'elsewhere',
   'no-topology': 'no topology for the key',
   'client-unknown': 'this node is not a known Node',
   'client-no-label': 'this node has none of the keys',
@@ -30,7 +30,9 @@ const REASON_TEXT: Record<Reason, string> = {
 };
 
 export const reasonText = (v: Verdict): string =>
-  v.detail === undefined ? REASON_TEXT[v.reason] : `${REASON_TEXT[v.reason]} (${v.detail})`;
+  v.detail === undefined || v.reason === 'any' || v.reason === 'client-unknown'
+    ? REASON_TEXT[v.reason]
+    : `${REASON_TEXT[v.reason]} (${v.detail})`;
 
 /** One line naming a rule and what it means. */
 export function ruleText(r: Rule): string {
@@ -67,11 +69,11 @@ export function summary(t: TrafficDecision, node: string, nodeLabels: Labels | u
         : matched.matchedKey === '*'
           ? ' through "*"'
           : ` through ${matched.matchedKey}=${matched.matchedValue ?? ''}`;
-    return `${kept} of ${total} endpoints${how}${st}`;
+    return `${kept} of ${total} endpoint${total === 1 ? '' : 's'}${how}${st}`;
   }
   const keys = t.rule.keys.filter((k) => k !== '*');
   if (reasons.has('client-unknown'))
-    return `nothing: node ${node} is not a known Node, so no endpoint can be in its unit (check --node, or that the node is registered)`;
+    return `nothing: node ${node} is not a known Node, so it has no labels to match${t.rule.kind === 'ordered-keys' ? ' and the keys do not end in "*"' : ''} (check --node, or that the node is registered)`;
   if (reasons.has('client-no-label'))
     return `nothing: node ${node} has no label ${keys.join(' or ')}; label it (kubectl label node ${node} ${keys[0] ?? 'KEY'}=VALUE)`;
   if (t.verdicts.every((v) => v.reason === 'node-unhealthy'))

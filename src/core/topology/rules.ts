@@ -50,8 +50,9 @@ export function topologyService(svc: {
     trafficDistribution: optStr(spec['trafficDistribution']),
     externallyAccessible:
       ports.some((p) => typeof p['nodePort'] === 'number' && p['nodePort'] !== 0) ||
-      ingress.length > 0 ||
-      externalIPs.length > 0,
+      // load-balancer VIPs: a hostname-only ingress is not one (kube-proxy's ExternallyAccessible)
+      ingress.some((i) => typeof rec(i)['ip'] === 'string' && rec(i)['ip'] !== '') ||
+      externalIPs.some((ip) => typeof ip === 'string' && ip !== ''),
   };
 }
 
