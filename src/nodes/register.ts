@@ -7,9 +7,18 @@
 //     name already has (podCIDRs are immutable once set);
 //   - no free range left in --cluster-cidr.
 // A node of the same name that is not live (this process before a restart, or a kubelet that died) is
-// taken over: it keeps its podCIDRs and its pods. If a write fails halfway, the Nodes and Leases this
-// call created are deleted again, so a failed start leaves nothing half-registered.
+// taken over: it keeps its podCIDRs and its pods. If a write fails halfway, the Nodes this call
+// created and their Leases are deleted again, so a failed start leaves nothing half-registered (a
+// taken-over node keeps the Lease written for it, naming this process).
+//
+// Two registrations at the same moment both pass the checks on the same list. So after writing, the
+// Nodes are listed again, and on an overlap with another node the range claimed later (or in the same
+// second) yields (cidrRaceLoss): this call's Nodes and Leases are deleted as above, and with
+// --cluster-cidr it plans again from a fresh list after a random delay, up to MAX_ATTEMPTS times
+// (nodes it took over are its own on the next attempt: their Leases name this process); with
+// --pod-cidr the overlap is refused as before (after a tie, the next attempt's check decides).
 import type { KObject } from '../api/object.js';
+import { parseTimestamp } from '../api/printers/time.js';
 import { mustFindResource } from '../api/resources.js';
 import { formatCidr, type Cidr } from '../core/allocator/cidr.js';
 import {
@@ -23,16 +32,26 @@ import {
 } from '../core/nodes/node-object.js';
 import {
   allocateNodeCIDRs,
+  cidrRaceLoss,
   defaultNodeMask,
   findCidrConflict,
   NodeCidrError,
   splitCidr,
+  type CidrConflict,
+  type CidrRaceLoss,
+  type ClaimedCidrs,
   type NodeCidrs,
 } from '../core/nodes/pod-cidrs.js';
 import type { Client } from '../runtime/client.js';
 
 export const NODES = mustFindResource('', 'nodes');
 export const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+
+/** Attempts at registering before a call that keeps losing races for its pod CIDRs gives up. */
+export const MAX_ATTEMPTS = 5;
+
+/** The wait before attempt `attempt + 1`: random, so two losers do not collide again, and growing. */
+const retryDelayMs = (attempt: number): number => 50 + Math.random() * 250 * 2 ** attempt;
 
 /** A start refused for a reason the user can fix; its message is the one line printed. */
 export class RegistrationError extends Error {
@@ -62,6 +81,8 @@ export interface RegisterOptions {
    * killed): then the node is taken over rather than refused.
    */
   readonly processGone?: (process: string) => boolean;
+  /** The wait after losing attempt `attempt` (1-based) to a concurrent registration; default random. */
+  readonly retryDelayMs?: (attempt: number) => number;
 }
 
 export interface RegisteredNode {
@@ -108,11 +129,32 @@ function plannedCIDRs(
   }
 }
 
+const overlapError = (c: CidrConflict): RegistrationError =>
+  new RegistrationError(
+    `pod CIDR ${c.cidr} of node "${c.node}" overlaps ${c.otherCidr} of node "${c.otherNode}"`,
+  );
+
 /**
  * Registers the nodes (or takes over dead ones of the same names) and their Leases. Throws
  * RegistrationError for refused input, ApiError or a connection error when the API server fails.
  */
 export async function registerNodes(o: RegisterOptions): Promise<RegisteredNode[]> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await registerOnce(o);
+    if (Array.isArray(result)) return result;
+    if (o.cidrs.kind === 'pod-cidr' && !result.tie) throw overlapError(result);
+    if (attempt >= MAX_ATTEMPTS) {
+      const flag = o.cidrs.kind === 'cluster-cidr' ? '--cluster-cidr' : '--pod-cidr';
+      throw new RegistrationError(
+        `${flag}: gave up after ${attempt} attempts: another registration took the same pod CIDRs at the same time each time (last: ${result.cidr} of node "${result.node}" and ${result.otherCidr} of node "${result.otherNode}"); try again`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, (o.retryDelayMs ?? retryDelayMs)(attempt)));
+  }
+}
+
+/** One attempt: the nodes, or the race it lost (after deleting what it created). */
+async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | CidrRaceLoss> {
   const { client } = o;
   const allNodes = await listAll(client, NODES);
   const leases = new Map(
@@ -127,7 +169,9 @@ export async function registerNodes(o: RegisterOptions): Promise<RegisteredNode[
     const lease = leases.get(name);
     const l = nodeLiveness(n, lease, now);
     const holder = lease?.metadata.annotations?.[PROCESS_ANNOTATION];
-    if (l.live && !(holder !== undefined && o.processGone?.(holder) === true)) {
+    // A node this process took over in an attempt that lost a race is still its own.
+    const ours = holder !== undefined && (holder === o.process || o.processGone?.(holder) === true);
+    if (l.live && !ours) {
       throw new RegistrationError(`node "${name}" is taken by a live node (${l.why}); pick another --name`);
     }
   }
@@ -145,16 +189,20 @@ export async function registerNodes(o: RegisterOptions): Promise<RegisteredNode[
   }
   const mine = o.names.map((name) => ({ node: name, cidrs: planned.get(name)! }));
   const conflict = findCidrConflict(mine, existing);
-  if (conflict !== undefined) {
-    throw new RegistrationError(
-      `pod CIDR ${conflict.cidr} of node "${conflict.node}" overlaps ${conflict.otherCidr} of node "${conflict.otherNode}"`,
-    );
-  }
+  if (conflict !== undefined) throw overlapError(conflict);
 
   const createdNodes: string[] = [];
   const createdLeases: string[] = [];
+  const undo = async (): Promise<void> => {
+    const ignore = (): undefined => undefined;
+    await forEachLimit(createdLeases, 32, (n) =>
+      client.delete(LEASES, NODE_LEASE_NAMESPACE, n).then(ignore, ignore),
+    );
+    await forEachLimit(createdNodes, 32, (n) => client.delete(NODES, '', n).then(ignore, ignore));
+  };
   try {
     const out: RegisteredNode[] = [];
+    const claimed: ClaimedCidrs[] = [];
     // Writes go out a few at a time: thousands of nodes register in seconds without a burst of sockets.
     await forEachLimit(o.names, 32, async (name, index) => {
       const input: NodeInput = {
@@ -174,29 +222,33 @@ export async function registerNodes(o: RegisterOptions): Promise<RegisteredNode[
       } else {
         node = await takeOver(client, stored, input);
       }
+      // A range set by this call on an old node is as new as it gets (see ClaimedCidrs).
+      const claimedMs =
+        stored !== undefined && cidrsOf(stored).length === 0
+          ? Infinity
+          : (parseTimestamp(node.metadata.creationTimestamp) ?? Infinity);
+      claimed.push({ node: name, cidrs: input.podCIDRs, claimedMs });
       const uid = node.metadata.uid ?? '';
       const lease = await writeLease(
         client,
         leases.get(name),
         leaseObject(name, o.nowMs(), uid, o.process),
-        () => createdLeases.push(name),
+        () => stored === undefined && createdLeases.push(name),
       );
       out[index] = { name, index, uid, podCIDRs: input.podCIDRs, internalIP: input.internalIP, input, lease };
     });
-    return out;
+    // Someone who listed before these Nodes existed may hold the same ranges now.
+    const others = (await listAll(client, NODES)).map((n) => ({
+      node: n.metadata.name ?? '',
+      cidrs: cidrsOf(n),
+      claimedMs: parseTimestamp(n.metadata.creationTimestamp) ?? 0,
+    }));
+    const loss = cidrRaceLoss(claimed, others);
+    if (loss === undefined) return out;
+    await undo();
+    return loss;
   } catch (err) {
-    await forEachLimit(createdLeases, 32, (n) =>
-      client.delete(LEASES, NODE_LEASE_NAMESPACE, n).then(
-        () => undefined,
-        () => undefined,
-      ),
-    );
-    await forEachLimit(createdNodes, 32, (n) =>
-      client.delete(NODES, '', n).then(
-        () => undefined,
-        () => undefined,
-      ),
-    );
+    await undo();
     throw err;
   }
 }

@@ -1,14 +1,18 @@
 // `svcplane node` as a user runs it next to `svcplane up`, checked with kubectl: three simulated nodes
 // register Ready; a pod bound to one of them gets an IP from that node's pod CIDR and becomes Running
 // and Ready; --serve-pods answers HTTP on the pod IP with the echo; deleting a pod frees its IP;
-// SIGKILL and a restart keep every pod's IP; bad input exits non-zero with one line.
+// SIGKILL and a restart keep every pod's IP; bad input exits non-zero with one line; two processes
+// started at the same moment allocate disjoint ranges from --cluster-cidr.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseCidrRange } from '../../src/core/allocator/cidr.js';
+import { cidrsOverlap } from '../../src/core/nodes/pod-cidrs.js';
 import { startUp, type TestServer } from './testing/server.js';
 import { kubectlFor } from './testing/kubectl.js';
 import { until } from './testing/until.js';
@@ -47,7 +51,7 @@ const kubectl = (srv: TestServer, args: string[], stdin?: string): Promise<strin
   kubectlFor(srv, work)(args, stdin);
 
 /** A running `svcplane node` process, handed back once it printed its ready line. */
-async function startNodes(srv: TestServer, args: string[]): Promise<ChildProcess> {
+async function startNodes(srv: Pick<TestServer, 'kubeconfig'>, args: string[]): Promise<ChildProcess> {
   const proc = spawn(process.execPath, [BIN, 'node', '--kubeconfig', srv.kubeconfig, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: baseEnv(),
@@ -73,6 +77,53 @@ const stopped = (proc: ChildProcess, signal: NodeJS.Signals): Promise<number | n
     proc.once('exit', (code) => resolve(code));
     proc.kill(signal);
   });
+
+/**
+ * A kubeconfig for `srv` through a TCP relay that holds the first `parties` connections until all of
+ * them have arrived: processes started together then send their first request (the Node list) at the
+ * same moment, which a shell's `a & b` only does when the machine is busy.
+ */
+async function gatedKubeconfig(
+  srv: TestServer,
+  parties: number,
+  file: string,
+): Promise<{ kubeconfig: string; close: () => void }> {
+  const held: Socket[] = [];
+  const open = new Set<Socket>();
+  const relay = (client: Socket): void => {
+    const upstream = connect(srv.port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      open.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        open.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  };
+  const server = createServer((client) => {
+    if (held.length >= parties) return relay(client);
+    client.pause();
+    held.push(client);
+    if (held.length === parties) held.forEach(relay);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const kubeconfig = path.join(work, file);
+  writeFileSync(
+    kubeconfig,
+    readFileSync(srv.kubeconfig, 'utf8').replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${port}`),
+  );
+  return {
+    kubeconfig,
+    close: () => {
+      server.close();
+      for (const s of [...held, ...open]) s.destroy();
+    },
+  };
+}
 
 interface PodJson {
   metadata: { name: string };
@@ -259,5 +310,44 @@ describe('svcplane node against svcplane up', () => {
 
     const names = await kubectl(srv, ['get', 'nodes', '-o', 'name']);
     assert.doesNotMatch(names, /node\/other/);
+  });
+
+  it('gives two processes started at the same moment disjoint pod CIDRs from --cluster-cidr', async () => {
+    const racers: ChildProcess[] = [];
+    const gates: { close: () => void }[] = [];
+    try {
+      for (let round = 0; round < 3; round++) {
+        // Both list the Nodes before either created its own, as `a & b` in a shell on a busy machine.
+        const gate = await gatedKubeconfig(srv, 2, `race${round}.kubeconfig`);
+        gates.push(gate);
+        racers.push(
+          ...(await Promise.all(
+            [`race${round}a`, `race${round}b`].map((name) =>
+              startNodes({ kubeconfig: gate.kubeconfig }, ['--name', name, '--count', '3']),
+            ),
+          )),
+        );
+      }
+      const list = JSON.parse(await kubectl(srv, ['get', 'nodes', '-o', 'json'])) as {
+        items: { metadata: { name: string }; spec: { podCIDRs?: string[] } }[];
+      };
+      const cidrs = list.items.flatMap((n) =>
+        (n.spec.podCIDRs ?? []).map((text) => ({ node: n.metadata.name, text, c: parseCidrRange(text)! })),
+      );
+      assert.equal(cidrs.filter((x) => x.node.startsWith('race')).length, 18);
+      for (let i = 0; i < cidrs.length; i++) {
+        for (const other of cidrs.slice(i + 1)) {
+          const a = cidrs[i]!;
+          assert.ok(
+            !cidrsOverlap(a.c, other.c),
+            `${a.node} (${a.text}) and ${other.node} (${other.text}) overlap`,
+          );
+        }
+      }
+      for (const p of racers) assert.equal(p.exitCode, null, 'every racer is still running');
+    } finally {
+      await Promise.all(racers.map((p) => stopped(p, 'SIGKILL')));
+      for (const g of gates) g.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { formatCidr, parseCidrRange, type Cidr } from '../allocator/cidr.js';
 import {
   allocateNodeCIDRs,
+  cidrRaceLoss,
   cidrsOverlap,
   CIDR_FULL_MESSAGE,
   defaultNodeMask,
@@ -218,6 +219,98 @@ describe('allocateNodeCIDRs', () => {
     assert.throws(
       () => allocateNodeCIDRs({ clusterCIDRs: [cidr('10.0.0.0/24')], existing: [], nodes: ['a', 'b'] }),
       (e: unknown) => e instanceof NodeCidrError && e.code === 'ErrCIDRFull',
+    );
+  });
+});
+
+describe('cidrRaceLoss', () => {
+  const T0 = 1_700_000_000_000;
+  const T1 = T0 + 1000;
+  const n = (node: string, cidrs: string, claimedMs: number) => ({
+    node,
+    cidrs: cidrs.split(','),
+    claimedMs,
+  });
+  type Case = [string, ReturnType<typeof n>[], ReturnType<typeof n>[], string | undefined];
+  // Expected: undefined (keep everything), or `node cidr/otherNode otherCidr` plus ' tie' on a tie.
+  const table: Case[] = [
+    ['no overlap: keep', [n('a', '10.0.0.0/24', T1)], [n('b', '10.0.1.0/24', T0)], undefined],
+    ['the other is newer: keep', [n('a', '10.0.0.0/24', T0)], [n('b', '10.0.0.0/24', T1)], undefined],
+    [
+      'the other is older: yield',
+      [n('a', '10.0.0.0/24', T1)],
+      [n('b', '10.0.0.0/24', T0)],
+      'a 10.0.0.0/24/b 10.0.0.0/24',
+    ],
+    [
+      'same second: yield, a tie',
+      [n('a', '10.0.0.0/24', T0)],
+      [n('b', '10.0.0.0/24', T0)],
+      'a 10.0.0.0/24/b 10.0.0.0/24 tie',
+    ],
+    [
+      'same second, the smaller name: still yield',
+      [n('a', '10.0.0.0/24', T0)],
+      [n('z', '10.0.0.0/24', T0)],
+      'a 10.0.0.0/24/z 10.0.0.0/24 tie',
+    ],
+    [
+      'partial overlap counts',
+      [n('a', '10.0.0.0/25', T1)],
+      [n('b', '10.0.0.0/24', T0)],
+      'a 10.0.0.0/25/b 10.0.0.0/24',
+    ],
+    [
+      'a range just set on an old node yields to any overlap',
+      [n('old', '10.0.0.0/24', Infinity)],
+      [n('b', '10.0.0.0/24', T1)],
+      'old 10.0.0.0/24/b 10.0.0.0/24',
+    ],
+    [
+      'an old kept range wins against a new one',
+      [n('old', '10.0.0.0/24', T0)],
+      [n('b', '10.0.0.0/24', T1)],
+      undefined,
+    ],
+    [
+      'my own nodes in the list are not rivals',
+      [n('a', '10.0.0.0/24', T1)],
+      [n('a', '10.0.0.0/24', T0)],
+      undefined,
+    ],
+    [
+      'a strict loss is preferred over an earlier tie',
+      [n('a', '10.0.0.0/24', T0), n('a2', '10.0.1.0/24', T1)],
+      [n('b', '10.0.0.0/24', T0), n('c', '10.0.1.0/24', T0)],
+      'a2 10.0.1.0/24/c 10.0.1.0/24',
+    ],
+    [
+      'a loss on the second family',
+      [n('a', '10.0.0.0/24,fd00::/64', T1)],
+      [n('b', '10.0.9.0/24,fd00::/64', T0)],
+      'a fd00::/64/b fd00::/64',
+    ],
+    ['families do not overlap each other', [n('a', 'fd00::/64', T1)], [n('b', '10.0.0.0/24', T0)], undefined],
+    ['unparsable ranges are ignored', [n('a', 'junk', T1)], [n('b', 'junk', T0)], undefined],
+  ];
+  for (const [what, mine, others, want] of table) {
+    it(what, () => {
+      const loss = cidrRaceLoss(mine, others);
+      const got =
+        loss === undefined
+          ? undefined
+          : `${loss.node} ${loss.cidr}/${loss.otherNode} ${loss.otherCidr}${loss.tie ? ' tie' : ''}`;
+      assert.equal(got, want);
+    });
+  }
+
+  it('is settled one way for two racers that both see the overlap: never both keep', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), (ta, tb) => {
+        const a = [n('a', '10.0.0.0/24', T0 + ta * 1000)];
+        const b = [n('b', '10.0.0.0/24', T0 + tb * 1000)];
+        return cidrRaceLoss(a, b) !== undefined || cidrRaceLoss(b, a) !== undefined;
+      }),
     );
   });
 });

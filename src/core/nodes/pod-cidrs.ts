@@ -1,5 +1,6 @@
 // Node pod CIDRs: parsing a node's one-or-two CIDRs (dual-stack, one per family), overlap between
-// nodes' ranges, carving per-node subnets out of a larger range, and the node IPAM range allocator.
+// nodes' ranges, carving per-node subnets out of a larger range, the node IPAM range allocator, and
+// which of two registrations that took overlapping ranges at the same time yields (cidrRaceLoss).
 //
 // NodeCidrSet behaves like kube-controller-manager's nodeipam cidrset (cidr_set.go) with the
 // RangeAllocator (range_allocator.go): a bitmap of the 2^(nodeMask − clusterMask) subnets of a cluster
@@ -265,4 +266,55 @@ export function allocateNodeCIDRs(input: NodeIpamInput): Map<string, string[]> {
     out.set(node, kept ?? sets.map((s) => formatCidr(s.allocateNext())));
   }
   return out;
+}
+
+/** A node's podCIDRs and when they were claimed, for settling a registration race (cidrRaceLoss). */
+export interface ClaimedCidrs extends NodeCidrs {
+  /**
+   * When the range was claimed, in ms since the epoch: the node's metadata.creationTimestamp (whole
+   * seconds). Infinity for a range just set on a node that existed before (a take-over of a node
+   * without podCIDRs): its creationTimestamp says nothing about when that range was taken.
+   */
+  readonly claimedMs: number;
+}
+
+export interface CidrRaceLoss extends CidrConflict {
+  /** Both ranges were claimed in the same second: the other side may be yielding too. */
+  readonly tie: boolean;
+}
+
+/**
+ * Whether a registration must yield its ranges, decided after it created its nodes and listed all of
+ * them again: the first overlap of `mine` with `others` that it loses, or undefined when it keeps
+ * everything. Entries of `others` naming a node in `mine` are skipped.
+ *
+ * Two registrations that planned from the same list both create and then both re-list; the later one
+ * always sees the earlier one's node (its re-list follows its own create, which follows the earlier
+ * create), the earlier one may not see the later one's. So the older claim must win: mine yields to an
+ * older other. It also yields on a tie — creationTimestamps are whole seconds, and breaking a tie by
+ * name would let a later node with the smaller name stay while the earlier one, whose re-list came
+ * before that node existed, stays too. On a tie both sides yield when both saw it; they try again
+ * after random delays. A strict loss is preferred over a tie in the answer (it is final).
+ */
+export function cidrRaceLoss(
+  mine: readonly ClaimedCidrs[],
+  others: readonly ClaimedCidrs[],
+): CidrRaceLoss | undefined {
+  const own = new Set(mine.map((m) => m.node));
+  const parsed = (n: ClaimedCidrs): { n: ClaimedCidrs; text: string; c: Cidr }[] =>
+    n.cidrs.flatMap((text) => {
+      const c = parseCidrRange(text);
+      return c === undefined ? [] : [{ n, text, c }];
+    });
+  const theirs = others.filter((o) => !own.has(o.node)).flatMap(parsed);
+  let tie: CidrRaceLoss | undefined;
+  for (const m of mine.flatMap(parsed)) {
+    for (const o of theirs) {
+      if (m.n.claimedMs < o.n.claimedMs || !cidrsOverlap(m.c, o.c)) continue;
+      const loss = { node: m.n.node, cidr: m.text, otherNode: o.n.node, otherCidr: o.text };
+      if (m.n.claimedMs > o.n.claimedMs) return { ...loss, tie: false };
+      tie ??= { ...loss, tie: true };
+    }
+  }
+  return tie;
 }
