@@ -1219,3 +1219,31 @@ describe('dual-stack: IPv4 and IPv6 slices are separate pools', () => {
     assert.deepEqual(r.internal, ['fd00::1']);
   });
 });
+
+describe('review regressions', () => {
+  it('reads an unset serving condition as true, as kube-proxy does, so a terminating endpoint is a fallback', () => {
+    const eps = fromSlices(
+      slice('s', [sliceEndpoint('10.0.0.1', { node: 'n2', ready: false, terminating: true })]),
+    );
+    assert.equal(eps[0]?.serving, true);
+    const r = run({ service: svc({}), endpoints: eps, nodes: [node('n1'), node('n2')], node: 'n1' });
+    assert.deepEqual(r.internal, ['10.0.0.1']);
+    assert.equal(r.reasons['10.0.0.1'], 'serving-terminating');
+  });
+
+  it('ordered keys in the terminating fallback judge a ready endpoint by topology, not as not ready', () => {
+    const nodes = [node('a1', { [ZONE]: 'a' }), node('b1', { [ZONE]: 'b' })];
+    const r = run({
+      service: svc({ topologyKeys: [ZONE] }),
+      endpoints: [
+        ep('10.0.0.1', { node: 'b1' }),
+        ep('10.0.0.2', { node: 'a1', ready: false, serving: true, terminating: true }),
+      ],
+      nodes,
+      node: 'a1',
+    });
+    assert.deepEqual(r.internal, ['10.0.0.2']);
+    assert.equal(r.reasons['10.0.0.1'], 'other-unit');
+    assert.equal(r.reasons['10.0.0.2'], 'serving-terminating');
+  });
+});

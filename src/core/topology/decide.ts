@@ -239,7 +239,8 @@ function orderedKeys(
     }
   }
   const kept = new Set((won?.matches ?? []).map((e) => e.id));
-  const usable = new Set((fallback ? st : ready).map((e) => e.id));
+  // Judged by topology (not readiness): ready endpoints always, serving-terminating ones in a fallback.
+  const usable = new Set((fallback ? [...ready, ...st] : ready).map((e) => e.id));
   for (const ep of eps) {
     if (kept.has(ep.id)) {
       const reason: Reason = fallback ? 'serving-terminating' : won!.key === '*' ? 'any' : 'key-match';

@@ -72,7 +72,7 @@ export function endpointsFromSlices(slices: readonly unknown[]): TopologyEndpoin
         addressType,
         addresses,
         ready,
-        serving: boolOr(c['serving'], ready),
+        serving: boolOr(c['serving'], true),
         terminating: boolOr(c['terminating'], false),
         ...(nodeName !== undefined && nodeName !== '' ? { nodeName } : {}),
         ...(zone !== undefined && zone !== '' ? { zone } : {}),

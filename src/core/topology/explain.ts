@@ -34,8 +34,24 @@ export const reasonText = (v: Verdict): string =>
     ? REASON_TEXT[v.reason]
     : `${REASON_TEXT[v.reason]} (${v.detail})`;
 
-/** One line naming a rule and what it means. */
-export function ruleText(r: Rule): string {
+/** The client-node label keys a rule reads (OpenYurt reads the pool label whatever its value names). */
+export function labelKeys(r: Rule): string[] {
+  if (r.kind === 'ordered-keys' || r.kind === 'superedge') return r.keys.filter((k) => k !== '*');
+  if (r.kind === 'openyurt' && r.keys[0] !== HOSTNAME_LABEL) return [OPENYURT_NODEPOOL_LABEL];
+  return [];
+}
+
+/** One line naming a rule and what it means (for this node, when its labels change the meaning). */
+export function ruleText(r: Rule, nodeLabels?: Labels): string {
+  if (
+    r.kind === 'openyurt' &&
+    r.keys[0] !== HOSTNAME_LABEL &&
+    nodeLabels?.[OPENYURT_NODEPOOL_LABEL] === undefined
+  )
+    return (
+      `OpenYurt ${r.source}=${r.keys[0] ?? ''}: this node is in no pool (no ${OPENYURT_NODEPOOL_LABEL} label), ` +
+      "so, as OpenYurt does, only this node's own endpoints; strict, no fallback"
+    );
   const keys = JSON.stringify(r.keys);
   switch (r.kind) {
     case 'ordered-keys':
@@ -60,7 +76,9 @@ export function summary(t: TrafficDecision, node: string, nodeLabels: Labels | u
   if (total === 0)
     return 'the Service has no endpoints: no EndpointSlices or Endpoints, or its selector matches no pods';
   const reasons = new Set(t.verdicts.map((v) => v.reason));
-  const st = t.pools.some((p) => p.servingTerminating) ? ' (terminating endpoints: nothing is ready)' : '';
+  const st = t.pools.some((p) => p.servingTerminating)
+    ? ' (serving-terminating endpoints: no ready one is usable)'
+    : '';
   if (kept > 0) {
     const matched = t.pools.find((p) => p.matchedKey !== undefined);
     const how =
@@ -71,7 +89,9 @@ export function summary(t: TrafficDecision, node: string, nodeLabels: Labels | u
           : ` through ${matched.matchedKey}=${matched.matchedValue ?? ''}`;
     return `${kept} of ${total} endpoint${total === 1 ? '' : 's'}${how}${st}`;
   }
-  const keys = t.rule.keys.filter((k) => k !== '*');
+  const keys = labelKeys(t.rule);
+  if (t.rule.kind === 'superedge' && keys.length === 0)
+    return 'nothing: SuperEdge keeps endpoints whose node has the same value for a key, and "*" is not a label (use service.svcplane.io/topology-keys for a "*" fallback)';
   if (reasons.has('client-unknown'))
     return `nothing: node ${node} is not a known Node, so it has no labels to match${t.rule.kind === 'ordered-keys' ? ' and the keys do not end in "*"' : ''} (check --node, or that the node is registered)`;
   if (reasons.has('client-no-label'))
@@ -118,23 +138,26 @@ function table(t: TrafficDecision): string[] {
 export interface ExplainContext {
   /** The client node's labels, or undefined when the node is not known. */
   readonly nodeLabels: Labels | undefined;
-  /** Label keys to show (the rule's keys); all labels when empty. */
-  readonly showKeys?: readonly string[];
 }
 
 /** The text `svcplane explain` prints. */
 export function renderExplanation(d: TopologyDecision, ctx: ExplainContext): string {
   const lines: string[] = [];
-  const keys = new Set(
-    [...d.internal.rule.keys, ...(d.external?.rule.keys ?? [])].filter((k) => k !== '*' && k !== 'Local'),
-  );
+  const keys = new Set([
+    ...labelKeys(d.internal.rule),
+    ...(d.external === undefined ? [] : labelKeys(d.external.rule)),
+  ]);
   const labels =
     ctx.nodeLabels === undefined
       ? 'not a known Node'
       : [...keys].map((k) => `${k}=${ctx.nodeLabels![k] ?? '(none)'}`).join(', ') || 'known';
   lines.push(`Service ${d.service.namespace}/${d.service.name}, seen from node ${d.node} (${labels})`);
   const section = (title: string, t: TrafficDecision) => {
-    lines.push('', `${title}: ${summary(t, d.node, ctx.nodeLabels)}`, `  Rule: ${ruleText(t.rule)}`);
+    lines.push(
+      '',
+      `${title}: ${summary(t, d.node, ctx.nodeLabels)}`,
+      `  Rule: ${ruleText(t.rule, ctx.nodeLabels)}`,
+    );
     lines.push(...table(t));
   };
   section('Internal traffic (cluster IP)', d.internal);

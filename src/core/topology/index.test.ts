@@ -254,7 +254,8 @@ describe('TopologyIndex', () => {
       'ns/a',
     ]);
     assert.deepEqual(internal(idx, 'ns/a'), ['10.0.0.1', '10.0.0.2']);
-    assert.deepEqual(idx.setSlice('ns/a', 's1', undefined), []);
+    // 10.0.0.1 now comes from s2 only: the same addresses, but its slice changed, so the view did too
+    assert.deepEqual(idx.setSlice('ns/a', 's1', undefined), ['ns/a']);
     assert.deepEqual(idx.setSlice('ns/a', 's2', undefined), ['ns/a']);
     assert.deepEqual(internal(idx, 'ns/a'), ['10.9.0.1']); // back to the legacy Endpoints
     assert.deepEqual(
@@ -578,11 +579,10 @@ function apply(idx: TopologyIndex, o: Op): string[] {
   }
 }
 
-/** What a view serves: kept endpoints with their conditions, and the rules, per kind of traffic. */
+/** What a view serves: kept endpoints (all of each), and the rules, per kind of traffic. */
 function render(v: Omit<TopologyView, 'key'> | undefined): string | undefined {
   if (v === undefined) return undefined;
-  const eps = (l: readonly TopologyEndpoint[] | undefined) =>
-    l?.map((e) => [e.id, e.addresses, e.ready, e.serving, e.terminating]);
+  const eps = (l: readonly TopologyEndpoint[] | undefined) => l?.map((e) => JSON.stringify(e));
   const rule = (r: Rule | undefined) => (r === undefined ? undefined : [r.kind, r.source, r.keys]);
   return JSON.stringify({
     internal: eps(v.internal),
@@ -637,5 +637,29 @@ describe('TopologyIndex (property)', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('TopologyIndex: what counts as a changed view', () => {
+  it('reports a kept endpoint whose node or hints changed, though its address and conditions did not', () => {
+    const idx = new TopologyIndex('n1');
+    idx.setService('ns/a', service('ns/a'));
+    const mk = (nodeName: string, zone: string) => ({
+      metadata: { name: 's' },
+      addressType: 'IPv4',
+      ports: [{ port: 80 }],
+      endpoints: [
+        {
+          addresses: ['10.0.0.1'],
+          nodeName,
+          conditions: { ready: true },
+          hints: { forZones: [{ name: zone }] },
+        },
+      ],
+    });
+    assert.deepEqual(idx.setSlice('ns/a', 's', mk('n2', 'b')), ['ns/a']);
+    assert.deepEqual(idx.setSlice('ns/a', 's', mk('n3', 'c')), ['ns/a']);
+    assert.equal(idx.view('ns/a')?.internal[0]?.nodeName, 'n3');
+    assert.deepEqual(idx.setSlice('ns/a', 's', mk('n3', 'c')), []);
   });
 });

@@ -43,25 +43,10 @@ interface Entry {
   fingerprint: string;
 }
 
-/** What a consumer serves of a kept endpoint: identity, addresses and conditions. */
-const ids = (eps: readonly TopologyEndpoint[]): string =>
-  eps
-    .map(
-      (e) =>
-        `${e.id}/${e.addresses.join('+')}/${e.ready ? 'r' : ''}${e.serving ? 's' : ''}${e.terminating ? 't' : ''}`,
-    )
-    .join(',');
-
+/** A view's identity: its rules and everything about its kept endpoints (any change is a changed view). */
 function fingerprintOf(v: TopologyView | undefined): string {
   if (v === undefined) return '';
-  return [
-    v.internalRule.source,
-    v.internalRule.keys.join(','),
-    ids(v.internal),
-    v.externalRule?.source ?? '',
-    v.externalRule?.keys.join(',') ?? '',
-    v.external === undefined ? '-' : ids(v.external),
-  ].join('|');
+  return JSON.stringify([v.internalRule, v.internal, v.externalRule ?? null, v.external ?? null]);
 }
 
 /** The node label keys a rule reads (on the client's node, and for strict rules on endpoint nodes). */

@@ -400,3 +400,17 @@ describe('topologyProblems: every problem of a Service as JSON', () => {
     assert.match(problems[2]?.message ?? '', /spec\.trafficDistribution=PreferClose is ignored/);
   });
 });
+
+describe('topologyService: load-balancer VIPs', () => {
+  it('does not count an ingress with ipMode Proxy as a VIP (kube-proxy skips it)', () => {
+    const s = (ingress: unknown[]) =>
+      topologyService({
+        metadata: { name: 'x' },
+        spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+        status: { loadBalancer: { ingress } },
+      });
+    assert.equal(s([{ ip: '203.0.113.7', ipMode: 'Proxy' }]).externallyAccessible, false);
+    assert.equal(s([{ ip: '203.0.113.7', ipMode: 'VIP' }]).externallyAccessible, true);
+    assert.equal(s([{ ip: '203.0.113.7' }]).externallyAccessible, true);
+  });
+});

@@ -51,7 +51,10 @@ export function topologyService(svc: {
     externallyAccessible:
       ports.some((p) => typeof p['nodePort'] === 'number' && p['nodePort'] !== 0) ||
       // load-balancer VIPs: a hostname-only ingress is not one (kube-proxy's ExternallyAccessible)
-      ingress.some((i) => typeof rec(i)['ip'] === 'string' && rec(i)['ip'] !== '') ||
+      // nor is one with ipMode Proxy (the load balancer proxies; it does not deliver to the VIP).
+      ingress.some(
+        (i) => typeof rec(i)['ip'] === 'string' && rec(i)['ip'] !== '' && rec(i)['ipMode'] !== 'Proxy',
+      ) ||
       externalIPs.some((ip) => typeof ip === 'string' && ip !== ''),
   };
 }

@@ -50,7 +50,7 @@ export interface EpOptions {
   readonly zone?: string;
   /** Default true. */
   readonly ready?: boolean;
-  /** Default: the same as ready (as kube-proxy reads an unset condition). */
+  /** Default: the same as ready (a TopologyEndpoint built directly; slices read an unset one as true). */
   readonly serving?: boolean;
   /** Default false. */
   readonly terminating?: boolean;
