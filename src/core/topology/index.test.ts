@@ -635,7 +635,7 @@ describe('TopologyIndex (property)', () => {
         assert.equal(idx.stats().services, SERVICES.filter((k) => model.known(k)).length);
         assert.deepEqual(idx.stats(), fresh.stats());
       }),
-      { numRuns: 150 },
+      { numRuns: 400 },
     );
   });
 });
@@ -661,5 +661,57 @@ describe('TopologyIndex: what counts as a changed view', () => {
     assert.deepEqual(idx.setSlice('ns/a', 's', mk('n3', 'c')), ['ns/a']);
     assert.equal(idx.view('ns/a')?.internal[0]?.nodeName, 'n3');
     assert.deepEqual(idx.setSlice('ns/a', 's', mk('n3', 'c')), []);
+  });
+});
+
+describe('TopologyIndex: this node relabelled', () => {
+  const keysSvc = (key: string) => ({
+    metadata: {
+      namespace: 'ns',
+      name: key.split('/')[1],
+      annotations: { 'service.svcplane.io/topology-keys': '["unit"]' },
+    },
+    spec: { ports: [{ port: 80 }] },
+  });
+  const on = (name: string, ip: string, nodeName?: string) => ({
+    metadata: { name },
+    addressType: 'IPv4',
+    ports: [{ port: 80 }],
+    endpoints: [
+      { addresses: [ip], conditions: { ready: true }, ...(nodeName !== undefined ? { nodeName } : {}) },
+    ],
+  });
+
+  it('recomputes only the Services with an endpoint in the old or new unit, on an unknown node, or without a node', () => {
+    const idx = new TopologyIndex('n1');
+    idx.setNode('n1', { unit: 'a' });
+    idx.setNode('n2', { unit: 'a' });
+    idx.setNode('n3', { unit: 'b' });
+    idx.setNode('n4', { unit: 'c' });
+    for (const [key, node] of [
+      ['ns/in-a', 'n2'],
+      ['ns/in-b', 'n3'],
+      ['ns/in-c', 'n4'],
+      ['ns/ghost', 'gone'],
+      ['ns/nodeless', undefined],
+    ] as const) {
+      idx.setService(key, keysSvc(key));
+      idx.setSlice(key, 's', on('s', '10.0.0.1', node));
+    }
+    const before = idx.recomputed;
+    const changed = idx.setNode('n1', { unit: 'b' });
+    assert.deepEqual(changed.sort(), ['ns/in-a', 'ns/in-b']);
+    // in-c cannot change (no endpoint in a or b); ghost and nodeless are recomputed to be safe
+    assert.equal(idx.recomputed - before, 4);
+  });
+
+  it("counts this node's own endpoints, whose value moved with it (regression)", () => {
+    const idx = new TopologyIndex('n1');
+    idx.setNode('n1', { unit: 'a' });
+    idx.setService('ns/c', keysSvc('ns/c'));
+    idx.setSlice('ns/c', 's', on('s', '10.0.0.1', 'n1'));
+    assert.equal(idx.view('ns/c')?.internal.length, 1);
+    assert.deepEqual(idx.setNode('n1', { other: 'a' }), ['ns/c']);
+    assert.equal(idx.view('ns/c')?.internal.length, 0);
   });
 });

@@ -4,7 +4,9 @@
 //   - a Service, its slices or its Endpoints: that Service;
 //   - another node's labels: the Services with endpoints on that node whose rule reads a changed key, and
 //     of those only the ones where the change flips whether the node matches this node's value;
-//   - this node's labels: the Services whose rule reads a changed key;
+//   - this node's labels: the Services whose rule reads a changed key and that have an endpoint on a node
+//     holding the key's old or new value (nodes by label key and value), or an endpoint whose node is not
+//     known (its own fields are its topology); and, for the zone, the Services whose slices carry hints;
 //   - a node appearing or disappearing: the Services with endpoints on it (all of them, if it is this node).
 // SuperEdge's wrapper instead rebuilds every object on every node event (B4 in edge-topology.md §1.6).
 // Each call returns the keys of the Services whose view changed, exactly: a consumer emits MODIFIED for
@@ -54,7 +56,6 @@ function ruleKeys(r: Rule | undefined, out: Set<string>): void {
   if (r === undefined) return;
   if (r.kind === 'ordered-keys' || r.kind === 'superedge') for (const k of r.keys) if (k !== '*') out.add(k);
   if (r.kind === 'openyurt') out.add(OPENYURT_NODEPOOL_LABEL);
-  if (r.kind === 'hints' || r.kind === 'none') out.add(ZONE_LABEL);
 }
 
 /** The label keys whose values differ between two label sets. */
@@ -73,6 +74,12 @@ export class TopologyIndex {
   private readonly byKey = new Map<string, Set<string>>();
   private readonly byNode = new Map<string, Map<string, number>>();
   private readonly health = new Map<string, boolean>();
+  /** label key → value → the nodes with that label. */
+  private readonly nodesByLabel = new Map<string, Map<string, Set<string>>>();
+  /** Services with an endpoint that names no node. */
+  private readonly nodeless = new Set<string>();
+  /** Services whose endpoints carry hints (their view follows this node's zone). */
+  private readonly hinted = new Set<string>();
   /** Views recomputed since construction (for benchmarks and tests). */
   recomputed = 0;
 
@@ -98,15 +105,17 @@ export class TopologyIndex {
   setNode(name: string, labels: Labels | undefined): string[] {
     const old = this.nodes.get(name);
     if (old === undefined && labels === undefined) return [];
+    if (old !== undefined) this.indexLabels(name, old, -1);
     if (labels === undefined) this.nodes.delete(name);
-    else this.nodes.set(name, { ...labels });
+    else {
+      this.nodes.set(name, { ...labels });
+      this.indexLabels(name, labels, +1);
+    }
     const exists = (x: Labels | undefined) => x !== undefined;
     if (name === this.node) {
       if (exists(old) !== exists(labels) || isEmpty(old) !== isEmpty(labels))
         return this.recompute(this.entries.keys());
-      const affected = new Set<string>();
-      for (const k of changedKeys(old!, labels!)) for (const s of this.byKey.get(k) ?? []) affected.add(s);
-      return this.recompute(affected);
+      return this.recompute(this.affectedByClientChange(old!, labels!));
     }
     const onNode = this.byNode.get(name);
     if (onNode === undefined) return [];
@@ -167,6 +176,47 @@ export class TopologyIndex {
     return this.recompute(this.byNode.get(name)?.keys() ?? []);
   }
 
+  /**
+   * The Services this node's own relabel can change. A rule compares this node's value for a key with the
+   * endpoints' values, so a Service none of whose endpoints has the old or the new value (on a known node,
+   * or through its own fields when its node is not known) keeps its view.
+   */
+  private affectedByClientChange(old: Labels, now: Labels): Set<string> {
+    const affected = new Set<string>();
+    const unknownNodes = [...this.byNode.keys()].filter((n) => !this.nodes.has(n));
+    for (const k of changedKeys(old, now)) {
+      if (k === ZONE_LABEL) for (const s of this.hinted) affected.add(s);
+      const users = this.byKey.get(k);
+      if (users === undefined) continue;
+      const byValue = this.nodesByLabel.get(k);
+      const nodes = [
+        ...(old[k] === undefined ? [] : (byValue?.get(old[k]) ?? [])),
+        ...(now[k] === undefined ? [] : (byValue?.get(now[k]) ?? [])),
+        ...unknownNodes,
+        this.node, // its own endpoints changed value too (it has already left the old value's set)
+      ];
+      for (const n of nodes)
+        for (const s of this.byNode.get(n)?.keys() ?? []) if (users.has(s)) affected.add(s);
+      for (const s of this.nodeless) if (users.has(s)) affected.add(s);
+    }
+    return affected;
+  }
+
+  private indexLabels(name: string, labels: Labels, d: number): void {
+    for (const [k, v] of Object.entries(labels)) {
+      let byValue = this.nodesByLabel.get(k);
+      if (byValue === undefined) this.nodesByLabel.set(k, (byValue = new Map()));
+      let set = byValue.get(v);
+      if (set === undefined) byValue.set(v, (set = new Set()));
+      if (d > 0) set.add(name);
+      else {
+        set.delete(name);
+        if (set.size === 0) byValue.delete(v);
+        if (byValue.size === 0) this.nodesByLabel.delete(k);
+      }
+    }
+  }
+
   /** Recomputes every view from scratch; what SuperEdge's resync does (for comparison). */
   rebuildAll(): string[] {
     return this.recompute(this.entries.keys());
@@ -190,6 +240,15 @@ export class TopologyIndex {
           ? endpointsFromEndpoints(e.legacy)
           : [];
     for (const ep of e.endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, +1);
+    const mark = (set: Set<string>, on: boolean) => (on ? set.add(key) : set.delete(key));
+    mark(
+      this.nodeless,
+      e.endpoints.some((ep) => ep.nodeName === undefined),
+    );
+    mark(
+      this.hinted,
+      e.endpoints.some((ep) => (ep.forZones?.length ?? 0) > 0 || (ep.forNodes?.length ?? 0) > 0),
+    );
   }
 
   private countNode(node: string, key: string, d: number): void {
@@ -239,7 +298,6 @@ export class TopologyIndex {
         const chosen = chooseRules(e.svc, rules);
         ruleKeys(chosen.internal, newKeys);
         ruleKeys(chosen.external, newKeys);
-        newKeys.add(ZONE_LABEL); // hints read the client's zone whenever slices carry hints
       }
       this.rekey(key, e.keys, newKeys);
       e.keys = newKeys;
