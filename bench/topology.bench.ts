@@ -38,6 +38,7 @@ import { TopologyIndex } from '../src/core/topology/index.js';
 import { HOSTNAME_LABEL, ZONE_LABEL, topologyService } from '../src/core/topology/rules.js';
 import type { Labels, TopologyEndpoint, TopologyService } from '../src/core/topology/types.js';
 import { median, percentile, type BenchContext, type BenchResult } from './run.js';
+import { seededRandom } from '../src/core/scheduling/schedule.js';
 
 const UNIT_LABEL = 'superedge.io/unit';
 const SEED = 0x70b0_1064;
@@ -75,17 +76,7 @@ type RuleMix = 'superedge' | 'ordered' | 'hints' | 'none';
 
 // ------------------------------------------------------------------------------------------ the shape
 
-/** mulberry32: a small, seeded PRNG in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = seededRandom;
 
 const pad = (n: number, w: number): string => String(n).padStart(w, '0');
 const nodeName = (i: number): string => `node-${pad(i, 4)}`;
