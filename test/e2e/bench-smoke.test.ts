@@ -1,4 +1,4 @@
-// The store, apiserver, allocation, endpoints, grids and nodes benchmarks must keep working: run each in
+// The store, apiserver, allocation, endpoints, grids, nodes and topology benchmarks must keep working: run each in
 // --quick mode (tiny sizes, numbers meaningless) and check it writes its JSON with every figure. Performance
 // itself is never asserted in tests; correctness the benchmark checks on its own (every watcher got every
 // write exactly once, every readiness flip reached the watcher, every grid's objects and no others) is.
@@ -328,6 +328,32 @@ it('npm run bench -- nodes --quick writes bench results with every metric', { ti
     assert.equal(typeof out.goals.schedulerAtLeast500PodsPerSec, 'boolean');
     assert.equal(typeof out.goals.allReadyWithin60s, 'boolean');
     assert.match(r.stdout, /checks passed/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('npm run bench -- topology --quick writes bench results with every metric', { timeout: 90_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'topology', '--quick'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_RESULTS_DIR: dir },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(readFileSync(path.join(dir, 'topology.json'), 'utf8')) as {
+      ratios: Record<string, number>;
+      engine: Record<string, number>;
+      memory: Record<string, number | string>;
+      correctness: { staleAfterMoves: unknown[]; changedByTimedRebuilds: number };
+    };
+    for (const k of ['bOverA', 'bOverA2', 'bOverA3'])
+      assert.ok(Number.isFinite(out.ratios[k]) && out.ratios[k]! > 0, k);
+    assert.ok(out.engine['viewsPerSec']! > 0 && out.engine['endpointsJudgedPerSec']! > 0);
+    assert.ok((out.memory['indexMiB'] as number) > 0);
+    // The benchmark checks, after every move, that no view is stale against a full rebuild.
+    assert.deepEqual(out.correctness.staleAfterMoves, []);
+    assert.equal(out.correctness.changedByTimedRebuilds, 0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
