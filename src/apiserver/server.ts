@@ -2,8 +2,7 @@
 // namespaces, namespace lifecycle, and a graceful shutdown (stop accepting, end watches cleanly,
 // finish in-flight requests, stop the cache; the caller then closes the store).
 import type { ValidationOptions } from '../api/validation/options.js';
-import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { connect, type Socket } from 'node:net';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -17,6 +16,7 @@ import type { AuthenticationRequest } from './auth/authenticator.js';
 import { createHandler } from './http/handler.js';
 import type { AuthorizationAttributes, Identity, OpenApiProvider, ReadyCheck } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
+import { listenTls, type TlsListener } from './http/listen.js';
 import type { Logger } from './logger.js';
 import { ApiMetrics } from './metrics.js';
 import { NamespaceLifecycle, ensureSystemNamespaces } from './namespace-lifecycle.js';
@@ -167,57 +167,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     rangeAllocations: () => rangeAllocations(allocators),
   });
 
-  const https: HttpsServer = createHttpsServer(
-    {
-      cert: opts.tls.cert,
-      key: opts.tls.key,
-      ...(opts.tls.clientCA === undefined
-        ? {}
-        : { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false }),
-      minVersion: 'TLSv1.2',
-    },
-    handler,
-  );
-  https.keepAliveTimeout = 65_000;
-  https.headersTimeout = 66_000;
-  https.requestTimeout = 0; // watches are long; each handler bounds its own work
-  https.on('tlsClientError', () => {
-    /* a failed handshake is the client's problem; nothing to log per connection */
-  });
-
-  // One port, TLS only: a plain-HTTP request gets Go's 400 answer instead of a hung handshake.
-  const sockets = new Set<Socket>();
-  const front = createNetServer((socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-    socket.once('data', (head: Buffer) => {
-      socket.pause();
-      socket.unshift(head);
-      if (head[0] === 0x16) {
-        https.emit('connection', socket);
-        process.nextTick(() => socket.resume());
-        return;
-      }
-      socket.end(
-        'HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n',
-      );
-    });
-  });
+  let listener: TlsListener;
   try {
-    await new Promise<void>((resolve, reject) => {
-      front.once('error', reject);
-      front.listen(opts.port, opts.bindAddress, () => {
-        front.off('error', reject);
-        resolve();
-      });
-    });
+    listener = await listenTls({ handler, tls: opts.tls, bindAddress: opts.bindAddress, port: opts.port });
   } catch (err) {
     lifecycle.stop();
     await allocators.stop();
     await cache.stop();
     throw err;
   }
+  const { https, front, sockets } = listener;
   let local: HttpServer | undefined;
   if (opts.unixSocket !== undefined) {
     try {
@@ -235,7 +194,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       );
     }
   }
-  const port = (front.address() as AddressInfo).port;
+  const port = listener.port;
   const host = opts.bindAddress.includes(':') ? `[${opts.bindAddress}]` : opts.bindAddress;
   address = `${host}:${port}`;
   const url = `https://${address}`;

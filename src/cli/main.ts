@@ -23,6 +23,7 @@ Commands:
   store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
   crds        print the CustomResourceDefinitions of the superedge.io grid kinds, for a real cluster
   explain     which endpoints of a Service a node may use under its topology rules, and why
+  wrapper     the node-local list/watch server: Services, EndpointSlices, Endpoints and Nodes as NODE should see them
   version     print the version
 
 Run 'svcplane <command> --help' for the flags of a command.
@@ -64,6 +65,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./node-command.js')).nodeCommand(rest, out, version());
       case 'crds':
         return (await import('./crds-command.js')).crdsCommand(rest, out);
+      case 'wrapper':
+        return await (await import('./wrapper-command.js')).wrapperCommand(rest, out, version());
       case 'explain':
         return await (await import('./explain-command.js')).explainCommand(rest, out);
       default:

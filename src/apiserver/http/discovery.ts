@@ -8,9 +8,9 @@ export const AGGREGATED_CONTENT_TYPE = (v: 'v2' | 'v2beta1'): string =>
   `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`;
 
 /** Groups in the order discovery lists them (kube: core first, then by priority; ours: table order). */
-function groups(): { group: string; versions: string[] }[] {
+function groups(rs: readonly ResourceInfo[]): { group: string; versions: string[] }[] {
   const out: { group: string; versions: string[] }[] = [];
-  for (const r of RESOURCES) {
+  for (const r of rs) {
     if (r.group === '') continue;
     let g = out.find((x) => x.group === r.group);
     if (g === undefined) out.push((g = { group: r.group, versions: [] }));
@@ -19,10 +19,13 @@ function groups(): { group: string; versions: string[] }[] {
   return out;
 }
 
-const resourcesOf = (group: string, version: string): ResourceInfo[] =>
-  RESOURCES.filter((r) => r.group === group && r.version === version);
+/** The whole table (subresources and the legacy bindings included), or a server's own subset (the wrapper). */
+const isFull = (rs: readonly ResourceInfo[]): boolean => rs === RESOURCES;
 
-function aggregatedResource(r: ResourceInfo): Record<string, unknown> {
+const resourcesOf = (rs: readonly ResourceInfo[], group: string, version: string): ResourceInfo[] =>
+  rs.filter((r) => r.group === group && r.version === version);
+
+function aggregatedResource(r: ResourceInfo, full: boolean): Record<string, unknown> {
   return {
     resource: r.resource,
     responseKind: { group: r.group, version: r.version, kind: r.kind },
@@ -31,7 +34,7 @@ function aggregatedResource(r: ResourceInfo): Record<string, unknown> {
     verbs: [...r.verbs],
     ...(r.shortNames.length > 0 ? { shortNames: [...r.shortNames] } : {}),
     ...(r.categories.length > 0 ? { categories: [...r.categories] } : {}),
-    ...(subresourcesOf(r).length > 0
+    ...(full && subresourcesOf(r).length > 0
       ? {
           subresources: subresourcesOf(r).map((s) => ({
             subresource: s.name,
@@ -52,24 +55,32 @@ const legacyBindingsAggregated = (): Record<string, unknown> => ({
   verbs: [...LEGACY_BINDINGS.verbs],
 });
 
-function aggregatedGroup(group: string, versions: string[]): Record<string, unknown> {
+function aggregatedGroup(
+  rs: readonly ResourceInfo[],
+  group: string,
+  versions: string[],
+): Record<string, unknown> {
   return {
     metadata: { name: group, creationTimestamp: null },
     versions: versions.map((version) => ({
       version,
       resources: [
-        ...resourcesOf(group, version).map(aggregatedResource),
-        ...(group === '' && version === 'v1' ? [legacyBindingsAggregated()] : []),
+        ...resourcesOf(rs, group, version).map((r) => aggregatedResource(r, isFull(rs))),
+        ...(isFull(rs) && group === '' && version === 'v1' ? [legacyBindingsAggregated()] : []),
       ],
       freshness: 'Current',
     })),
   };
 }
 
-export function aggregatedDiscovery(legacy: boolean, v: 'v2' | 'v2beta1'): Record<string, unknown> {
+export function aggregatedDiscovery(
+  legacy: boolean,
+  v: 'v2' | 'v2beta1',
+  rs: readonly ResourceInfo[] = RESOURCES,
+): Record<string, unknown> {
   const items = legacy
-    ? [aggregatedGroup('', ['v1'])]
-    : groups().map((g) => aggregatedGroup(g.group, g.versions));
+    ? [aggregatedGroup(rs, '', ['v1'])]
+    : groups(rs).map((g) => aggregatedGroup(rs, g.group, g.versions));
   return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${v}`, metadata: {}, items };
 }
 
@@ -86,24 +97,32 @@ function apiGroup(group: string, versions: string[]): Record<string, unknown> {
   return { name: group, versions: vs, preferredVersion: vs[0] };
 }
 
-export function apiGroupList(): Record<string, unknown> {
+export function apiGroupList(rs: readonly ResourceInfo[] = RESOURCES): Record<string, unknown> {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: groups().map((g) => apiGroup(g.group, g.versions)),
+    groups: groups(rs).map((g) => apiGroup(g.group, g.versions)),
   };
 }
 
-export function apiGroupDoc(group: string): Record<string, unknown> | undefined {
-  const g = groups().find((x) => x.group === group);
+export function apiGroupDoc(
+  group: string,
+  rs: readonly ResourceInfo[] = RESOURCES,
+): Record<string, unknown> | undefined {
+  const g = groups(rs).find((x) => x.group === group);
   return g === undefined
     ? undefined
     : { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(g.group, g.versions) };
 }
 
-export function apiResourceList(group: string, version: string): Record<string, unknown> | undefined {
-  const rs = resourcesOf(group, version);
+export function apiResourceList(
+  group: string,
+  version: string,
+  table: readonly ResourceInfo[] = RESOURCES,
+): Record<string, unknown> | undefined {
+  const rs = resourcesOf(table, group, version);
   if (rs.length === 0) return undefined;
+  const full = isFull(table);
   const resources: Record<string, unknown>[] = [];
   for (const r of rs) {
     resources.push({
@@ -115,7 +134,7 @@ export function apiResourceList(group: string, version: string): Record<string, 
       ...(r.shortNames.length > 0 ? { shortNames: [...r.shortNames] } : {}),
       ...(r.categories.length > 0 ? { categories: [...r.categories] } : {}),
     });
-    for (const s of subresourcesOf(r)) {
+    for (const s of full ? subresourcesOf(r) : []) {
       const own = s.kind.group === r.group && s.kind.version === r.version;
       resources.push({
         name: `${r.resource}/${s.name}`,
@@ -127,7 +146,7 @@ export function apiResourceList(group: string, version: string): Record<string, 
       });
     }
   }
-  if (group === '' && version === 'v1') {
+  if (full && group === '' && version === 'v1') {
     resources.push({
       name: LEGACY_BINDINGS.resource,
       singularName: LEGACY_BINDINGS.singular,

@@ -39,25 +39,30 @@ export async function serveNonResource(
     if (discovery.version === undefined && discovery.group === undefined) {
       const rendering = negotiate(accept, { discovery: true });
       if (rendering.kind === 'discovery') {
-        writeJson(res, 200, aggregatedDiscovery(discovery.legacy, rendering.version), {
+        writeJson(res, 200, aggregatedDiscovery(discovery.legacy, rendering.version, deps.resources), {
           contentType: AGGREGATED_CONTENT_TYPE(rendering.version),
           extraHeaders: { Vary: 'Accept' },
         });
         return;
       }
-      writeJson(res, 200, discovery.legacy ? apiVersions(deps.serverAddress()) : apiGroupList(), {
-        yaml: rendering.kind === 'yaml',
-        extraHeaders: { Vary: 'Accept' },
-      });
+      writeJson(
+        res,
+        200,
+        discovery.legacy ? apiVersions(deps.serverAddress()) : apiGroupList(deps.resources),
+        {
+          yaml: rendering.kind === 'yaml',
+          extraHeaders: { Vary: 'Accept' },
+        },
+      );
       return;
     }
     const rendering = negotiate(accept, {});
     const doc =
       discovery.version === undefined
-        ? apiGroupDoc(discovery.group ?? '')
+        ? apiGroupDoc(discovery.group ?? '', deps.resources)
         : discovery.legacy && discovery.version !== 'v1'
           ? undefined
-          : apiResourceList(discovery.group ?? '', discovery.version);
+          : apiResourceList(discovery.group ?? '', discovery.version, deps.resources);
     if (doc === undefined) throw notFoundPath();
     writeJson(res, 200, doc, { yaml: rendering.kind === 'yaml' });
     return;

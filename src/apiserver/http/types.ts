@@ -1,5 +1,6 @@
 // What the HTTP layer is given (HandlerDeps) and the Statuses every route shares.
 import type { IncomingMessage } from 'node:http';
+import type { ResourceInfo } from '../../api/resources.js';
 import { StatusError } from '../../api/status.js';
 import type { Logger } from '../logger.js';
 import type { ApiMetrics } from '../metrics.js';
@@ -55,6 +56,8 @@ export interface HandlerDeps {
   readonly extraMetrics?: () => Promise<string>;
   /** The allocation state as upstream's RangeAllocation objects (GET /debug/svcplane/rangeallocations). */
   readonly rangeAllocations?: () => Promise<unknown>;
+  /** The resources this server serves and lists in discovery (default: the whole table). */
+  readonly resources?: readonly ResourceInfo[];
 }
 
 export interface ReadyCheck {

@@ -12,6 +12,10 @@ const portSignature = (ports: readonly unknown[]): string =>
     .sort()
     .join(',');
 
+/** The pool of a slice's endpoints: its address type and port set (an endpoint's id is `<pool>/<address>`). */
+export const slicePool = (slice: unknown): string =>
+  `${optStr(rec(slice)['addressType']) ?? 'IPv4'}|${portSignature(list(rec(slice)['ports']))}`;
+
 const names = (v: unknown): string[] | undefined =>
   Array.isArray(v) ? v.map((x) => optStr(rec(x)['name']) ?? '').filter((n) => n !== '') : undefined;
 
@@ -47,7 +51,7 @@ export function endpointsFromSlices(slices: readonly unknown[]): TopologyEndpoin
     const meta = rec(slice['metadata']);
     if (meta['deletionTimestamp'] !== undefined && meta['deletionTimestamp'] !== null) continue;
     const addressType = optStr(slice['addressType']) ?? 'IPv4';
-    const pool = `${addressType}|${portSignature(list(slice['ports']))}`;
+    const pool = slicePool(slice);
     const source = optStr(meta['name']) ?? '';
     for (const raw of list(slice['endpoints'])) {
       const e = rec(raw);

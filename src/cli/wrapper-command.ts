@@ -1,0 +1,166 @@
+// `svcplane wrapper`: flags → PKI, tokens, store → the wrapper server (wrapper-server.ts).
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
+import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
+import { jsonLogger } from '../apiserver/logger.js';
+import { Client } from '../runtime/client.js';
+import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
+import { UsageError, parseFlags } from './flags.js';
+import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
+import { ensureServingCert, versionInfo, writeFileAtomic } from './serve.js';
+import { READERS_GROUP, startWrapper } from './wrapper-server.js';
+
+export const WRAPPER_HELP = `Usage: svcplane wrapper --hostname NODE [flags]
+
+The node-local list/watch server (SuperEdge's application-grid-wrapper, done right). It watches Services,
+EndpointSlices, Endpoints and Nodes upstream through --kubeconfig (svcplane or any Kubernetes API server)
+and serves them to kube-proxy-like clients on this node: Services and Nodes unchanged, and each
+Service's EndpointSlices and Endpoints with only the endpoints the topology engine keeps for NODE
+(docs/topology.md), decided over all of the Service's slices. Lists and watches behave as an API
+server's: resourceVersions, resuming, 410 Expired, bookmarks, sendInitialEvents, selectors, limit and
+continue, Table output. When the upstream is away it keeps serving the last good views; on reconnect it
+emits only what changed. The first start generates a CA, a serving certificate and a reader token under
+--data-dir, and writes DIR/kubeconfig for clients.
+
+Examples:
+  svcplane wrapper --kubeconfig .svcplane/kubeconfig --hostname edge-0
+  KUBECONFIG=.svcplane-wrapper/kubeconfig kubectl get endpointslices -A --watch
+
+Flags:
+  --hostname NODE                 the node whose view is served (required)
+  --bind-address HOST:PORT        HTTPS (default 127.0.0.1:51006; port 0 picks a free one)
+  --insecure-bind-address HOST:PORT  also serve plain HTTP there, without authentication, for SuperEdge
+                                  drop-in setups (kube-proxy pointed at http://127.0.0.1:51006); logs a warning
+  --data-dir DIR                  default ./.svcplane-wrapper (pki/, tokens, the served views, kubeconfig)
+  --kubeconfig FILE               the upstream (default: $KUBECONFIG, then ~/.kube/config)
+  --context NAME                  a kubeconfig context other than the current one
+`;
+
+const FLAGS = {
+  hostname: { type: 'string' },
+  'bind-address': { type: 'string' },
+  'insecure-bind-address': { type: 'string' },
+  'data-dir': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** HOST:PORT (IPv6 in brackets). */
+export function hostPort(flag: string, raw: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
+  const port = m === null ? NaN : Number(m[3]);
+  if (m === null || !(port >= 0 && port <= 65535))
+    throw new UsageError(`--${flag}: ${JSON.stringify(raw)} is not HOST:PORT (e.g. 127.0.0.1:51006)`);
+  return { host: m[1] ?? m[2]!, port };
+}
+
+/** The reader token in DIR/pki/tokens.csv, generated on the first start; the file may hold more tokens. */
+function ensureReaderToken(file: string): string {
+  if (existsSync(file)) {
+    const line = readFileSync(file, 'utf8')
+      .split('\n')
+      .find((l) => l.includes(',wrapper-reader,'));
+    if (line === undefined)
+      throw new UsageError(`${file} has no wrapper-reader token; remove it to generate one`);
+    return line.split(',')[0]!;
+  }
+  const token = generateToken();
+  writeFileAtomic(
+    file,
+    `${formatTokenFileRecord(token, { name: 'wrapper-reader', uid: 'wrapper-reader', groups: [READERS_GROUP] })}\n`,
+  );
+  return token;
+}
+
+export async function wrapperCommand(
+  args: string[],
+  out: (s: string) => void,
+  pkgVersion: string,
+): Promise<number> {
+  const { values, positionals } = parseFlags(args, FLAGS);
+  if (values.help) {
+    out(WRAPPER_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const hostname = values['hostname'];
+  if (typeof hostname !== 'string' || hostname === '')
+    throw new UsageError('--hostname is required: the node whose view this wrapper serves');
+  const bind = hostPort(
+    'bind-address',
+    typeof values['bind-address'] === 'string' ? values['bind-address'] : '127.0.0.1:51006',
+  );
+  const insecureRaw = values['insecure-bind-address'];
+  const insecure =
+    typeof insecureRaw === 'string' ? hostPort('insecure-bind-address', insecureRaw) : undefined;
+  const dataDir = resolve(
+    typeof values['data-dir'] === 'string' && values['data-dir'] !== ''
+      ? values['data-dir']
+      : '.svcplane-wrapper',
+  );
+  const transport = transportFromFlags(values, (message) => new UsageError(message));
+  const log = jsonLogger(undefined, 'wrapper');
+
+  mkdirSync(join(dataDir, 'pki'), { recursive: true, mode: 0o700 });
+  const tls = ensureServingCert(dataDir, [bind.host]);
+  const tokensFile = join(dataDir, 'pki', 'tokens.csv');
+  const token = ensureReaderToken(tokensFile);
+  const tokens = parseTokenFile(readFileSync(tokensFile, 'utf8'));
+  let store: SqliteStore;
+  try {
+    // The served views: derived, so not worth an fsync each; kept so a restart serves them at once.
+    store = SqliteStore.open({ dataDir: join(dataDir, 'views'), synchronous: 'NORMAL' });
+  } catch (err) {
+    transport.close();
+    throw new UsageError(`--data-dir: ${firstLine(err)}`);
+  }
+  const wrapper = await startWrapper({
+    upstream: new Client(transport),
+    store,
+    hostname,
+    bindAddress: bind.host,
+    port: bind.port,
+    tls: { cert: tls.certPem, key: tls.keyPem, clientCA: tls.caPem },
+    tokens,
+    ...(insecure === undefined ? {} : { insecure: { bindAddress: insecure.host, port: insecure.port } }),
+    version: versionInfo(pkgVersion),
+    log,
+    ...(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0) > 0
+      ? { bookmarkIntervalMs: Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS) }
+      : {}),
+  }).catch(async (err: unknown) => {
+    await store.close();
+    transport.close();
+    throw err;
+  });
+  const kubeconfig = join(dataDir, 'kubeconfig');
+  writeFileAtomic(
+    kubeconfig,
+    renderKubeconfig({
+      server: wrapper.url,
+      caPem: tls.caPem,
+      user: 'wrapper-reader',
+      token,
+      clusterName: 'svcplane-wrapper',
+    }),
+  );
+  out(
+    `svcplane wrapper: serving node ${hostname} at ${wrapper.url}${wrapper.insecureUrl === undefined ? '' : ` and ${wrapper.insecureUrl}`}; kubeconfig: ${kubeconfig}`,
+  );
+  await new Promise<void>((resolveSignal) => {
+    const onSignal = (sig: string): void => {
+      log.info('shutting down', { signal: sig });
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolveSignal();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  await wrapper.shutdown();
+  await store.close();
+  transport.close();
+  return 0;
+}

@@ -1,0 +1,254 @@
+// The wrapper's composition: the API server's HTTP stack (watch cache, list/watch/get, selectors,
+// bookmarks, 410, per-watcher bounded queues, Table output, discovery) over a store of the wrapper's own,
+// which WrapperSync fills with the served forms of the upstream objects. Clients may only get, list and
+// watch the four served resources; anything else is refused with a Status (403), never proxied under
+// the wrapper's identity.
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { Counter, Histogram, Registry as PromRegistry, Gauge } from 'prom-client';
+import type { ResourceInfo } from '../api/resources.js';
+import { authenticate, type AuthenticationRequest } from '../apiserver/auth/authenticator.js';
+import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
+import type { TokenTable } from '../apiserver/auth/token-file.js';
+import { createHandler } from '../apiserver/http/handler.js';
+import { listenTls, type TlsListener } from '../apiserver/http/listen.js';
+import type { AuthorizationAttributes, Identity } from '../apiserver/http/types.js';
+import { WatchRegistry } from '../apiserver/http/watch.js';
+import type { Logger } from '../apiserver/logger.js';
+import { ApiMetrics } from '../apiserver/metrics.js';
+import { Registry } from '../apiserver/registry/registry.js';
+import { WatchCache } from '../apiserver/watch-cache/watch-cache.js';
+import type { Client } from '../runtime/client.js';
+import type { Store } from '../storage/store.js';
+import { SERVED, WrapperSync } from '../wrapper/sync.js';
+import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
+import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
+
+/** The group whose members may read the served resources (the kubeconfig's token has it). */
+export const READERS_GROUP = 'svcplane:wrapper-readers';
+const READ_VERBS = ['get', 'list', 'watch'];
+
+/** The served resources as discovery lists them: read verbs only. */
+const SERVED_INFO: readonly ResourceInfo[] = SERVED.map((r) => ({ ...r, verbs: READ_VERBS }));
+
+export interface WrapperOptions {
+  readonly upstream: Client;
+  readonly store: Store;
+  readonly hostname: string;
+  readonly bindAddress: string;
+  readonly port: number;
+  readonly tls: { readonly cert: string; readonly key: string; readonly clientCA: string };
+  readonly tokens: TokenTable;
+  /** Plain HTTP without authentication (SuperEdge drop-in); every client is a reader there. */
+  readonly insecure?: { readonly bindAddress: string; readonly port: number };
+  readonly version: Record<string, string>;
+  readonly log: Logger;
+  readonly bookmarkIntervalMs?: number;
+  readonly maxWatchQueueBytes?: number;
+  readonly minRequestTimeoutSeconds?: number;
+  readonly watchCacheHistory?: number;
+}
+
+export interface RunningWrapper {
+  readonly url: string;
+  readonly port: number;
+  readonly insecureUrl?: string;
+  readonly sync: WrapperSync;
+  readonly cache: WatchCache;
+  shutdown(): Promise<void>;
+}
+
+const served = (attrs: AuthorizationAttributes): boolean =>
+  READ_VERBS.includes(attrs.verb) &&
+  attrs.subresource === '' &&
+  SERVED.some((r) => r.group === attrs.apiGroup && r.resource === attrs.resource);
+
+const isReader = (user: Identity): boolean =>
+  user.groups.includes(READERS_GROUP) || user.groups.includes('system:masters');
+
+function authorize(attrs: AuthorizationAttributes): boolean {
+  if (!attrs.resourceRequest) return attrs.verb === 'get' || attrs.verb === 'head';
+  return served(attrs) && isReader(attrs.user);
+}
+
+function refusal(attrs: AuthorizationAttributes): string {
+  if (attrs.resourceRequest && !served(attrs))
+    return forbiddenMessage(
+      attrs,
+      'the wrapper serves only get, list and watch of services, endpoints, endpointslices.discovery.k8s.io and nodes',
+    );
+  return forbiddenMessage(attrs, `only members of ${READERS_GROUP} may read through the wrapper`);
+}
+
+function wrapperMetrics(sync: () => WrapperSync | undefined) {
+  const registry = new PromRegistry();
+  const recompute = new Histogram({
+    name: 'svcplane_wrapper_recompute_seconds',
+    help: 'Time the topology index took to apply one upstream change and recompute the views it touched',
+    buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1],
+    registers: [registry],
+  });
+  const writes = new Counter({
+    name: 'svcplane_wrapper_served_writes_total',
+    help: 'Served objects written (put) or removed (delete) because what this node is served changed',
+    labelNames: ['op'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'svcplane_wrapper_views',
+    help: 'Services with a topology view for this node',
+    registers: [registry],
+    collect() {
+      this.set(sync()?.index.stats().services ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'svcplane_wrapper_upstream_relists',
+    help: 'Relists of the upstream informers (the first list of each included)',
+    registers: [registry],
+    collect() {
+      this.set(sync()?.relists() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'svcplane_wrapper_upstream_in_sync',
+    help: '1 while every upstream informer is watching',
+    registers: [registry],
+    collect() {
+      this.set(sync()?.inSync() === true ? 1 : 0);
+    },
+  });
+  return {
+    registry,
+    sink: {
+      recomputeSeconds: (s: number) => recompute.observe(s),
+      wrote: (op: 'put' | 'delete') => writes.inc({ op }),
+    },
+  };
+}
+
+export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
+  const metrics = new ApiMetrics();
+  const ref: { sync?: WrapperSync } = {};
+  const own = wrapperMetrics(() => ref.sync);
+  const cache = new WatchCache(
+    o.store,
+    {
+      ...(o.watchCacheHistory === undefined ? {} : { historySize: o.watchCacheHistory }),
+      log: (msg, fields) => o.log.warn(msg, fields),
+    },
+    SERVED,
+  );
+  cache.start();
+  await cache.ready;
+  const registry = new Registry(o.store, cache);
+  const sync = new WrapperSync(o.upstream, o.store, o.hostname, o.log, own.sink);
+  ref.sync = sync;
+  await sync.start();
+
+  const watches = new WatchRegistry();
+  let stopping = false;
+  let address = `${o.bindAddress}:${o.port}`;
+  const deps = {
+    registry,
+    cache,
+    metrics,
+    log: o.log,
+    authorize,
+    forbiddenMessage: refusal,
+    openapi: {
+      v3Index: () => openAPIV3Index(),
+      v3Document: (path: string) => openAPIV3Document(path)?.json,
+      v2Protobuf: () => openAPIV2Protobuf(),
+    },
+    version: o.version,
+    serverAddress: () => address,
+    watches,
+    bookmarkIntervalMs: o.bookmarkIntervalMs ?? 30_000,
+    maxWatchQueueBytes: o.maxWatchQueueBytes ?? 16 * 1024 * 1024,
+    minRequestTimeoutSeconds: o.minRequestTimeoutSeconds ?? 1800,
+    ready: () => !stopping && cache.isHealthy,
+    readyChecks: [{ name: 'upstream-sync', ok: () => sync.inSync() }],
+    extraMetrics: () => own.registry.metrics(),
+    resources: SERVED_INFO,
+  };
+  const handler = createHandler({
+    ...deps,
+    authenticate: (req: IncomingMessage) => {
+      const sock = req.socket as TLSSocket;
+      const peer = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;
+      return authenticate(
+        {
+          authorization: req.headers.authorization,
+          peerCertificate: peer as AuthenticationRequest['peerCertificate'],
+          peerCertificateVerified: sock.authorized === true,
+        },
+        { tokens: o.tokens },
+      );
+    },
+  });
+  let listener: TlsListener;
+  let insecure: HttpServer | undefined;
+  try {
+    listener = await listenTls({ handler, tls: o.tls, bindAddress: o.bindAddress, port: o.port });
+    if (o.insecure !== undefined) {
+      const anonymousReader: Identity = {
+        name: 'system:anonymous',
+        uid: '',
+        groups: ['system:unauthenticated', READERS_GROUP],
+      };
+      insecure = createHttpServer(createHandler({ ...deps, authenticate: () => anonymousReader }));
+      insecure.keepAliveTimeout = 65_000;
+      insecure.requestTimeout = 0;
+      await new Promise<void>((resolve, reject) => {
+        insecure!.once('error', reject);
+        insecure!.listen(o.insecure!.port, o.insecure!.bindAddress, () => resolve());
+      });
+      o.log.warn(
+        'serving plain HTTP without authentication: any local process can read what this node is served',
+        {
+          address: `${o.insecure.bindAddress}:${(insecure.address() as { port: number }).port}`,
+        },
+      );
+    }
+  } catch (err) {
+    await sync.stop();
+    await cache.stop();
+    throw err;
+  }
+  const host = o.bindAddress.includes(':') ? `[${o.bindAddress}]` : o.bindAddress;
+  address = `${host}:${listener.port}`;
+  // The store keeps every version until compacted; the watch cache keeps its own history for resuming.
+  const compaction = setInterval(() => {
+    void (async () => {
+      const head = await o.store.currentRevision();
+      const floor = head - 20_000;
+      if (floor > (await o.store.compactRevision())) await o.store.compact(floor);
+    })().catch((err: unknown) => o.log.warn('compaction failed', { error: String(err) }));
+  }, 60_000);
+  compaction.unref();
+  return {
+    url: `https://${address}`,
+    port: listener.port,
+    ...(insecure === undefined
+      ? {}
+      : {
+          insecureUrl: `http://${o.insecure!.bindAddress}:${(insecure.address() as { port: number }).port}`,
+        }),
+    sync,
+    cache,
+    async shutdown() {
+      if (stopping) return;
+      stopping = true;
+      clearInterval(compaction);
+      listener.front.close();
+      insecure?.close();
+      watches.endAll();
+      listener.https.closeAllConnections();
+      insecure?.closeAllConnections();
+      for (const s of listener.sockets) s.destroy();
+      await sync.stop();
+      await cache.stop();
+    },
+  };
+}
