@@ -112,3 +112,56 @@ describe('a watcher that stops reading', () => {
     },
   );
 });
+
+describe('a watch whose replay is larger than the queue limit', () => {
+  let api: InProcessApiServer;
+  before(async () => {
+    api = await startInProcessApiServer({ maxWatchQueueBytes: 64 * 1024 });
+    const big = 'r'.repeat(20_000);
+    for (let i = 0; i < 20; i++) {
+      await api.client.create(SERVICES, 'default', {
+        metadata: { name: `replay-${i}`, annotations: { big } },
+        spec: { ports: [{ port: 80 }] },
+      });
+    }
+  });
+  after(() => api?.stop());
+
+  it('sends the whole initial state to a client that reads, then the initial-events-end bookmark, and leaves no watcher behind', async () => {
+    const before = api.server.cache.watcherCount(SERVICES);
+    const text = await new Promise<string>((resolve, reject) => {
+      const req = https.request(
+        `${api.server.url}/api/v1/namespaces/default/services?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1`,
+        { rejectUnauthorized: false, headers: { Authorization: `Bearer ${api.token}` } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (body += d));
+          res.on('end', () => resolve(body));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    const events = text
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as { type: string; object: { metadata?: { annotations?: Record<string, string> } } },
+      );
+    assert.equal(events.filter((e) => e.type === 'ADDED').length, 21); // 20 + the kubernetes Service
+    assert.equal(
+      events.some((e) => e.type === 'ERROR'),
+      false,
+    );
+    assert.equal(
+      events.find((e) => e.type === 'BOOKMARK')?.object.metadata?.annotations?.['k8s.io/initial-events-end'],
+      'true',
+    );
+    // timeoutSeconds ended it: the cache forgot the watcher
+    for (let i = 0; i < 50 && api.server.cache.watcherCount(SERVICES) !== before; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.equal(api.server.cache.watcherCount(SERVICES), before);
+  });
+});

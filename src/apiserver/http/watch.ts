@@ -218,9 +218,15 @@ export async function serveWatch(
   const eventsCounter = metrics.watchEvents.labels(kindLabels);
   res.once('close', () => finish());
 
+  // The replay (initial state, or history from an old resourceVersion) is written in one go, however
+  // large: it is what the client asked for, not a sign of slowness. Its bytes are allowed on top of the
+  // queue limit until they drain; a client that never reads still overflows on live events.
+  let replaying = false;
+  let allowance = 0;
   /** Writes a framed chunk (renderEvent, chunkFrame). */
   const write = (framed: Buffer): void => {
     if (closed) return;
+    if (!replaying) allowance = Math.min(allowance, res.writableLength);
     if (sock !== undefined) {
       if (!sock.writable) return; // the client hung up; 'close' finishes the watch
       endOfTurn.cork(sock);
@@ -229,7 +235,7 @@ export async function serveWatch(
       endOfTurn.cork(res);
       res.write(unframe(framed));
     }
-    if (res.writableLength > opts.maxQueuedBytes) {
+    if (!replaying && res.writableLength - allowance > opts.maxQueuedBytes) {
       metrics.terminatedWatchers.inc({ resource: r.resource });
       finish(
         errorEventLine(
@@ -255,15 +261,29 @@ export async function serveWatch(
     if (req.start.kind === 'initial') {
       if (req.start.freshRevision !== undefined) await cache.waitFor(req.start.freshRevision);
       if (closed) return;
+      replaying = true;
       const w = cache.watch(r, req.filter, sink, { initial: true });
+      replaying = false;
+      allowance = res.writableLength;
       stop = w.stop;
+      if (closed) {
+        w.stop(); // finished during the replay: the cache must forget this watcher
+        return done;
+      }
       lastRevision = w.revision;
       if (req.start.initialEventsEnd) write(chunkFrame(bookmarkLine(r, w.revision, true)));
     } else {
       if (req.start.revision > cache.revision) await cache.waitFor(req.start.revision);
       if (closed) return;
+      replaying = true;
       const w = cache.watch(r, req.filter, sink, { fromRevision: req.start.revision });
+      replaying = false;
+      allowance = res.writableLength;
       stop = w.stop;
+      if (closed) {
+        w.stop();
+        return done;
+      }
       lastRevision = Math.max(lastRevision, req.start.revision);
     }
   } catch (err) {

@@ -48,7 +48,12 @@ const scaleResource = (r: ResourceInfo): { group: string; resource: string } => 
 });
 /** Namespaces kube-apiserver refuses to delete. */
 export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
-const MAX_PATCH_RETRIES = 5;
+/**
+ * How often a write without a resourceVersion precondition (a PATCH, a scale, a binding) is re-applied to a
+ * fresh read after losing a race to another writer. kube-apiserver's GuaranteedUpdate retries such
+ * conflicts until it wins; a bound this high is only a guard against a livelock.
+ */
+const MAX_PATCH_RETRIES = 100;
 
 export class Registry {
   readonly now: () => number;
