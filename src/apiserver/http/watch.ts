@@ -301,12 +301,11 @@ export async function serveWatch(
 
   timers.push(setTimeout(() => finish(), req.timeoutMs));
   if (req.bookmarks) {
+    // Every interval, as kube's cacher does, even when nothing changed: a client then knows the watch is
+    // alive (the wrapper's watches stay open through an upstream outage this way).
     const tick = setInterval(() => {
-      const rev = cache.revision;
-      if (rev > lastRevision) {
-        lastRevision = rev;
-        write(chunkFrame(bookmarkLine(r, rev, false)));
-      }
+      lastRevision = Math.max(lastRevision, cache.revision);
+      write(chunkFrame(bookmarkLine(r, lastRevision, false)));
     }, opts.bookmarkIntervalMs);
     timers.push(tick);
   }
