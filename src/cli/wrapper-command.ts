@@ -9,6 +9,7 @@ import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 import { UsageError, parseFlags } from './flags.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
 import { ensureServingCert, versionInfo, writeFileAtomic } from './serve.js';
+import { upstreamForwarder } from './wrapper-proxy.js';
 import { READERS_GROUP, startWrapper } from './wrapper-server.js';
 
 export const WRAPPER_HELP = `Usage: svcplane wrapper --hostname NODE [flags]
@@ -35,6 +36,12 @@ Flags:
   --data-dir DIR                  default ./.svcplane-wrapper (pki/, tokens, the served views, kubeconfig)
   --kubeconfig FILE               the upstream (default: $KUBECONFIG, then ~/.kube/config)
   --context NAME                  a kubeconfig context other than the current one
+  --proxy-upstream                pass what the wrapper does not serve (writes, events, other resources)
+                                  from authenticated clients to the upstream, impersonating the client
+                                  (Impersonate-User/-Group), so the upstream decides what the client may
+                                  do; the --kubeconfig identity needs the impersonate verb on users and
+                                  groups. Never for anonymous clients or the --insecure-bind-address port.
+                                  Without it such requests are refused with 403.
 `;
 
 const FLAGS = {
@@ -44,6 +51,7 @@ const FLAGS = {
   'data-dir': { type: 'string' },
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
+  'proxy-upstream': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -127,6 +135,7 @@ export async function wrapperCommand(
     ...(insecure === undefined ? {} : { insecure: { bindAddress: insecure.host, port: insecure.port } }),
     version: versionInfo(pkgVersion),
     log,
+    ...(values['proxy-upstream'] === true ? { forward: upstreamForwarder(transport, log) } : {}),
     ...(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0) > 0
       ? { bookmarkIntervalMs: Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS) }
       : {}),

@@ -2,7 +2,8 @@
 // bookmarks, 410, per-watcher bounded queues, Table output, discovery) over a store of the wrapper's own,
 // which WrapperSync fills with the served forms of the upstream objects. Clients may only get, list and
 // watch the four served resources; anything else is refused with a Status (403), never proxied under
-// the wrapper's identity.
+// the wrapper's identity. With `forward` (--proxy-upstream, wrapper-proxy.ts), what the wrapper refuses an
+// authenticated client on the TLS port goes upstream as that client instead.
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Counter, Histogram, Registry as PromRegistry, Gauge } from 'prom-client';
@@ -12,7 +13,7 @@ import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
 import type { TokenTable } from '../apiserver/auth/token-file.js';
 import { createHandler } from '../apiserver/http/handler.js';
 import { listenTls, type TlsListener } from '../apiserver/http/listen.js';
-import type { AuthorizationAttributes, Identity } from '../apiserver/http/types.js';
+import type { AuthorizationAttributes, HandlerDeps, Identity } from '../apiserver/http/types.js';
 import { WatchRegistry } from '../apiserver/http/watch.js';
 import type { Logger } from '../apiserver/logger.js';
 import { ApiMetrics } from '../apiserver/metrics.js';
@@ -43,6 +44,8 @@ export interface WrapperOptions {
   readonly insecure?: { readonly bindAddress: string; readonly port: number };
   readonly version: Record<string, string>;
   readonly log: Logger;
+  /** --proxy-upstream: answers what the wrapper refuses an authenticated client (never on `insecure`). */
+  readonly forward?: HandlerDeps['forward'];
   readonly bookmarkIntervalMs?: number;
   readonly maxWatchQueueBytes?: number;
   readonly minRequestTimeoutSeconds?: number;
@@ -174,6 +177,7 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   };
   const handler = createHandler({
     ...deps,
+    ...(o.forward === undefined ? {} : { forward: o.forward }),
     authenticate: (req: IncomingMessage) => {
       const sock = req.socket as TLSSocket;
       const peer = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;

@@ -7,6 +7,8 @@ import { Agent, request as httpsRequest, type AgentOptions } from 'node:https';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import {
   requestHeaders,
+  type StreamRequest,
+  type StreamResponse,
   type Transport,
   type TransportRequest,
   type TransportResponse,
@@ -37,7 +39,7 @@ export function httpTransport(opts: HttpTransportOptions): Transport {
   const secure = server.protocol === 'https:' && socketPath === undefined;
   let agent: Agent | undefined;
   const plainAgent = new HttpAgent({ keepAlive: true });
-  const send = async (req: TransportRequest): Promise<TransportResponse> => {
+  const connect = async (): Promise<HttpCredentials> => {
     const creds = await opts.credentials();
     if (secure) {
       agent ??= new Agent({
@@ -48,6 +50,10 @@ export function httpTransport(opts: HttpTransportOptions): Transport {
         ...(creds.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: creds.rejectUnauthorized }),
       });
     }
+    return creds;
+  };
+  const send = async (req: TransportRequest): Promise<TransportResponse> => {
+    const creds = await connect();
     const u = new URL(req.path, server);
     const body = req.body === undefined ? undefined : Buffer.from(req.body);
     return new Promise((resolve, reject) => {
@@ -67,9 +73,34 @@ export function httpTransport(opts: HttpTransportOptions): Transport {
       r.end();
     });
   };
+  const stream = async (req: StreamRequest): Promise<StreamResponse> => {
+    const creds = await connect();
+    const u = new URL(req.path, server);
+    return new Promise((resolve, reject) => {
+      const r = (secure ? httpsRequest : httpRequest)(
+        {
+          ...(socketPath === undefined ? { host: u.hostname, port: u.port } : { socketPath }),
+          path: u.pathname + u.search,
+          method: req.method,
+          agent: secure ? agent : plainAgent,
+          headers: { ...(req.headers as Record<string, string | string[]>), ...creds.headers },
+          ...(req.signal === undefined ? {} : { signal: req.signal }),
+        },
+        (res) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res }),
+      );
+      r.on('error', reject);
+      if (req.body === undefined) {
+        r.end();
+      } else {
+        req.body.on('error', (err) => r.destroy(err));
+        req.body.pipe(r);
+      }
+    });
+  };
   return {
     server: server.origin,
     send,
+    stream,
     close: () => {
       agent?.destroy();
       plainAgent.destroy();

@@ -17,9 +17,31 @@ export interface TransportResponse {
   readonly body: Readable;
 }
 
+/** A request passed through as it is: any method, the caller's headers, a streamed body. */
+export interface StreamRequest {
+  readonly method: string;
+  /** Path and query, as the client sent them. */
+  readonly path: string;
+  /** Sent as given (the transport's own credentials win); an array sends the header once per value. */
+  readonly headers: Readonly<Record<string, string | readonly string[]>>;
+  /** Piped to the server; none for a request without a body. */
+  readonly body?: Readable;
+  readonly signal?: AbortSignal;
+}
+
+export interface StreamResponse {
+  readonly status: number;
+  /** As node:http reports them: lower-case names; set-cookie and repeated headers as arrays. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The response body; read it to the end or destroy it. */
+  readonly body: Readable;
+}
+
 export interface Transport {
   readonly server: string;
   send(req: TransportRequest): Promise<TransportResponse>;
+  /** Passes a request through with its own method, headers and body (transports that can). */
+  stream?(req: StreamRequest): Promise<StreamResponse>;
   close(): void;
 }
 

@@ -30,6 +30,8 @@ export interface InProcessApiServerOptions {
   /** Passed to startApiServer: bytes a watcher may leave unread before it is closed with 410. */
   readonly maxWatchQueueBytes?: number;
   readonly log?: Logger;
+  /** Authentication and authorization of its own instead of the one token and allow-all. */
+  readonly auth?: Pick<ApiServerOptions, 'authenticate' | 'authorize' | 'forbiddenMessage'>;
 }
 
 export interface InProcessApiServer {
@@ -72,6 +74,7 @@ export async function startInProcessApiServer(
     authenticate: (req) => authenticate(req, { tokens }),
     authorize: () => true,
     forbiddenMessage: () => 'forbidden',
+    ...opts.auth,
     openapi: {
       v3Index: () => openAPIV3Index(),
       v3Document: (path) => openAPIV3Document(path)?.json,

@@ -325,3 +325,50 @@ describe('parseAbacPolicy', () => {
     assert.equal(nodeAgentPolicy('node-1').trim().split('\n').length, 10);
   });
 });
+
+describe('ABAC and the impersonate verb', () => {
+  // Impersonation asks for verb "impersonate" on users, groups and serviceaccounts (API group "") and on
+  // uids and userextras (authentication.k8s.io). ABAC has no verbs and no names: a rule that is not
+  // readonly and covers the resource allows impersonating anyone of that kind.
+  const p = parseAbacPolicy(
+    [
+      line({ user: 'proxy', apiGroup: '', namespace: '*', resource: 'users' }),
+      line({ user: 'proxy', apiGroup: '', namespace: '', resource: 'groups' }),
+      line({ user: 'viewer', readonly: true, apiGroup: '*', namespace: '*', resource: '*' }),
+      line({ user: 'sa-admin', apiGroup: '', namespace: 'kube-system', resource: 'serviceaccounts' }),
+      line({ user: 'uider', apiGroup: 'authentication.k8s.io', namespace: '', resource: 'uids' }),
+      '',
+    ].join('\n'),
+  );
+  const imp = (user: UserInfo, resource: string, name: string, o: ResourceOpts = {}): RequestAttributes =>
+    res(user, 'impersonate', resource, { name, ...o });
+  const cases: [string, RequestAttributes, boolean][] = [
+    ['a rule on users allows impersonating any user', imp(authd('proxy'), 'users', 'alice'), true],
+    ['namespace "" covers groups (cluster-scoped)', imp(authd('proxy'), 'groups', 'ops'), true],
+    [
+      'a rule on users does not cover uids',
+      imp(authd('proxy'), 'uids', 'u', { group: 'authentication.k8s.io' }),
+      false,
+    ],
+    ['readonly never allows impersonate', imp(authd('viewer'), 'users', 'alice'), false],
+    [
+      'service accounts are namespaced',
+      imp(authd('sa-admin'), 'serviceaccounts', 'default', { ns: 'kube-system' }),
+      true,
+    ],
+    [
+      'service accounts of another namespace',
+      imp(authd('sa-admin'), 'serviceaccounts', 'default', { ns: 'default' }),
+      false,
+    ],
+    [
+      'uids are in authentication.k8s.io',
+      imp(authd('uider'), 'uids', 'u', { group: 'authentication.k8s.io' }),
+      true,
+    ],
+    ['uids are not in the core group', imp(authd('uider'), 'uids', 'u'), false],
+  ];
+  for (const [name, attrs, allowed] of cases) {
+    it(`${allowed ? 'allows' : 'denies'}: ${name}`, () => assert.equal(authorize(p, attrs), allowed));
+  }
+});

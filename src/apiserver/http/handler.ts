@@ -13,7 +13,15 @@ import { mediaType, type Rendering } from './negotiation.js';
 import { parseRequestInfo, queryTrue, type ResourceRequestInfo } from './request-info.js';
 import { toStatus, warningHeaders, writeJson, writeStatus } from './respond.js';
 import { parseIncludeObject, partialMetadata, table } from './table.js';
-import { type AuthorizationAttributes, type HandlerDeps, notFoundPath, methodNotAllowed } from './types.js';
+import {
+  type AuthorizationAttributes,
+  type HandlerDeps,
+  type Identity,
+  notFoundPath,
+  methodNotAllowed,
+} from './types.js';
+import { impersonate, isImpersonationHeader } from '../auth/impersonation.js';
+import { ANONYMOUS_USER } from '../auth/types.js';
 import { serveNonResource } from './non-resource.js';
 import { scopeCheck, filterFrom, writeContext, renderingFor, deleteOptions } from './request-options.js';
 import { serveList } from './list.js';
@@ -73,10 +81,11 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     const q = rawUrl.indexOf('?');
     const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
     const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
-    const who = deps.authenticate(req);
-    if (who === 'invalid' || (who === 'anonymous' && !isPublic(path))) {
+    const authenticated = deps.authenticate(req);
+    if (authenticated === 'invalid' || (authenticated === 'anonymous' && !isPublic(path))) {
       throw statusErrors.unauthorized();
     }
+    const who = impersonation(deps, req, authenticated, path);
     const info = parseRequestInfo(req.method ?? 'GET', path, query);
     if (who !== 'anonymous') {
       const attrs: AuthorizationAttributes = info.isResourceRequest
@@ -102,7 +111,10 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
             name: '',
             path,
           };
-      if (!deps.authorize(attrs)) throw forbidden(deps, attrs);
+      if (!deps.authorize(attrs)) {
+        if (deps.forward !== undefined && (await deps.forward(req, res, who, attrs))) return;
+        throw forbidden(deps, attrs);
+      }
     }
     if (!info.isResourceRequest) {
       await serveNonResource(deps, req, res, path, query, info.discovery);
@@ -145,6 +157,37 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     if (longRunning) deps.metrics.requests.inc({ ...labels, code: String(status.code) });
     if (!res.headersSent && !req.complete) req.resume();
     writeStatus(res, status, status.code === 401 ? { 'WWW-Authenticate': 'Bearer realm="svcplane"' } : {});
+  }
+}
+
+/**
+ * The identity a request goes on as: the authenticated one, or the one its Impersonate-* headers name
+ * when the requester may impersonate it (400 for malformed headers, 403 when it may not).
+ */
+function impersonation(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  who: Identity | 'anonymous',
+  path: string,
+): Identity | 'anonymous' {
+  if (!Object.keys(req.headers).some(isImpersonationHeader)) return who;
+  const result = impersonate(
+    who === 'anonymous' ? ANONYMOUS_USER : who,
+    req.headersDistinct,
+    path,
+    deps.authorize,
+  );
+  switch (result.kind) {
+    case 'none':
+      return who;
+    case 'bad-request':
+      throw statusErrors.badRequest(result.message);
+    case 'forbidden':
+      throw forbidden(deps, result.attrs);
+    case 'user':
+      // As upstream, the headers are gone once applied: nothing after this step sees them.
+      for (const h of Object.keys(req.headers)) if (isImpersonationHeader(h)) delete req.headers[h];
+      return result.user;
   }
 }
 

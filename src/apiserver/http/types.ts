@@ -1,5 +1,5 @@
 // What the HTTP layer is given (HandlerDeps) and the Statuses every route shares.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../../api/resources.js';
 import { StatusError } from '../../api/status.js';
 import type { Logger } from '../logger.js';
@@ -58,6 +58,16 @@ export interface HandlerDeps {
   readonly rangeAllocations?: () => Promise<unknown>;
   /** The resources this server serves and lists in discovery (default: the whole table). */
   readonly resources?: readonly ResourceInfo[];
+  /**
+   * Asked when authorization refuses an authenticated request: true when it has answered the request
+   * itself (e.g. the wrapper passing it upstream as the client), false for the usual 403.
+   */
+  readonly forward?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    identity: Identity,
+    attrs: AuthorizationAttributes,
+  ) => boolean | Promise<boolean>;
 }
 
 export interface ReadyCheck {

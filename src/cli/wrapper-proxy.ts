@@ -1,0 +1,132 @@
+// `svcplane wrapper --proxy-upstream`: what the wrapper does not serve itself, and an authenticated
+// client asks for, goes to the upstream API server over the wrapper's own connection, but as the client:
+// the request carries Impersonate-User (the client's name) and Impersonate-Group (each of its groups but
+// system:authenticated, which the upstream adds), so the upstream authorizes the client, never the
+// wrapper. The client's own Authorization and Impersonate-* headers are dropped (the wrapper's
+// credentials replace the first; a client must not choose whom the wrapper impersonates). Anonymous
+// clients, and every client of the plain-HTTP port, are never forwarded. The upstream's answer (status,
+// headers, body) streams back as it arrives, so watches work. Upgrades (exec, port-forward) are not
+// forwarded.
+import { validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
+import { statusErrors } from '../api/status.js';
+import { isImpersonationHeader } from '../apiserver/auth/impersonation.js';
+import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME } from '../apiserver/auth/types.js';
+import { writeStatus } from '../apiserver/http/respond.js';
+import type { HandlerDeps, Identity } from '../apiserver/http/types.js';
+import type { Logger } from '../apiserver/logger.js';
+import type { Transport } from '../runtime/transport.js';
+
+/** Headers that describe one connection, not the request (RFC 9110 §7.6.1), plus Host and Expect. */
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'expect',
+]);
+
+type Headers = Record<string, string | string[]>;
+
+/** The headers named by Connection, which are hop-by-hop too. */
+const connectionTokens = (headers: Readonly<Record<string, readonly string[] | undefined>>): Set<string> =>
+  new Set((headers['connection'] ?? []).flatMap((v) => v.split(',').map((t) => t.trim().toLowerCase())));
+
+/** Who the upstream is asked to treat the request as, or undefined for a client that is never forwarded. */
+export function impersonationFor(who: Identity): Headers | undefined {
+  if (who.name === ANONYMOUS_USER_NAME || who.name === '' || who.groups.includes(ALL_UNAUTHENTICATED))
+    return undefined;
+  const groups = who.groups.filter((g) => g !== ALL_AUTHENTICATED);
+  const headers: Headers = {
+    'impersonate-user': who.name,
+    ...(groups.length === 0 ? {} : { 'impersonate-group': groups }),
+  };
+  try {
+    // A name or group that cannot travel in a header (control characters) is not forwarded.
+    for (const [name, value] of Object.entries(headers))
+      for (const v of [value].flat()) validateHeaderValue(name, v);
+  } catch {
+    return undefined;
+  }
+  return headers;
+}
+
+/** The client's request headers as sent upstream: no credentials, no impersonation, nothing hop-by-hop. */
+export function upstreamRequestHeaders(
+  incoming: Readonly<Record<string, readonly string[] | undefined>>,
+  impersonation: Headers,
+): Headers {
+  const perConnection = connectionTokens(incoming);
+  const out: Headers = {};
+  for (const [name, values] of Object.entries(incoming)) {
+    const n = name.toLowerCase();
+    if (values === undefined || values.length === 0) continue;
+    if (HOP_BY_HOP.has(n) || perConnection.has(n) || n === 'authorization' || isImpersonationHeader(n))
+      continue;
+    out[n] = values.length === 1 ? values[0]! : [...values];
+  }
+  return { ...out, ...impersonation };
+}
+
+/** The upstream's response headers as sent to the client: nothing hop-by-hop. */
+export function clientResponseHeaders(
+  upstream: Readonly<Record<string, string | string[] | undefined>>,
+): Headers {
+  const perConnection = new Set(
+    [upstream['connection'] ?? []].flat().flatMap((v) => v.split(',').map((t) => t.trim().toLowerCase())),
+  );
+  const out: Headers = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || perConnection.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** The HandlerDeps.forward hook that passes refused requests upstream as the client. */
+export function upstreamForwarder(transport: Transport, log: Logger): NonNullable<HandlerDeps['forward']> {
+  const stream = transport.stream?.bind(transport);
+  if (stream === undefined) throw new Error('the upstream transport cannot pass requests through');
+  return async (req: IncomingMessage, res: ServerResponse, who: Identity): Promise<boolean> => {
+    const impersonation = impersonationFor(who);
+    if (impersonation === undefined) return false;
+    const aborted = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) aborted.abort();
+    });
+    const method = req.method ?? 'GET';
+    const hasBody =
+      req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    let up;
+    try {
+      up = await stream({
+        method,
+        path: req.url ?? '/',
+        headers: upstreamRequestHeaders(req.headersDistinct, impersonation),
+        ...(hasBody ? { body: req } : {}),
+        signal: aborted.signal,
+      });
+    } catch (err) {
+      if (aborted.signal.aborted) return true;
+      log.warn('cannot pass a request to the upstream', { method, error: String(err) });
+      if (!req.complete) req.resume();
+      if (!res.headersSent)
+        writeStatus(res, statusErrors.serviceUnavailable('the upstream API server is unavailable').status);
+      return true;
+    }
+    if (!hasBody) req.resume();
+    res.writeHead(up.status, clientResponseHeaders(up.headers));
+    res.flushHeaders(); // a watch's headers go out before its first event
+    pipeline(up.body, res, (err) => {
+      if (err !== undefined && err !== null && !aborted.signal.aborted)
+        log.warn('the upstream response ended early', { method, error: String(err) });
+    });
+    return true;
+  };
+}
