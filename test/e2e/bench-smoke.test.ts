@@ -1,4 +1,4 @@
-// The store, apiserver, allocation, endpoints, grids, nodes and topology benchmarks must keep working: run each in
+// The store, apiserver, allocation, endpoints, grids, nodes, topology and wrapper benchmarks must keep working: run each in
 // --quick mode (tiny sizes, numbers meaningless) and check it writes its JSON with every figure. Performance
 // itself is never asserted in tests; correctness the benchmark checks on its own (every watcher got every
 // write exactly once, every readiness flip reached the watcher, every grid's objects and no others) is.
@@ -354,6 +354,53 @@ it('npm run bench -- topology --quick writes bench results with every metric', {
     // The benchmark checks, after every move, that no view is stale against a full rebuild.
     assert.deepEqual(out.correctness.staleAfterMoves, []);
     assert.equal(out.correctness.changedByTimedRebuilds, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('npm run bench -- wrapper --quick writes bench results with every metric', { timeout: 90_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svcplane-bench-smoke-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'wrapper', '--quick'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_RESULTS_DIR: dir },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(readFileSync(path.join(dir, 'wrapper.json'), 'utf8')) as {
+      check: Record<'served' | 'upstream' | 'mismatched', number>;
+      p5: {
+        slicesPerMove: number;
+        missing: number;
+        unexpected: number;
+        medians: Record<string, number>;
+        ratios: Record<string, number>;
+      };
+      p6: Record<string, number | string>;
+      p7: Record<'watchers' | 'writes' | 'deliveries' | 'drops' | 'duplicates' | 'p50Ms' | 'p99Ms', number>;
+      goals: Record<string, boolean>;
+    };
+    // Every slice the wrapper serves is what the topology engine keeps for its node.
+    assert.equal(out.check.served, out.check.upstream);
+    assert.equal(out.check.mismatched, 0);
+    // Every relabel reached the watcher through the wrapper as exactly the slices whose view changed.
+    assert.ok(out.p5.slicesPerMove > 0);
+    assert.equal(out.p5.missing, 0);
+    assert.equal(out.p5.unexpected, 0);
+    for (const k of ['lastEventMs', 'firstEventMs', 'wrapperRecomputeMs', 'rebuildModelMs'])
+      assert.ok(Number.isFinite(out.p5.medians[k]) && out.p5.medians[k]! > 0, `p5.${k}`);
+    for (const k of ['rebuildModelOverRelabelEndToEnd', 'rebuildModelOverWrapperIndexUpdate'])
+      assert.ok(Number.isFinite(out.p5.ratios[k]) && out.p5.ratios[k]! > 0, `p5.${k}`);
+    for (const k of ['rssMiB', 'rssAfterGcMiB', 'heapUsedMiB'])
+      assert.ok((out.p6[k] as number) > 0, `p6.${k}`);
+    // Every watcher got every write exactly once.
+    assert.equal(out.p7.deliveries, out.p7.watchers * out.p7.writes);
+    assert.equal(out.p7.drops, 0);
+    assert.equal(out.p7.duplicates, 0);
+    assert.ok(Number.isFinite(out.p7.p99Ms) && out.p7.p99Ms >= out.p7.p50Ms);
+    for (const k of ['p5RebuildAtLeast100xRelabel', 'p6RssAtMost100MiB', 'p7P99AtMost50Ms', 'p7NoDrops'])
+      assert.equal(typeof out.goals[k], 'boolean', k);
+    assert.match(r.stdout, /P7 drops \/ duplicates/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
