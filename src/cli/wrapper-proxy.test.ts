@@ -33,6 +33,18 @@ describe('wrapper --proxy-upstream headers', () => {
       undefined,
     );
     assert.equal(impersonationFor({ name: 'a\nb', uid: '', groups: [] }), undefined);
+    // Header parsers trim: " " would arrive as no impersonation (the wrapper itself), " admin " as admin.
+    for (const name of [' ', '\t', ' admin '])
+      assert.equal(impersonationFor({ name, uid: '', groups: ['system:authenticated'] }), undefined);
+    assert.equal(impersonationFor({ name: 'alice', uid: '', groups: [' system:masters'] }), undefined);
+  });
+
+  it('drops front-proxy identity headers (X-Remote-*) a client sends', () => {
+    const out = upstreamRequestHeaders(
+      { 'x-remote-user': ['admin'], 'x-remote-group': ['system:masters'], accept: ['application/json'] },
+      { 'impersonate-user': 'alice' },
+    );
+    assert.deepEqual(out, { accept: 'application/json', 'impersonate-user': 'alice' });
   });
 
   it("drops the client's Authorization, Impersonate-* and hop-by-hop headers", () => {

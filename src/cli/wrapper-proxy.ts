@@ -42,6 +42,10 @@ const connectionTokens = (headers: Readonly<Record<string, readonly string[] | u
 export function impersonationFor(who: Identity): Headers | undefined {
   if (who.name === ANONYMOUS_USER_NAME || who.name === '' || who.groups.includes(ALL_UNAUTHENTICATED))
     return undefined;
+  // Header parsers trim surrounding whitespace: " " would arrive as no impersonation at all (the request
+  // would run as the wrapper), " admin " as admin. Such identities are never forwarded.
+  const untrimmed = (v: string) => v !== v.trim() || v === '';
+  if (untrimmed(who.name) || who.groups.some(untrimmed)) return undefined;
   const groups = who.groups.filter((g) => g !== ALL_AUTHENTICATED);
   const headers: Headers = {
     'impersonate-user': who.name,
@@ -67,7 +71,13 @@ export function upstreamRequestHeaders(
   for (const [name, values] of Object.entries(incoming)) {
     const n = name.toLowerCase();
     if (values === undefined || values.length === 0) continue;
-    if (HOP_BY_HOP.has(n) || perConnection.has(n) || n === 'authorization' || isImpersonationHeader(n))
+    if (
+      HOP_BY_HOP.has(n) ||
+      perConnection.has(n) ||
+      n === 'authorization' ||
+      isImpersonationHeader(n) ||
+      n.startsWith('x-remote-') // front-proxy identity headers: an upstream that trusts us must not read a client's
+    )
       continue;
     out[n] = values.length === 1 ? values[0]! : [...values];
   }
@@ -103,11 +113,13 @@ export function upstreamForwarder(transport: Transport, log: Logger): NonNullabl
     const method = req.method ?? 'GET';
     const hasBody =
       req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    const path = req.url ?? '/';
+    if (!path.startsWith('/') || path.startsWith('//')) return false; // never another host
     let up;
     try {
       up = await stream({
         method,
-        path: req.url ?? '/',
+        path,
         headers: upstreamRequestHeaders(req.headersDistinct, impersonation),
         ...(hasBody ? { body: req } : {}),
         signal: aborted.signal,

@@ -106,6 +106,14 @@ function wrapperMetrics(sync: () => WrapperSync | undefined) {
     },
   });
   new Gauge({
+    name: 'svcplane_wrapper_pending_writes',
+    help: 'Served objects waiting to be re-served (the queue between the topology index and the store)',
+    registers: [registry],
+    collect() {
+      this.set(sync()?.pending() ?? 0);
+    },
+  });
+  new Gauge({
     name: 'svcplane_wrapper_upstream_relists',
     help: 'Relists of the upstream informers (the first list of each included)',
     registers: [registry],

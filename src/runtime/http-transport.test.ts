@@ -85,6 +85,11 @@ describe('httpTransport.stream', () => {
     await closedEarly;
   });
 
+  it('only ever talks to its own server: a path that names another host is refused', async () => {
+    for (const path of ['//evil.example:1/x', 'http://evil.example:1/y', 'x'])
+      await assert.rejects(transport.stream!({ method: 'POST', path, headers: {} }), /not an absolute path/);
+  });
+
   it('rejects when the server cannot be reached', async () => {
     const nowhere = httpTransport({ server: 'http://127.0.0.1:1', credentials: () => ({}) });
     await assert.rejects(nowhere.stream!({ method: 'GET', path: '/', headers: {} }), /ECONNREFUSED/);

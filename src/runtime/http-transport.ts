@@ -55,11 +55,12 @@ export function httpTransport(opts: HttpTransportOptions): Transport {
   const send = async (req: TransportRequest): Promise<TransportResponse> => {
     const creds = await connect();
     const u = new URL(req.path, server);
+    const origin = new URL(server); // never another host, whatever the path says
     const body = req.body === undefined ? undefined : Buffer.from(req.body);
     return new Promise((resolve, reject) => {
       const r = (secure ? httpsRequest : httpRequest)(
         {
-          ...(socketPath === undefined ? { host: u.hostname, port: u.port } : { socketPath }),
+          ...(socketPath === undefined ? { host: origin.hostname, port: origin.port } : { socketPath }),
           path: u.pathname + u.search,
           method: req.method,
           agent: secure ? agent : plainAgent,
@@ -74,13 +75,17 @@ export function httpTransport(opts: HttpTransportOptions): Transport {
     });
   };
   const stream = async (req: StreamRequest): Promise<StreamResponse> => {
+    // Only ever the upstream's own host: a path that is not absolute ("//evil/x", "http://evil/") would
+    // otherwise let whoever chose it send this transport's credentials elsewhere.
+    if (!/^\/(?!\/)/.test(req.path))
+      throw new Error(`not an absolute path: ${JSON.stringify(req.path.slice(0, 64))}`);
     const creds = await connect();
-    const u = new URL(req.path, server);
+    const u = new URL(server);
     return new Promise((resolve, reject) => {
       const r = (secure ? httpsRequest : httpRequest)(
         {
           ...(socketPath === undefined ? { host: u.hostname, port: u.port } : { socketPath }),
-          path: u.pathname + u.search,
+          path: req.path,
           method: req.method,
           agent: secure ? agent : plainAgent,
           headers: { ...(req.headers as Record<string, string | string[]>), ...creds.headers },

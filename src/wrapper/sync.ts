@@ -122,6 +122,11 @@ export class WrapperSync {
     return this.synced && Object.values(this.informers).every((i) => i.reflector.state === 'Watching');
   }
 
+  /** Objects waiting to be re-served (the drain loop's queue depth). */
+  pending(): number {
+    return this.dirty.size;
+  }
+
   /** Relists done by the informers since the start (the first list of each included). */
   relists(): number {
     return Object.values(this.informers).reduce((n, i) => n + i.reflector.relists, 0);
@@ -295,15 +300,34 @@ export class WrapperSync {
     }
   }
 
+  /** Milliseconds to wait before the next drain after a failed write (doubling, up to 5 s). */
+  private backoffMs = 0;
+
   private async drain(): Promise<void> {
     while (this.dirty.size > 0 && !this.stopped) {
-      const batch = [...this.dirty];
+      if (this.backoffMs > 0) await new Promise((r) => setTimeout(r, this.backoffMs).unref());
+      // Slices and Endpoints before Services: a client never sees a Service with its slice unfiltered.
+      const order = (d: Dirty) => (d.r === ENDPOINTSLICES || d.r === ENDPOINTS ? 0 : 1);
+      const batch = [...this.dirty].sort(([, a], [, b]) => order(a) - order(b));
       this.dirty.clear();
-      await Promise.all(batch.map(([key, d]) => this.write(key, d)));
+      const failed = (await Promise.all(batch.map(([key, d]) => this.write(key, d)))).some((ok) => !ok);
+      this.backoffMs = failed ? Math.min(Math.max(this.backoffMs * 2, 50), 5_000) : 0;
     }
   }
 
-  private async write(key: string, d: Dirty): Promise<void> {
+  /** Writes one object's served form; false when it failed and was put back to retry. */
+  private async write(key: string, d: Dirty): Promise<boolean> {
+    try {
+      await this.writeOnce(key, d);
+      return true;
+    } catch (err) {
+      this.log.error('writing a served object failed; retrying', { key, error: String(err) });
+      this.dirty.set(key, d);
+      return false;
+    }
+  }
+
+  private async writeOnce(key: string, d: Dirty): Promise<void> {
     const want = this.desired(d);
     const held = this.held.get(key);
     try {
@@ -339,8 +363,7 @@ export class WrapperSync {
         this.dirty.set(key, d);
         return;
       }
-      this.log.error('writing a served object failed', { key, error: String(err) });
-      this.dirty.set(key, d);
+      throw err;
     }
   }
 }

@@ -169,6 +169,9 @@ function bookmarkLine(r: ResourceInfo, revision: number, initialEventsEnd: boole
 }
 
 /** Serves one watch until timeout, client disconnect, overflow or server shutdown. */
+/** How long a watch's replay may stay queued beyond the queue limit before the watcher counts as slow. */
+const REPLAY_GRACE_MS = 30_000;
+
 export async function serveWatch(
   res: ServerResponse,
   req: WatchRequest,
@@ -300,6 +303,23 @@ export async function serveWatch(
   }
 
   timers.push(setTimeout(() => finish(), req.timeoutMs));
+  // The replay's allowance lasts a while only: a client that has not read its replay by then is slow.
+  if (allowance > 0)
+    timers.push(
+      setTimeout(() => {
+        allowance = 0;
+        if (res.writableLength > opts.maxQueuedBytes) {
+          metrics.terminatedWatchers.inc({ resource: r.resource });
+          finish(
+            errorEventLine(
+              statusErrors.expired(
+                `the watcher did not read its initial events in ${REPLAY_GRACE_MS / 1000} s (${res.writableLength} bytes queued); list again`,
+              ).status,
+            ),
+          );
+        }
+      }, REPLAY_GRACE_MS),
+    );
   if (req.bookmarks) {
     // Every interval, as kube's cacher does, even when nothing changed: a client then knows the watch is
     // alive (the wrapper's watches stay open through an upstream outage this way).
