@@ -327,13 +327,9 @@ export async function runServer(opts: {
 }
 
 /** Runs until SIGTERM/SIGINT, then shuts down gracefully and closes the store. */
-export async function untilSignalled(
-  server: RunningApiServer,
-  store: Store,
-  log: Logger,
-  beforeShutdown?: () => Promise<void>,
-): Promise<number> {
-  await new Promise<void>((resolveSignal) => {
+/** Resolves on the first SIGTERM or SIGINT (logged). */
+export function signalled(log: Pick<Logger, 'info'>): Promise<void> {
+  return new Promise<void>((resolveSignal) => {
     const onSignal = (sig: string): void => {
       log.info('shutting down', { signal: sig });
       process.off('SIGTERM', onSignal);
@@ -343,6 +339,15 @@ export async function untilSignalled(
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+export async function untilSignalled(
+  server: RunningApiServer,
+  store: Store,
+  log: Logger,
+  beforeShutdown?: () => Promise<void>,
+): Promise<number> {
+  await signalled(log);
   await beforeShutdown?.();
   await server.shutdown();
   await store.close();

@@ -8,7 +8,7 @@ import { Client } from '../runtime/client.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 import { UsageError, parseFlags } from './flags.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
-import { ensureServingCert, versionInfo, writeFileAtomic } from './serve.js';
+import { ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
 import { upstreamForwarder } from './wrapper-proxy.js';
 import { READERS_GROUP, startWrapper } from './wrapper-server.js';
 
@@ -158,16 +158,7 @@ export async function wrapperCommand(
   out(
     `svcplane wrapper: serving node ${hostname} at ${wrapper.url}${wrapper.insecureUrl === undefined ? '' : ` and ${wrapper.insecureUrl}`}; kubeconfig: ${kubeconfig}`,
   );
-  await new Promise<void>((resolveSignal) => {
-    const onSignal = (sig: string): void => {
-      log.info('shutting down', { signal: sig });
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolveSignal();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  await signalled(log);
   await wrapper.shutdown();
   await store.close();
   transport.close();
