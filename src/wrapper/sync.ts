@@ -101,7 +101,14 @@ export class WrapperSync {
     private readonly metrics?: WrapperSyncMetrics,
   ) {
     this.index = new TopologyIndex(hostname);
-    this.factory = new SharedInformerFactory(client, { transform: (r) => controllerTransform(r) });
+    this.factory = new SharedInformerFactory(client, {
+      transform: (r) => controllerTransform(r),
+      // One line when the upstream goes away and one when every informer is watching again.
+      reflector: {
+        onState: () => queueMicrotask(() => this.noteUpstream()),
+        onError: (err) => this.noteUpstream(err),
+      },
+    });
     this.informers = {
       services: this.factory.informer(SERVICES),
       endpoints: this.factory.informer(ENDPOINTS),
@@ -121,6 +128,36 @@ export class WrapperSync {
   inSync(): boolean {
     return this.synced && Object.values(this.informers).every((i) => i.reflector.state === 'Watching');
   }
+
+  private upstreamUp: boolean | undefined;
+
+  private lastUpstreamError = 0;
+
+  private noteUpstream(err?: unknown): void {
+    if (this.stopped || !this.synced) return;
+    if (err !== undefined) {
+      this.lastUpstreamError = Date.now();
+      if (this.upstreamUp === false) return;
+      this.upstreamUp = false;
+      this.log.warn('upstream unreachable: serving the last good views', { error: String(err) });
+      return;
+    }
+    if (this.upstreamUp !== false || !this.inSync() || this.backCheck !== undefined) return;
+    // A reflector reports Watching before its watch has connected: call it back only after a quiet second.
+    const check = (): void => {
+      this.backCheck = undefined;
+      if (this.stopped || this.upstreamUp !== false || !this.inSync()) return;
+      if (Date.now() - this.lastUpstreamError < 1000) {
+        this.backCheck = setTimeout(check, 1000).unref();
+        return;
+      }
+      this.upstreamUp = true;
+      this.log.info('upstream back: watching again; only the differences are served', {});
+    };
+    this.backCheck = setTimeout(check, 1000).unref();
+  }
+
+  private backCheck: NodeJS.Timeout | undefined;
 
   /** Objects waiting to be re-served (the drain loop's queue depth). */
   pending(): number {
@@ -168,6 +205,7 @@ export class WrapperSync {
         if (d !== undefined) this.dirty.set(key, d);
       }
       this.log.info('upstream in sync', { objects: this.dirty.size, held: this.held.size });
+      this.upstreamUp = true;
       this.kick();
     });
   }
