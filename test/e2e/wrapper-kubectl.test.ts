@@ -19,6 +19,7 @@ import { parse } from 'yaml';
 import { KUBECTL, kubectlFor, type Kubectl } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
+import { jsonObjects } from './testing/wrapper.js';
 
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 const FIXTURES = new URL('./fixtures/grids/', import.meta.url).pathname;
@@ -272,35 +273,6 @@ class RawWatch {
   }
 }
 
-/** Splits kubectl's `-o json` watch output (one pretty-printed document after another) into objects. */
-function jsonDocuments(onDoc: (doc: unknown) => void): (chunk: string) => void {
-  let buf = '';
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let start = -1;
-  let scanned = 0;
-  return (chunk) => {
-    buf += chunk;
-    for (let i = scanned; i < buf.length; i++) {
-      const c = buf[i]!;
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (c === '\\') escaped = true;
-        else if (c === '"') inString = false;
-      } else if (c === '"') inString = true;
-      else if (c === '{') {
-        if (depth++ === 0) start = i;
-      } else if (c === '}' && --depth === 0) {
-        onDoc(JSON.parse(buf.slice(start, i + 1)));
-        buf = buf.slice(i + 1);
-        i = -1;
-      }
-    }
-    scanned = buf.length;
-  };
-}
-
 // ------------------------------------------------------------------------------------ the suite
 
 describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', () => {
@@ -456,7 +428,7 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     kubectlWatch.stdout!.setEncoding('utf8');
     kubectlWatch.stdout!.on(
       'data',
-      jsonDocuments((d) => events.push(d as WatchEvent)),
+      jsonObjects((d) => events.push(d as WatchEvent)),
     );
     const names = up.map((s) => s.metadata.name);
     await until(
