@@ -191,15 +191,8 @@ export class WrapperSync {
       if (this.stopped) return;
       this.synced = true;
       // Everything upstream, and everything held that may no longer be upstream.
-      for (const [key, inf] of [
-        ['services', this.informers.services],
-        ['endpoints', this.informers.endpoints],
-        ['slices', this.informers.slices],
-        ['nodes', this.informers.nodes],
-      ] as const) {
-        void key;
+      for (const inf of Object.values(this.informers))
         for (const o of inf.indexer.list()) this.mark(inf.resource, o);
-      }
       for (const key of this.held.keys()) {
         const d = this.fromKey(key);
         if (d !== undefined) this.dirty.set(key, d);

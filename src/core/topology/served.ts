@@ -28,8 +28,13 @@ export const viewFilters = (view: TopologyView | undefined): boolean =>
     view.internalRule.kind === 'superedge' ||
     view.internalRule.kind === 'openyurt');
 
-const keptIds = (view: TopologyView): Set<string> =>
-  new Set(view.internal.map((e: TopologyEndpoint) => e.id));
+// A view is immutable (the index replaces it on change), so its id set is built once for all its slices.
+const idSets = new WeakMap<TopologyView, Set<string>>();
+const keptIds = (view: TopologyView): Set<string> => {
+  let ids = idSets.get(view);
+  if (ids === undefined) idSets.set(view, (ids = new Set(view.internal.map((e: TopologyEndpoint) => e.id))));
+  return ids;
+};
 const keptAddresses = (view: TopologyView): Set<string> =>
   new Set(view.internal.flatMap((e: TopologyEndpoint) => e.addresses));
 
