@@ -22,7 +22,7 @@ const PINNED = {
   'better-sqlite3': 'src/storage/sqlite/sqlite-store.ts',
   cockatiel: 'src/storage/etcd/etcd-store.ts',
   etcd3: 'src/storage/etcd/etcd-store.ts',
-  '@kubernetes/client-node': 'src/runtime/kubeconfig.ts',
+  '@kubernetes/client-node': 'src/runtime/kubeconfig-worker.ts', // in a worker thread only: see kubeconfig.ts
   'node-forge': 'src/apiserver/auth/pki.ts',
 };
 

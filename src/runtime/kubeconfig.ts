@@ -1,10 +1,33 @@
-// The one place that loads @kubernetes/client-node: a kubeconfig (file, $KUBECONFIG or the default
-// locations) becomes an HTTPS transport with its CA, client certificate, bearer token or exec plugin.
-// Everything else in the runtime talks to the Transport interface, so the same controllers run against
-// svcplane's apiserver, any real kube-apiserver, or an in-memory fake in tests.
-import { KubeConfig } from '@kubernetes/client-node';
-import type { RequestOptions } from 'node:https';
-import { httpTransport } from './http-transport.js';
+// A kubeconfig (file, $KUBECONFIG or the default locations) becomes an HTTPS transport with its CA, client
+// certificate, bearer token or exec plugin. Everything else in the runtime talks to the Transport
+// interface, so the same controllers run against svcplane's apiserver, any real kube-apiserver, or an
+// in-memory fake in tests.
+//
+// @kubernetes/client-node reads the kubeconfig, but never on this thread: importing it costs ~70 MiB of
+// RSS (its generated API models), more than the node-local wrapper may use in all. kubeconfig-worker.ts
+// loads it in a worker thread instead. Loading stays synchronous for the callers (a bad file or context
+// throws here, as it always has): this thread blocks on Atomics.wait until the worker has answered, which
+// takes the time client-node takes to load, as importing it here used to. Static credentials come with
+// that answer and the worker ends, giving back what it can (client-node's heap; about half of the RSS, as
+// the allocator keeps the rest for later use). Credentials that change (exec plugins, auth providers, the
+// in-cluster token) keep the worker, unref'd so it never holds the process open, and are asked for before
+// each request, as the transport always has.
+import {
+  MessageChannel,
+  receiveMessageOnPort,
+  SHARE_ENV,
+  Worker,
+  type MessagePort,
+} from 'node:worker_threads';
+import { httpTransport, type HttpCredentials } from './http-transport.js';
+import type {
+  CredentialsAnswer,
+  CredentialsReply,
+  CredentialsRequest,
+  KubeconfigWorkerData,
+  LoadAnswer,
+  WireError,
+} from './kubeconfig-worker.js';
 import type { Transport } from './transport.js';
 
 export interface KubeconfigTransportOptions {
@@ -19,27 +42,182 @@ export interface KubeconfigTransport extends Transport {
   readonly namespace: string | undefined;
 }
 
-export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): KubeconfigTransport {
-  const kc = new KubeConfig();
-  if (opts.path !== undefined) kc.loadFromFile(opts.path);
-  else kc.loadFromDefault();
-  if (opts.context !== undefined) kc.setCurrentContext(opts.context);
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error('the kubeconfig has no current cluster');
-  const transport = httpTransport({
-    server: cluster.server,
-    credentials: async () => {
-      const base: RequestOptions = {};
-      await kc.applyToHTTPSOptions(base); // CA, client cert, token (exec plugins refresh theirs here)
-      return {
-        ...(base.ca === undefined ? {} : { ca: base.ca }),
-        ...(base.cert === undefined ? {} : { cert: base.cert }),
-        ...(base.key === undefined ? {} : { key: base.key }),
-        ...(base.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: base.rejectUnauthorized }),
-        ...(base.headers === undefined ? {} : { headers: base.headers as Record<string, string> }),
-      };
-    },
+/** How long loading may block before it is given up: client-node takes well under a second to import. */
+const LOAD_TIMEOUT_MS = 60_000;
+
+// Compiled, this is dist/runtime/kubeconfig.js next to kubeconfig-worker.js; run from the sources through
+// tsx it is kubeconfig.ts, and the worker is the .ts file.
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? './kubeconfig-worker.ts' : './kubeconfig-worker.js',
+  import.meta.url,
+);
+
+// What the thread runs first. It imports the worker module, and turns a failure to do so (a missing file,
+// a syntax error) into an answer: the caller, blocked on Atomics.wait, would otherwise hear nothing. Under
+// tsx a .ts worker needs tsx's hooks, which Node 20 does not pass on to worker threads (tsx's `--import`
+// registers itself on the main thread only there), so the bootstrap registers them itself.
+const BOOTSTRAP = `
+import { workerData } from 'node:worker_threads';
+const { module, tsx, port, signal } = workerData;
+try {
+  if (tsx !== undefined) (await import(tsx)).register();
+  await import(module);
+} catch (err) {
+  if (Atomics.load(signal, 0) === 0) {
+    port.postMessage({ ok: false, error: { name: 'Error', message: String(err?.message ?? err) } });
+    Atomics.store(signal, 0, 1);
+    Atomics.notify(signal, 0);
+  }
+}
+`;
+const BOOTSTRAP_URL = new URL(`data:text/javascript,${encodeURIComponent(BOOTSTRAP)}`);
+
+/** tsx's API, when the worker is a .ts file (only ever under tsx, so tsx is installed). */
+const tsxApi = (): string | undefined =>
+  WORKER_URL.pathname.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : undefined;
+
+let live = 0;
+/** How many kubeconfig workers are running (for tests: a static kubeconfig leaves none behind). */
+export const liveKubeconfigWorkers = (): number => live;
+
+const toError = (e: WireError): Error => {
+  const err = new Error(e.message);
+  err.name = e.name;
+  if (e.code !== undefined) Object.assign(err, { code: e.code });
+  return err;
+};
+
+// Structured clone turns the worker's Buffers into plain Uint8Arrays; TLS wants Buffers (or strings).
+const asBuffer = <T>(v: T): T => {
+  const one = (x: unknown): unknown =>
+    x instanceof Uint8Array && !Buffer.isBuffer(x) ? Buffer.from(x.buffer, x.byteOffset, x.byteLength) : x;
+  return (Array.isArray(v) ? v.map(one) : one(v)) as T;
+};
+const received = (c: HttpCredentials): HttpCredentials => ({
+  ...c,
+  ...(c.ca === undefined ? {} : { ca: asBuffer(c.ca) }),
+  ...(c.cert === undefined ? {} : { cert: asBuffer(c.cert) }),
+  ...(c.key === undefined ? {} : { key: asBuffer(c.key) }),
+});
+const credentialsFrom = (a: CredentialsAnswer): HttpCredentials => {
+  if (!a.ok) throw toError(a.error);
+  return received(a.credentials);
+};
+
+/** A loaded kubeconfig: where the server is, and the credentials to reach it with. */
+export interface LoadedKubeconfig {
+  /** The current cluster's server URL. */
+  readonly server: string;
+  /** The current context's namespace, when it names one. */
+  readonly namespace: string | undefined;
+  /** The credentials for the next request: fixed ones, or fresh from the worker (exec plugins etc.). */
+  credentials(): Promise<HttpCredentials>;
+  /** Stops the worker, if one is still running. */
+  close(): void;
+}
+
+/**
+ * Loads a kubeconfig in a worker thread, blocking until it has answered. Throws what client-node throws
+ * (a missing or malformed file), and 'the kubeconfig has no current cluster' (also for an unknown context).
+ */
+export function loadKubeconfig(opts: KubeconfigTransportOptions = {}): LoadedKubeconfig {
+  const signal = new Int32Array(new SharedArrayBuffer(4));
+  const { port1: port, port2 } = new MessageChannel();
+  const data: KubeconfigWorkerData = {
+    ...(opts.path === undefined ? {} : { path: opts.path }),
+    ...(opts.context === undefined ? {} : { context: opts.context }),
+    port: port2,
+    signal,
+  };
+  const worker = new Worker(BOOTSTRAP_URL, {
+    workerData: { ...data, module: WORKER_URL.href, tsx: tsxApi() },
+    transferList: [port2],
+    env: SHARE_ENV, // $KUBECONFIG, $HOME and what exec plugins inherit are this process's, as they were
   });
-  const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
-  return { ...transport, namespace: namespace === '' ? undefined : namespace };
+  live++;
+  worker.once('exit', () => live--);
+  worker.unref();
+
+  const deadline = Date.now() + LOAD_TIMEOUT_MS;
+  while (Atomics.load(signal, 0) === 0) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    Atomics.wait(signal, 0, 0, left);
+  }
+  const answer = receiveMessageOnPort(port)?.message as LoadAnswer | undefined;
+  if (answer === undefined || !answer.ok || answer.credentials !== undefined) {
+    // Done with the worker: whatever it might still report is of no use to anyone.
+    worker.on('error', () => {});
+    port.close();
+    void worker.terminate();
+  }
+  if (answer === undefined) throw new Error('the kubeconfig worker did not answer');
+  if (!answer.ok) throw toError(answer.error);
+  const loaded = { server: answer.server, namespace: answer.namespace };
+  if (answer.credentials !== undefined) {
+    const fixed = answer.credentials;
+    return { ...loaded, credentials: async () => credentialsFrom(fixed), close: () => {} };
+  }
+  return { ...loaded, ...askWorker(worker, port) };
+}
+
+/** Credentials from a worker that stays: one request per call, the worker ref'd only while one is out. */
+function askWorker(worker: Worker, port: MessagePort): Pick<LoadedKubeconfig, 'credentials' | 'close'> {
+  const pending = new Map<number, { resolve: (c: HttpCredentials) => void; reject: (e: unknown) => void }>();
+  let nextId = 0;
+  let gone: Error | undefined;
+  const idle = (): void => {
+    if (pending.size > 0) return;
+    worker.unref();
+    port.unref();
+  };
+  const fail = (err: Error): void => {
+    gone ??= err;
+    for (const p of pending.values()) p.reject(gone);
+    pending.clear();
+    idle();
+  };
+  port.on('message', (reply: CredentialsReply) => {
+    const p = pending.get(reply.id);
+    if (p === undefined) return;
+    pending.delete(reply.id);
+    try {
+      p.resolve(credentialsFrom(reply));
+    } catch (err) {
+      p.reject(err);
+    }
+    idle();
+  });
+  port.unref(); // listening refs the port; only an outstanding request may keep the process up
+  worker.on('error', (err) => fail(err));
+  worker.on('exit', (code) => fail(new Error(`the kubeconfig worker exited (code ${code})`)));
+  return {
+    credentials: () =>
+      new Promise<HttpCredentials>((resolve, reject) => {
+        if (gone !== undefined) return reject(gone);
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        worker.ref();
+        port.ref();
+        port.postMessage({ id } satisfies CredentialsRequest);
+      }),
+    close: () => {
+      fail(new Error('the kubeconfig transport is closed'));
+      port.close();
+      void worker.terminate();
+    },
+  };
+}
+
+export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): KubeconfigTransport {
+  const kc = loadKubeconfig(opts);
+  const transport = httpTransport({ server: kc.server, credentials: () => kc.credentials() });
+  return {
+    ...transport,
+    namespace: kc.namespace,
+    close: () => {
+      transport.close();
+      kc.close();
+    },
+  };
 }
