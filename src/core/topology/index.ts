@@ -12,7 +12,15 @@
 // Each call returns the keys of the Services whose view changed, exactly: a consumer emits MODIFIED for
 // those and for nothing else.
 import { decide, keptEndpoints } from './decide.js';
-import { endpointsFromEndpoints, endpointsFromSlices } from './endpoints.js';
+import { hash53 } from '../hash.js';
+import {
+  endpointsFromEndpoints,
+  mergeSliceEndpoints,
+  packSlice,
+  unpackSlice,
+  type PackedSlice,
+  type ParseOptions,
+} from './endpoints.js';
 import { OPENYURT_NODEPOOL_LABEL, ZONE_LABEL, chooseRules, serviceRules, topologyService } from './rules.js';
 import type {
   Labels,
@@ -36,20 +44,33 @@ export interface TopologyView {
 
 interface Entry {
   svc?: TopologyService;
-  slices: Map<string, unknown>;
-  legacy?: unknown;
-  endpoints: TopologyEndpoint[];
+  /** Each slice's endpoints, packed (the slices themselves are not kept). */
+  slices: Map<string, PackedSlice>;
+  legacy?: TopologyEndpoint[];
+  /** How many endpoints the Service has (after merging its slices). */
+  count: number;
   /** Label keys the Service's rules read, on any node. */
   keys: ReadonlySet<string>;
   view: TopologyView | undefined;
-  fingerprint: string;
+  fingerprint: number;
 }
 
-/** A view's identity: its rules and everything about its kept endpoints (any change is a changed view). */
-function fingerprintOf(v: TopologyView | undefined): string {
-  if (v === undefined) return '';
-  return JSON.stringify([v.internalRule, v.internal, v.externalRule ?? null, v.external ?? null]);
+/**
+ * A view's identity: a hash of its rules and of everything about its kept endpoints (any change is a
+ * changed view). A hash, not the JSON itself, so the index does not hold a second copy of every view.
+ */
+function fingerprintOf(v: TopologyView | undefined): number {
+  if (v === undefined) return 0;
+  return hash53(JSON.stringify([v.internalRule, v.internal, v.externalRule ?? null, v.external ?? null]));
 }
+
+export interface TopologyIndexOptions {
+  /** Keep each endpoint's targetRef (only explain prints it). Default true. */
+  readonly targetRefs?: boolean;
+}
+
+/** Strings shared between endpoints are kept once; past this many distinct ones the table starts over. */
+const INTERN_LIMIT = 50_000;
 
 /** The node label keys a rule reads (on the client's node, and for strict rules on endpoint nodes). */
 function ruleKeys(r: Rule | undefined, out: Set<string>): void {
@@ -83,7 +104,24 @@ export class TopologyIndex {
   /** Views recomputed since construction (for benchmarks and tests). */
   recomputed = 0;
 
-  constructor(readonly node: string) {}
+  private readonly strings = new Map<string, string>();
+  private readonly parse: ParseOptions;
+
+  constructor(
+    readonly node: string,
+    opts: TopologyIndexOptions = {},
+  ) {
+    this.parse = {
+      intern: (v) => {
+        const known = this.strings.get(v);
+        if (known !== undefined) return known;
+        if (this.strings.size >= INTERN_LIMIT) this.strings.clear();
+        this.strings.set(v, v);
+        return v;
+      },
+      targetRefs: opts.targetRefs ?? true,
+    };
+  }
 
   /** The view for `namespace/name`, or undefined when the Service is not known. */
   view(key: string): TopologyView | undefined {
@@ -152,8 +190,9 @@ export class TopologyIndex {
   /** Sets or removes one EndpointSlice of a Service. */
   setSlice(serviceKey: string, sliceName: string, slice: unknown): string[] {
     const e = this.entry(serviceKey);
+    this.unindexEndpoints(serviceKey, e);
     if (slice === undefined) e.slices.delete(sliceName);
-    else e.slices.set(sliceName, slice);
+    else e.slices.set(sliceName, packSlice(slice, this.parse));
     this.reindexEndpoints(serviceKey, e);
     return this.recompute([serviceKey]);
   }
@@ -161,8 +200,9 @@ export class TopologyIndex {
   /** Sets or removes a Service's legacy Endpoints; used only while the Service has no slices. */
   setEndpoints(serviceKey: string, endpoints: unknown): string[] {
     const e = this.entry(serviceKey);
+    this.unindexEndpoints(serviceKey, e);
     if (endpoints === undefined) delete e.legacy;
-    else e.legacy = endpoints;
+    else e.legacy = endpointsFromEndpoints(endpoints, this.parse);
     this.reindexEndpoints(serviceKey, e);
     return this.recompute([serviceKey]);
   }
@@ -225,29 +265,35 @@ export class TopologyIndex {
   private entry(key: string): Entry {
     let e = this.entries.get(key);
     if (e === undefined) {
-      e = { slices: new Map(), endpoints: [], keys: new Set(), view: undefined, fingerprint: '' };
+      e = { slices: new Map(), count: 0, keys: new Set(), view: undefined, fingerprint: 0 };
       this.entries.set(key, e);
     }
     return e;
   }
 
+  /** A Service's endpoints: its slices merged (or its legacy Endpoints), as objects, built when needed. */
+  private endpointsOf(e: Entry): TopologyEndpoint[] {
+    if (e.slices.size === 0) return e.legacy ?? [];
+    return mergeSliceEndpoints([...e.slices.values()].map(unpackSlice));
+  }
+
+  /** Takes a Service's endpoints out of the node index, before its slices change. */
+  private unindexEndpoints(key: string, e: Entry): void {
+    for (const ep of this.endpointsOf(e)) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, -1);
+  }
+
   private reindexEndpoints(key: string, e: Entry): void {
-    for (const ep of e.endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, -1);
-    e.endpoints =
-      e.slices.size > 0
-        ? endpointsFromSlices([...e.slices.values()])
-        : e.legacy !== undefined
-          ? endpointsFromEndpoints(e.legacy)
-          : [];
-    for (const ep of e.endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, +1);
+    const endpoints = this.endpointsOf(e);
+    e.count = endpoints.length;
+    for (const ep of endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, +1);
     const mark = (set: Set<string>, on: boolean) => (on ? set.add(key) : set.delete(key));
     mark(
       this.nodeless,
-      e.endpoints.some((ep) => ep.nodeName === undefined),
+      endpoints.some((ep) => ep.nodeName === undefined),
     );
     mark(
       this.hinted,
-      e.endpoints.some((ep) => (ep.forZones?.length ?? 0) > 0 || (ep.forNodes?.length ?? 0) > 0),
+      endpoints.some((ep) => (ep.forZones?.length ?? 0) > 0 || (ep.forNodes?.length ?? 0) > 0),
     );
   }
 
@@ -268,7 +314,7 @@ export class TopologyIndex {
   private decideEntry(e: Entry): TopologyDecision {
     return decide({
       service: e.svc!,
-      endpoints: e.endpoints,
+      endpoints: this.endpointsOf(e),
       nodeLabels: this.labelsOf,
       node: this.node,
       health: this.healthOf,
@@ -330,7 +376,7 @@ export class TopologyIndex {
   /** Sizes, for metrics and the benchmark. */
   stats(): { services: number; nodes: number; endpoints: number; keys: number } {
     let endpoints = 0;
-    for (const e of this.entries.values()) endpoints += e.endpoints.length;
+    for (const e of this.entries.values()) endpoints += e.count;
     return { services: this.entries.size, nodes: this.nodes.size, endpoints, keys: this.byKey.size };
   }
 }
