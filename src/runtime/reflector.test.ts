@@ -171,6 +171,39 @@ describe('Reflector', () => {
   });
 });
 
+describe('Reflector with a paged store', () => {
+  it('hands each page over as it comes, then ends the relist; a failed relist starts over', async () => {
+    const calls: string[] = [];
+    const store = {
+      replace: () => calls.push('replace'),
+      apply: (type: string, o: KObject) => calls.push(`${type} ${o.metadata.name}`),
+      paged: {
+        beginReplace: () => calls.push('begin'),
+        replacePage: (items: KObject[]) => calls.push(`page ${items.map((o) => o.metadata.name).join(',')}`),
+        endReplace: (rv: string) => calls.push(`end ${rv}`),
+      },
+    };
+    const script = new Script(
+      [
+        list('5', [obj('a', '1'), obj('b', '2')], 'c1'),
+        new Error('connection reset'),
+        list('6', [obj('a', '1')], 'c2'),
+        list('6', [obj('c', '6')]),
+      ],
+      [],
+    );
+    const r = new Reflector(script, store, { sleep: async () => {} });
+    r.start();
+    await r.waitForSync();
+    await r.stop();
+    assert.deepEqual(calls, ['begin', 'page a,b', 'begin', 'page a', 'page c', 'end 6']);
+    assert.deepEqual(
+      script.lists.map((l) => l.continue ?? ''),
+      ['', 'c1', '', 'c2'],
+    );
+  });
+});
+
 describe('Indexer', () => {
   it('keeps indices through adds, updates, deletes and replaces', () => {
     const idx = new Indexer({ byLabel: (o) => Object.values(o.metadata.labels ?? {}) });

@@ -26,6 +26,17 @@ export interface ListerWatcher {
 export interface ReflectorStore {
   replace(items: KObject[], resourceVersion: string): void;
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void;
+  /**
+   * Optional: a store that takes a relist page by page, so the whole list is never held at once (a node
+   * agent's memory). beginReplace() starts a relist (again, when one failed midway), each page follows,
+   * and endReplace() ends it: whatever no page of it held is gone. Such a store must not expose a
+   * half-applied relist.
+   */
+  readonly paged?: {
+    beginReplace(): void;
+    replacePage(items: KObject[]): void;
+    endReplace(resourceVersion: string): void;
+  };
 }
 
 export interface ReflectorOptions {
@@ -128,19 +139,24 @@ export class Reflector {
   /** Reads every page at one resourceVersion, then swaps the store. */
   private async list(signal: AbortSignal): Promise<void> {
     const items: KObject[] = [];
+    const paged = this.store.paged;
     let cont: string | undefined;
     let rv = '';
+    paged?.beginReplace();
     do {
       const page = await this.lw.list(
         { limit: this.o.pageSize ?? 500, ...(cont === undefined ? {} : { continue: cont }) },
         signal,
       );
-      items.push(...page.items);
+      if (paged !== undefined) {
+        if (!signal.aborted) paged.replacePage(page.items);
+      } else items.push(...page.items);
       rv = page.metadata.resourceVersion ?? rv;
       cont = page.metadata.continue === '' ? undefined : page.metadata.continue;
     } while (cont !== undefined);
     if (signal.aborted) return;
-    this.store.replace(items, rv);
+    if (paged !== undefined) paged.endReplace(rv);
+    else this.store.replace(items, rv);
     this.rv = rv;
     this.relists++;
     this.backoffMs = this.o.backoffInitialMs ?? 800;
