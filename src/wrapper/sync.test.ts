@@ -81,6 +81,60 @@ describe('WrapperSync', () => {
     await again.stop();
   });
 
+  it('on a restart, serves exactly what changed while it was away: a new Service, a moved slice, a deletion', async () => {
+    await api.client.patch(NODES, '', 'n3', 'merge', { metadata: { labels: { unit: 'a' } } });
+    const store = new MemoryStore();
+    const first = new WrapperSync(api.client, store, 'n1', quiet);
+    await first.start();
+    await first.waitForSync();
+    await first.stop();
+    const keys = async () =>
+      (await store.list('/services/specs/')).items
+        .map((kv) => kv.key)
+        .filter((k) => !k.endsWith('/kubernetes'))
+        .sort();
+    assert.ok((await keys()).includes('/services/specs/default/web'));
+
+    // While it is down: a new Service with a slice that belongs to it; then that slice moves to `web`,
+    // and the new Service goes away.
+    await api.client.create(SERVICES, 'default', {
+      metadata: { name: 'gone', annotations: { topologyKeys: '["unit"]' } },
+      spec: { ports: [{ port: 80 }] },
+    });
+    await api.client.create(SLICES, 'default', {
+      metadata: {
+        name: 'moving',
+        labels: { 'kubernetes.io/service-name': 'gone', 'endpointslice.kubernetes.io/managed-by': 'test' },
+      },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      endpoints: [
+        { addresses: ['10.0.1.1'], nodeName: 'n1', conditions: { ready: true } },
+        { addresses: ['10.0.1.3'], nodeName: 'n3', conditions: { ready: true } },
+      ],
+    });
+    const second = new WrapperSync(api.client, store, 'n1', quiet);
+    await second.start();
+    await second.waitForSync();
+    assert.deepEqual(await keys(), ['/services/specs/default/gone', '/services/specs/default/web']);
+    await second.stop();
+
+    await api.client.patch(SLICES, 'default', 'moving', 'merge', {
+      metadata: { labels: { 'kubernetes.io/service-name': 'web' } },
+    });
+    await api.client.delete(SERVICES, 'default', 'gone');
+    const third = new WrapperSync(api.client, store, 'n1', quiet);
+    await third.start();
+    await third.waitForSync();
+    assert.deepEqual(await keys(), ['/services/specs/default/web']);
+    // n1 and n3 are both in unit a: `web`'s rule keeps both endpoints of the moved slice
+    assert.deepEqual(await served(store, 'moving'), ['10.0.1.1', '10.0.1.3']);
+    // two writes: the Service deleted and the moved slice re-served; nothing else changed
+    assert.equal(third.writes, 2);
+    await api.client.delete(SLICES, 'default', 'moving');
+    await third.stop();
+  });
+
   it('backs off when the store keeps failing, instead of spinning', async () => {
     const inner = new MemoryStore();
     let attempts = 0;

@@ -1,26 +1,33 @@
-// The wrapper's upstream side: informers on Services, EndpointSlices, Endpoints and Nodes feed the topology
-// index; every object whose served form may have changed is marked dirty, and one drain loop writes the
-// served forms into the wrapper's own store (the watch cache serves clients from there). A write happens
-// only when the served form differs from what the store holds, so clients see an event only when what
-// they are served changed: a relist after the upstream comes back, or a restart of the wrapper, emits
-// exactly the differences.
+// The wrapper's upstream side: reflectors on Services, EndpointSlices, Endpoints and Nodes feed the
+// topology index; every object whose served form may have changed is marked dirty, and one drain loop
+// writes the served forms into the wrapper's own store (the watch cache serves clients from there). A
+// write happens only when the served form differs from what the store holds, so clients see an event
+// only when what they are served changed: a relist after the upstream comes back, or a restart of the
+// wrapper, emits exactly the differences.
 //
-// Until every informer has synced once, nothing is written: the store keeps serving the last good views
+// Memory is what a node agent is judged on (SuperEdge's DaemonSet allows 100 Mi), so the upstream
+// objects are not kept as parsed objects, the way an informer keeps them:
+//   - of every object, a hash of its stored form (to tell a relist's unchanged objects from changed ones,
+//     and to find the deleted ones);
+//   - Services and Nodes are served unchanged, so their stored form is held only until it is written: the
+//     watch cache holds it from then on; the index keeps what it reads (rules, labels);
+//   - EndpointSlices and Endpoints are re-served whenever their view changes, so each is kept as its
+//     stored form, deflated (about a fifth of the JSON); the index keeps each endpoint's topology.
+//
+// Until every reflector has synced once, nothing is written: the store keeps serving the last good views
 // (from before a restart, or before the upstream went away).
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { KObject } from '../api/object.js';
 import { mustFindResource, type ResourceInfo } from '../api/resources.js';
+import { hash53 } from '../core/hash.js';
 import { TopologyIndex } from '../core/topology/index.js';
 import { servedEndpoints, servedSlice } from '../core/topology/served.js';
-import { encodeObject, objectKey, resourcePrefix } from '../api/codec.js';
+import { objectKey, resourcePrefix } from '../api/codec.js';
 import type { Store } from '../storage/store.js';
 import { isStoreError } from '../storage/store.js';
 import type { Client } from '../runtime/client.js';
-import {
-  SharedInformerFactory,
-  controllerTransform,
-  objectKeyOf,
-  type Informer,
-} from '../runtime/informer.js';
+import { objectKeyOf } from '../runtime/informer.js';
+import { Reflector, type ReflectorOptions, type ReflectorStore } from '../runtime/reflector.js';
 
 export const SERVICES = mustFindResource('', 'services');
 export const ENDPOINTS = mustFindResource('', 'endpoints');
@@ -34,20 +41,6 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
-}
-
-/** A 53-bit hash of a string (cyrb53): what the store holds for a key, without keeping a second copy. */
-function hash53(s: string): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 /** What the store holds for a key. */
@@ -81,12 +74,128 @@ export interface WrapperSyncMetrics {
   wrote(kind: 'put' | 'delete'): void;
 }
 
+type Kind = 'services' | 'endpoints' | 'slices' | 'nodes';
+
+const RESOURCE_OF: Record<Kind, ResourceInfo> = {
+  services: SERVICES,
+  endpoints: ENDPOINTS,
+  slices: ENDPOINTSLICES,
+  nodes: NODES,
+};
+
+/** What a mirror tells the sync about one upstream object. */
+interface MirrorHandlers {
+  /** The object is new, or its stored form changed. `form` is that stored form. */
+  put(key: string, obj: KObject, form: string): void;
+  /** The object is gone. */
+  remove(key: string): void;
+}
+
+/**
+ * The reflector's store for one upstream resource: a hash of each object's stored form, nothing more. A
+ * relist's objects whose form is unchanged are not passed on; the ones missing from it are removed.
+ */
+class Mirror implements ReflectorStore {
+  private readonly known = new Map<string, number>();
+  /** During a relist: the keys its pages have held so far. */
+  private seen: Set<string> | undefined;
+
+  constructor(private readonly on: MirrorHandlers & { relisting(active: boolean): void }) {}
+
+  has(key: string): boolean {
+    return this.known.has(key);
+  }
+
+  get size(): number {
+    return this.known.size;
+  }
+
+  /** Whether a relist is under way (its pages are applied; what it removes is known only at its end). */
+  get relisting(): boolean {
+    return this.seen !== undefined;
+  }
+
+  readonly paged = {
+    beginReplace: (): void => {
+      this.seen = new Set();
+      this.on.relisting(true);
+    },
+    replacePage: (items: KObject[]): void => {
+      for (const o of items) this.seen?.add(this.put(o));
+    },
+    endReplace: (): void => {
+      const seen = this.seen ?? new Set();
+      this.seen = undefined;
+      for (const key of [...this.known.keys()])
+        if (!seen.has(key)) {
+          this.known.delete(key);
+          this.on.remove(key);
+        }
+      this.on.relisting(false);
+    },
+  };
+
+  replace(items: KObject[]): void {
+    this.paged.beginReplace();
+    this.paged.replacePage(items);
+    this.paged.endReplace();
+  }
+
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void {
+    if (type !== 'DELETED') {
+      this.put(obj);
+      return;
+    }
+    const key = objectKeyOf(obj);
+    if (this.known.delete(key)) this.on.remove(key);
+  }
+
+  private put(obj: KObject): string {
+    const key = objectKeyOf(obj);
+    const form = storedForm(obj);
+    const h = hash53(form);
+    if (this.known.get(key) !== h) {
+      this.known.set(key, h);
+      this.on.put(key, obj, form);
+    }
+    return key;
+  }
+}
+
+// Deflated forms are kept as latin1 strings: compact, in the JS heap, and not a slice of zlib's 16 KiB
+// output chunk (a Buffer from deflateRawSync keeps the whole chunk alive). A small window suffices for
+// objects of a few KiB and keeps zlib's per-call state small.
+const DEFLATE = { windowBits: 12, memLevel: 5 };
+const deflate = (form: string): string => deflateRawSync(form, DEFLATE).toString('latin1');
+const inflate = (raw: string): KObject =>
+  JSON.parse(inflateRawSync(Buffer.from(raw, 'latin1')).toString('utf8')) as KObject;
+
+/** `namespace/name` of the Service a slice belongs to, or undefined when it names none. */
+function sliceService(o: KObject): string | undefined {
+  const svc = o.metadata.labels?.[SERVICE_NAME_LABEL];
+  return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
+}
+
+/** Writes a drain round has in flight at most. */
+const DRAIN_BATCH = 500;
+
+/** What a drain computes for one dirty object. */
+type Desired = { readonly form: string } | { readonly gone: true } | { readonly unchanged: true };
+
 export class WrapperSync {
   readonly index: TopologyIndex;
-  private readonly factory: SharedInformerFactory;
-  private readonly informers: Record<'services' | 'endpoints' | 'slices' | 'nodes', Informer>;
+  private readonly mirrors: Record<Kind, Mirror>;
+  private readonly reflectors: Record<Kind, Reflector>;
   private readonly held = new Map<string, Held>();
   private readonly dirty = new Map<string, Dirty>();
+  /** Services and Nodes: the stored form to write (null: to delete), until it has been written. */
+  private readonly outgoing = new Map<string, string | null>();
+  /** EndpointSlices by `namespace/name`: their Service and their stored form, deflated. */
+  private readonly slices = new Map<string, { readonly svc: string | undefined; readonly raw: string }>();
+  /** Service `namespace/name` → its slices' `namespace/name`. */
+  private readonly slicesOf = new Map<string, Set<string>>();
+  /** Endpoints by `namespace/name`: their stored form, deflated. */
+  private readonly endpoints = new Map<string, string>();
   private draining: Promise<void> | undefined;
   private synced = false;
   private stopped = false;
@@ -94,39 +203,80 @@ export class WrapperSync {
   writes = 0;
 
   constructor(
-    private readonly client: Client,
+    client: Client,
     private readonly store: Store,
     readonly hostname: string,
     private readonly log: Logger,
     private readonly metrics?: WrapperSyncMetrics,
   ) {
-    this.index = new TopologyIndex(hostname);
-    this.factory = new SharedInformerFactory(client, {
-      transform: (r) => controllerTransform(r),
-      // One line when the upstream goes away and one when every informer is watching again.
-      reflector: {
-        onState: () => queueMicrotask(() => this.noteUpstream()),
-        onError: (err) => this.noteUpstream(err),
-      },
-    });
-    this.informers = {
-      services: this.factory.informer(SERVICES),
-      endpoints: this.factory.informer(ENDPOINTS),
-      slices: this.factory.informer(ENDPOINTSLICES, {
-        indexers: {
-          service: (o) => {
-            const s = o.metadata.labels?.[SERVICE_NAME_LABEL];
-            return s === undefined ? [] : [`${o.metadata.namespace ?? ''}/${s}`];
-          },
+    this.index = new TopologyIndex(hostname, { targetRefs: false });
+    // While a relist is under way nothing is written: clients never see half of one.
+    const relisting = (active: boolean): void => {
+      if (!active) this.kick();
+    };
+    this.mirrors = {
+      services: new Mirror({
+        relisting,
+        put: (key, o, form) =>
+          this.putServed(SERVICES, key, form, () => this.index.setService(key, withoutPolicies(o))),
+        remove: (key) => this.putServed(SERVICES, key, null, () => this.index.setService(key, undefined)),
+      }),
+      nodes: new Mirror({
+        relisting,
+        put: (key, o, form) =>
+          this.putServed(NODES, key, form, () => this.index.setNode(key, o.metadata.labels ?? {})),
+        remove: (key) => this.putServed(NODES, key, null, () => this.index.setNode(key, undefined)),
+      }),
+      slices: new Mirror({
+        relisting,
+        put: (key, o, form) => this.putSlice(key, o, form),
+        remove: (key) => this.putSlice(key, undefined, undefined),
+      }),
+      endpoints: new Mirror({
+        relisting,
+        put: (key, o, form) => {
+          this.endpoints.set(key, deflate(form));
+          this.changed(
+            ENDPOINTS,
+            key,
+            this.timed(() => this.index.setEndpoints(key, o)),
+          );
+        },
+        remove: (key) => {
+          this.endpoints.delete(key);
+          this.changed(
+            ENDPOINTS,
+            key,
+            this.timed(() => this.index.setEndpoints(key, undefined)),
+          );
         },
       }),
-      nodes: this.factory.informer(NODES),
+    };
+    const options: ReflectorOptions = {
+      // One line when the upstream goes away and one when every reflector is watching again.
+      onState: () => queueMicrotask(() => this.noteUpstream()),
+      onError: (err) => this.noteUpstream(err),
+    };
+    const reflector = (kind: Kind): Reflector =>
+      new Reflector(
+        {
+          list: (o, signal) => client.list(RESOURCE_OF[kind], o, signal),
+          watch: (o, signal) => client.watch(RESOURCE_OF[kind], o, signal),
+        },
+        this.mirrors[kind],
+        options,
+      );
+    this.reflectors = {
+      services: reflector('services'),
+      endpoints: reflector('endpoints'),
+      slices: reflector('slices'),
+      nodes: reflector('nodes'),
     };
   }
 
-  /** Whether every informer is watching (in sync with the upstream). */
+  /** Whether every reflector is watching (in sync with the upstream). */
   inSync(): boolean {
-    return this.synced && Object.values(this.informers).every((i) => i.reflector.state === 'Watching');
+    return this.synced && Object.values(this.reflectors).every((r) => r.state === 'Watching');
   }
 
   private upstreamUp: boolean | undefined;
@@ -164,9 +314,9 @@ export class WrapperSync {
     return this.dirty.size;
   }
 
-  /** Relists done by the informers since the start (the first list of each included). */
+  /** Relists done by the reflectors since the start (the first list of each included). */
   relists(): number {
-    return Object.values(this.informers).reduce((n, i) => n + i.reflector.relists, 0);
+    return Object.values(this.reflectors).reduce((n, r) => n + r.relists, 0);
   }
 
   async start(): Promise<void> {
@@ -178,24 +328,25 @@ export class WrapperSync {
           limit: 1000,
           ...(cont !== undefined ? { continue: cont } : {}),
         });
-        for (const kv of page.items) {
-          const obj = JSON.parse(new TextDecoder().decode(kv.value)) as KObject;
-          this.held.set(kv.key, { revision: kv.modRevision, hash: hash53(storedForm(obj)) });
-        }
+        for (const kv of page.items)
+          this.held.set(kv.key, {
+            revision: kv.modRevision,
+            hash: hash53(Buffer.from(kv.value).toString('utf8')),
+          });
         cont = page.continue;
       } while (cont !== undefined);
     }
-    this.wire();
-    this.factory.start();
-    void this.factory.waitForSync().then(() => {
+    for (const r of Object.values(this.reflectors)) r.start();
+    void Promise.all(Object.values(this.reflectors).map((r) => r.waitForSync())).then(() => {
       if (this.stopped) return;
       this.synced = true;
-      // Everything upstream, and everything held that may no longer be upstream.
-      for (const inf of Object.values(this.informers))
-        for (const o of inf.indexer.list()) this.mark(inf.resource, o);
+      // Every upstream object was marked as its reflector listed it; what is held and no longer upstream
+      // is removed.
       for (const key of this.held.keys()) {
         const d = this.fromKey(key);
-        if (d !== undefined) this.dirty.set(key, d);
+        if (d === undefined || this.upstreamHas(d)) continue;
+        if (d.r === SERVICES || d.r === NODES) this.outgoing.set(key, null);
+        this.dirty.set(key, d);
       }
       this.log.info('upstream in sync', { objects: this.dirty.size, held: this.held.size });
       this.upstreamUp = true;
@@ -203,21 +354,27 @@ export class WrapperSync {
     });
   }
 
+  private upstreamHas(d: Dirty): boolean {
+    const kind = (Object.keys(RESOURCE_OF) as Kind[]).find((k) => RESOURCE_OF[k] === d.r)!;
+    return this.mirrors[kind].has(d.r.namespaced ? `${d.namespace}/${d.name}` : d.name);
+  }
+
   /** Resolves once the initial sync has been written to the store. */
   async waitForSync(): Promise<void> {
-    await this.factory.waitForSync();
+    await Promise.all(Object.values(this.reflectors).map((r) => r.waitForSync()));
     while (!this.synced) await new Promise((r) => setTimeout(r, 10));
     await this.settled();
   }
 
   /** Resolves when nothing is left to write. */
   async settled(): Promise<void> {
-    while (this.dirty.size > 0 || this.draining !== undefined) await (this.draining ?? Promise.resolve());
+    while (this.dirty.size > 0 || this.draining !== undefined)
+      await (this.draining ?? new Promise((r) => setTimeout(r, 10)));
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.factory.stop();
+    await Promise.all(Object.values(this.reflectors).map((r) => r.stop()));
     await this.draining;
   }
 
@@ -233,18 +390,19 @@ export class WrapperSync {
     return undefined;
   }
 
-  private mark(r: ResourceInfo, o: KObject): void {
-    const namespace = r.namespaced ? (o.metadata.namespace ?? '') : '';
-    const name = o.metadata.name ?? '';
+  /** Marks one object by its `namespace/name` (or name). */
+  private mark(r: ResourceInfo, key: string): void {
+    const slash = r.namespaced ? key.indexOf('/') : -1;
+    const namespace = slash < 0 ? '' : key.slice(0, slash);
+    const name = slash < 0 ? key : key.slice(slash + 1);
     this.dirty.set(objectKey(r, namespace, name), { r, namespace, name });
   }
 
   /** Marks every served object of these Services (their slices and Endpoints). */
   private markServices(keys: readonly string[]): void {
     for (const key of keys) {
-      for (const s of this.informers.slices.indexer.byIndex('service', key)) this.mark(ENDPOINTSLICES, s);
-      const ep = this.informers.endpoints.indexer.get(key);
-      if (ep !== undefined) this.mark(ENDPOINTS, ep);
+      for (const s of this.slicesOf.get(key) ?? []) this.mark(ENDPOINTSLICES, s);
+      if (this.endpoints.has(key)) this.mark(ENDPOINTS, key);
     }
   }
 
@@ -255,78 +413,74 @@ export class WrapperSync {
     return changed;
   }
 
-  private wire(): void {
-    const on = (inf: Informer, apply: (o: KObject, gone: boolean) => string[]) =>
-      inf.addHandlers({
-        onAdd: (o) => this.changed(inf.resource, o, apply(o, false)),
-        onUpdate: (_old, o) => this.changed(inf.resource, o, apply(o, false)),
-        onDelete: (o) => this.changed(inf.resource, o, apply(o, true)),
-      });
-    on(this.informers.services, (o, gone) =>
-      this.timed(() => this.index.setService(objectKeyOf(o), gone ? undefined : withoutPolicies(o))),
-    );
-    on(this.informers.endpoints, (o, gone) =>
-      this.timed(() => this.index.setEndpoints(objectKeyOf(o), gone ? undefined : o)),
-    );
-    const sliceService = (o: KObject): string | undefined => {
-      const svc = o.metadata.labels?.[SERVICE_NAME_LABEL];
-      return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
-    };
-    on(this.informers.slices, (o, gone) => {
-      const key = sliceService(o);
-      if (key === undefined) return [];
-      return this.timed(() => this.index.setSlice(key, o.metadata.name ?? '', gone ? undefined : o));
-    });
-    // A slice relabelled to another Service leaves its old Service's view.
-    this.informers.slices.addHandlers({
-      onUpdate: (old, o) => {
-        const was = sliceService(old);
-        if (was === undefined || was === sliceService(o)) return;
-        this.changed(
-          ENDPOINTSLICES,
-          o,
-          this.timed(() => this.index.setSlice(was, old.metadata.name ?? '', undefined)),
-        );
-      },
-    });
-    on(this.informers.nodes, (o, gone) =>
-      this.timed(() =>
-        this.index.setNode(o.metadata.name ?? '', gone ? undefined : (o.metadata.labels ?? {})),
-      ),
-    );
+  /** A Service or Node: served as it is upstream (form), or removed (null). */
+  private putServed(r: ResourceInfo, key: string, form: string | null, apply: () => string[]): void {
+    this.outgoing.set(r.namespaced ? objectKey(r, ...splitKey(key)) : objectKey(r, '', key), form);
+    this.changed(r, key, this.timed(apply));
   }
 
-  private changed(r: ResourceInfo, o: KObject, services: readonly string[]): void {
-    this.mark(r, o);
+  private putSlice(key: string, o: KObject | undefined, form: string | undefined): void {
+    const old = this.slices.get(key);
+    const svc = o === undefined ? undefined : sliceService(o);
+    const name = key.slice(key.indexOf('/') + 1);
+    let changed: string[] = [];
+    // A slice relabelled to another Service (or removed) leaves its old Service's view.
+    if (old?.svc !== undefined && (o === undefined || old.svc !== svc)) {
+      changed = this.timed(() => this.index.setSlice(old.svc!, name, undefined));
+      const set = this.slicesOf.get(old.svc);
+      set?.delete(key);
+      if (set?.size === 0) this.slicesOf.delete(old.svc);
+    }
+    if (o === undefined || form === undefined) this.slices.delete(key);
+    else {
+      this.slices.set(key, { svc, raw: deflate(form) });
+      if (svc !== undefined) {
+        let set = this.slicesOf.get(svc);
+        if (set === undefined) this.slicesOf.set(svc, (set = new Set()));
+        set.add(key);
+        changed = [...changed, ...this.timed(() => this.index.setSlice(svc, name, o))];
+      }
+    }
+    this.changed(ENDPOINTSLICES, key, changed);
+  }
+
+  private changed(r: ResourceInfo, key: string, services: readonly string[]): void {
+    this.mark(r, key);
     this.markServices(services);
     this.kick();
   }
 
+  private relisting(): boolean {
+    return Object.values(this.mirrors).some((m) => m.relisting);
+  }
+
   private kick(): void {
-    if (!this.synced || this.stopped || this.draining !== undefined) return;
+    if (!this.synced || this.stopped || this.draining !== undefined || this.relisting()) return;
     this.draining = this.drain().finally(() => {
       this.draining = undefined;
       if (this.dirty.size > 0) this.kick();
     });
   }
 
-  /** The served form of one object now, or undefined when it is not upstream. */
-  private desired(d: Dirty): KObject | undefined {
-    const key = d.r.namespaced ? `${d.namespace}/${d.name}` : d.name;
+  /** The stored form one object should have now. */
+  private desired(key: string, d: Dirty): Desired {
+    const id = d.r.namespaced ? `${d.namespace}/${d.name}` : d.name;
     switch (d.r) {
       case SERVICES:
-        return this.informers.services.indexer.get(key);
-      case NODES:
-        return this.informers.nodes.indexer.get(key);
+      case NODES: {
+        const form = this.outgoing.get(key);
+        return form === undefined ? { unchanged: true } : form === null ? { gone: true } : { form };
+      }
       case ENDPOINTS: {
-        const ep = this.informers.endpoints.indexer.get(key);
-        return ep === undefined ? undefined : servedEndpoints(ep, this.index.view(key));
+        const raw = this.endpoints.get(id);
+        if (raw === undefined) return { gone: true };
+        return { form: storedForm(servedEndpoints(inflate(raw), this.index.view(id))) };
       }
       default: {
-        const slice = this.informers.slices.indexer.get(key);
-        if (slice === undefined) return undefined;
-        const svc = slice.metadata.labels?.[SERVICE_NAME_LABEL];
-        return servedSlice(slice, svc === undefined ? undefined : this.index.view(`${d.namespace}/${svc}`));
+        const s = this.slices.get(id);
+        if (s === undefined) return { gone: true };
+        const view = s.svc === undefined ? undefined : this.index.view(s.svc);
+        return { form: storedForm(servedSlice(inflate(s.raw), view)) };
       }
     }
   }
@@ -335,12 +489,14 @@ export class WrapperSync {
   private backoffMs = 0;
 
   private async drain(): Promise<void> {
-    while (this.dirty.size > 0 && !this.stopped) {
+    while (this.dirty.size > 0 && !this.stopped && !this.relisting()) {
       if (this.backoffMs > 0) await new Promise((r) => setTimeout(r, this.backoffMs).unref());
       // Slices and Endpoints before Services: a client never sees a Service with its slice unfiltered.
       const order = (d: Dirty) => (d.r === ENDPOINTSLICES || d.r === ENDPOINTS ? 0 : 1);
-      const batch = [...this.dirty].sort(([, a], [, b]) => order(a) - order(b));
-      this.dirty.clear();
+      // At most DRAIN_BATCH writes in flight: the initial sync's tens of thousands would otherwise all be
+      // rendered and queued at once, and the process would keep that peak as its size.
+      const batch = [...this.dirty].sort(([, a], [, b]) => order(a) - order(b)).slice(0, DRAIN_BATCH);
+      for (const [key] of batch) this.dirty.delete(key);
       const failed = (await Promise.all(batch.map(([key, d]) => this.write(key, d)))).some((ok) => !ok);
       this.backoffMs = failed ? Math.min(Math.max(this.backoffMs * 2, 50), 5_000) : 0;
     }
@@ -359,21 +515,31 @@ export class WrapperSync {
   }
 
   private async writeOnce(key: string, d: Dirty): Promise<void> {
-    const want = this.desired(d);
+    const want = this.desired(key, d);
+    if ('unchanged' in want) return;
+    const out = this.outgoing.get(key);
+    // A Service's or Node's form is dropped once written, unless a newer one came in meanwhile.
+    const done = () => {
+      if (out !== undefined && this.outgoing.get(key) === out) this.outgoing.delete(key);
+    };
     const held = this.held.get(key);
     try {
-      if (want === undefined) {
-        if (held === undefined) return;
-        await this.store.delete(key, held.revision);
-        this.held.delete(key);
-        this.writes++;
-        this.metrics?.wrote('delete');
+      if ('gone' in want) {
+        if (held !== undefined) {
+          await this.store.delete(key, held.revision);
+          this.held.delete(key);
+          this.writes++;
+          this.metrics?.wrote('delete');
+        }
+        done();
         return;
       }
-      const form = storedForm(want);
-      const h = hash53(form);
-      if (held?.hash === h) return;
-      const value = encodeObject(JSON.parse(form) as KObject);
+      const h = hash53(want.form);
+      if (held?.hash === h) {
+        done();
+        return;
+      }
+      const value = Buffer.from(want.form, 'utf8');
       const kv =
         held === undefined
           ? await this.store.create(key, value)
@@ -381,6 +547,7 @@ export class WrapperSync {
       this.held.set(key, { revision: kv.modRevision, hash: h });
       this.writes++;
       this.metrics?.wrote('put');
+      done();
     } catch (err) {
       // Only this loop writes the store, so a conflict means our bookkeeping is off: re-read and retry.
       if (
@@ -397,4 +564,10 @@ export class WrapperSync {
       throw err;
     }
   }
+}
+
+/** `namespace/name` → [namespace, name]. */
+function splitKey(key: string): [string, string] {
+  const slash = key.indexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
 }
