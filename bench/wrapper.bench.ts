@@ -28,7 +28,7 @@
 //      wrapper (its kubeconfig's token and CA), of the event for the last slice whose served form
 //      changes (the expected set computed beforehand by the same engine in this process; events missing
 //      or unexpected are counted). It includes: the upstream's PATCH response → the upstream watch → the
-//      wrapper's informer → its TopologyIndex → SQLite writes of the changed slices → its watch cache →
+//      wrapper's reflector → its TopologyIndex → SQLite writes of the changed slices → its watch cache →
 //      the client. Also per move: when a plain upstream watch on nodes (in this process) sees the PATCH
 //      (the upstream's share), and, from the wrapper's /metrics, its index update time
 //      (svcplane_wrapper_recompute_seconds) and its served writes. This process runs a full GC and waits
@@ -908,7 +908,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       rv0,
     );
     await watch.connected();
-    // The same relabel as any upstream client sees it (the wrapper's informer watches the same way).
+    // The same relabel as any upstream client sees it (the wrapper's reflector watches the same way).
     let upstreamNodeAt = NaN;
     const nodesRv = (await getJson<List>(upAgent, up, '/api/v1/nodes?limit=1')).metadata.resourceVersion;
     const nodeWatch = new Watch(
@@ -1270,7 +1270,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           rules: shape.mix,
           p5:
             'PATCH response → the watch event (through the wrapper) of the last slice whose served form changes; ' +
-            'includes upstream watch, wrapper informer, index, SQLite writes, watch cache, delivery. Rebuild model: ' +
+            'includes upstream watch, wrapper reflector, index, SQLite writes, watch cache, delivery. Rebuild model: ' +
             'TopologyIndex.rebuildAll() + servedSlice() over every slice, in the benchmark process, CPU only',
           p6: p6.method,
           p7:
