@@ -9,7 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { kubeconfigTransport, liveKubeconfigWorkers, loadKubeconfig } from './kubeconfig.js';
+import {
+  crashKubeconfigWorkers,
+  kubeconfigTransport,
+  liveKubeconfigWorkers,
+  loadKubeconfig,
+} from './kubeconfig.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nnot really a certificate\n-----END CERTIFICATE-----\n';
 
@@ -210,6 +215,23 @@ describe('kubeconfigTransport', () => {
     assert.equal(res.status, 200);
     assert.equal(seen?.headers.authorization, 'Bearer sent');
     transport.close();
+  });
+
+  it('an exec plugin whose worker crashed: the next request loads the kubeconfig again and goes out', async () => {
+    const file = kubeconfig(execPlugin(), { server: url, 'insecure-skip-tls-verify': true });
+    const transport = kubeconfigTransport({ path: file });
+    (await transport.send({ method: 'GET', path: '/api' })).body.resume();
+    assert.match(String(seen?.headers.authorization), /^Bearer tok-\d+$/);
+    await crashKubeconfigWorkers();
+    assert.equal(liveKubeconfigWorkers(), 0);
+    seen = undefined;
+    const res = await transport.send({ method: 'GET', path: '/api' });
+    res.body.resume();
+    assert.equal(res.status, 200);
+    assert.match(String((seen as IncomingMessage | undefined)?.headers.authorization), /^Bearer tok-\d+$/);
+    assert.equal(liveKubeconfigWorkers(), 1);
+    transport.close();
+    await noWorkersLeft();
   });
 
   it('plain http with TLS verification on fails each request, as client-node has it', async () => {

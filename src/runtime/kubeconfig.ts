@@ -59,6 +59,14 @@ const WORKER_URL = new URL(
 const BOOTSTRAP = `
 import { workerData } from 'node:worker_threads';
 const { module, tsx, port, signal } = workerData;
+// A worker that ends before it has answered (process.exit in a dependency) says so, instead of leaving the
+// caller blocked until the timeout.
+process.on('exit', (code) => {
+  if (Atomics.load(signal, 0) !== 0) return;
+  port.postMessage({ ok: false, error: { name: 'Error', message: 'the kubeconfig worker exited (code ' + code + ') before answering' } });
+  Atomics.store(signal, 0, 1);
+  Atomics.notify(signal, 0);
+});
 try {
   if (tsx !== undefined) (await import(tsx)).register();
   await import(module);
@@ -76,9 +84,13 @@ const BOOTSTRAP_URL = new URL(`data:text/javascript,${encodeURIComponent(BOOTSTR
 const tsxApi = (): string | undefined =>
   WORKER_URL.pathname.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : undefined;
 
-let live = 0;
+const workers = new Set<Worker>();
 /** How many kubeconfig workers are running (for tests: a static kubeconfig leaves none behind). */
-export const liveKubeconfigWorkers = (): number => live;
+export const liveKubeconfigWorkers = (): number => workers.size;
+/** For tests: ends every kubeconfig worker as a crash would. */
+export async function crashKubeconfigWorkers(): Promise<void> {
+  await Promise.all([...workers].map((w) => w.terminate()));
+}
 
 const toError = (e: WireError): Error => {
   const err = new Error(e.message);
@@ -134,8 +146,8 @@ export function loadKubeconfig(opts: KubeconfigTransportOptions = {}): LoadedKub
     transferList: [port2],
     env: SHARE_ENV, // $KUBECONFIG, $HOME and what exec plugins inherit are this process's, as they were
   });
-  live++;
-  worker.once('exit', () => live--);
+  workers.add(worker);
+  worker.once('exit', () => workers.delete(worker));
   worker.unref();
 
   const deadline = Date.now() + LOAD_TIMEOUT_MS;
@@ -189,8 +201,9 @@ function askWorker(worker: Worker, port: MessagePort): Pick<LoadedKubeconfig, 'c
     idle();
   });
   port.unref(); // listening refs the port; only an outstanding request may keep the process up
-  worker.on('error', (err) => fail(err));
-  worker.on('exit', (code) => fail(new Error(`the kubeconfig worker exited (code ${code})`)));
+  const died = (err: Error): Error => Object.assign(err, { workerDied: true });
+  worker.on('error', (err) => fail(died(err)));
+  worker.on('exit', (code) => fail(died(new Error(`the kubeconfig worker exited (code ${code})`))));
   return {
     credentials: () =>
       new Promise<HttpCredentials>((resolve, reject) => {
@@ -209,9 +222,22 @@ function askWorker(worker: Worker, port: MessagePort): Pick<LoadedKubeconfig, 'c
   };
 }
 
+/** The worker that answers for exec plugins and auth providers died (not closed): load it again. */
+const workerDied = (err: unknown): boolean => (err as { workerDied?: boolean } | null)?.workerDied === true;
+
 export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): KubeconfigTransport {
-  const kc = loadKubeconfig(opts);
-  const transport = httpTransport({ server: kc.server, credentials: () => kc.credentials() });
+  let kc = loadKubeconfig(opts);
+  const credentials = async (): Promise<HttpCredentials> => {
+    try {
+      return await kc.credentials();
+    } catch (err) {
+      if (!workerDied(err)) throw err;
+      // A long-running agent outlives a crashed worker: a fresh one, as at the start (blocking as then).
+      kc = loadKubeconfig(opts);
+      return kc.credentials();
+    }
+  };
+  const transport = httpTransport({ server: kc.server, credentials });
   return {
     ...transport,
     namespace: kc.namespace,

@@ -181,6 +181,7 @@ describe('Reflector with a paged store', () => {
         beginReplace: () => calls.push('begin'),
         replacePage: (items: KObject[]) => calls.push(`page ${items.map((o) => o.metadata.name).join(',')}`),
         endReplace: (rv: string) => calls.push(`end ${rv}`),
+        abortReplace: () => calls.push('abort'),
       },
     };
     const script = new Script(
@@ -196,7 +197,7 @@ describe('Reflector with a paged store', () => {
     r.start();
     await r.waitForSync();
     await r.stop();
-    assert.deepEqual(calls, ['begin', 'page a,b', 'begin', 'page a', 'page c', 'end 6']);
+    assert.deepEqual(calls, ['begin', 'page a,b', 'abort', 'begin', 'page a', 'page c', 'end 6']);
     assert.deepEqual(
       script.lists.map((l) => l.continue ?? ''),
       ['', 'c1', '', 'c2'],

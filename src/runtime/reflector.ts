@@ -28,14 +28,15 @@ export interface ReflectorStore {
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void;
   /**
    * Optional: a store that takes a relist page by page, so the whole list is never held at once (a node
-   * agent's memory). beginReplace() starts a relist (again, when one failed midway), each page follows,
-   * and endReplace() ends it: whatever no page of it held is gone. Such a store must not expose a
-   * half-applied relist.
+   * agent's memory). beginReplace() starts a relist, each page follows, and endReplace() ends it:
+   * whatever no page of it held is gone. abortReplace() says a relist failed midway (another follows,
+   * after a backoff). Such a store must not expose a half-applied relist.
    */
   readonly paged?: {
     beginReplace(): void;
     replacePage(items: KObject[]): void;
     endReplace(resourceVersion: string): void;
+    abortReplace(): void;
   };
 }
 
@@ -143,18 +144,26 @@ export class Reflector {
     let cont: string | undefined;
     let rv = '';
     paged?.beginReplace();
-    do {
-      const page = await this.lw.list(
-        { limit: this.o.pageSize ?? 500, ...(cont === undefined ? {} : { continue: cont }) },
-        signal,
-      );
-      if (paged !== undefined) {
-        if (!signal.aborted) paged.replacePage(page.items);
-      } else items.push(...page.items);
-      rv = page.metadata.resourceVersion ?? rv;
-      cont = page.metadata.continue === '' ? undefined : page.metadata.continue;
-    } while (cont !== undefined);
-    if (signal.aborted) return;
+    try {
+      do {
+        const page = await this.lw.list(
+          { limit: this.o.pageSize ?? 500, ...(cont === undefined ? {} : { continue: cont }) },
+          signal,
+        );
+        if (paged !== undefined) {
+          if (!signal.aborted) paged.replacePage(page.items);
+        } else items.push(...page.items);
+        rv = page.metadata.resourceVersion ?? rv;
+        cont = page.metadata.continue === '' ? undefined : page.metadata.continue;
+      } while (cont !== undefined);
+    } catch (err) {
+      paged?.abortReplace();
+      throw err;
+    }
+    if (signal.aborted) {
+      paged?.abortReplace();
+      return;
+    }
     if (paged !== undefined) paged.endReplace(rv);
     else this.store.replace(items, rv);
     this.rv = rv;

@@ -2,7 +2,9 @@
 // what it writes, what it does not, and what it does when the store fails.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
+import { ApiError } from '../runtime/client.js';
 import { startInProcessApiServer, type InProcessApiServer } from '../../test/support/in-process-apiserver.js';
 import { MemoryStore } from '../storage/memory/memory-store.js';
 import type { Store } from '../storage/store.js';
@@ -151,5 +153,155 @@ describe('WrapperSync', () => {
     await sync.stop();
     // a handful of objects, retried with 50 ms doubling: tens of attempts, not tens of thousands
     assert.ok(attempts > 0 && attempts < 200, `attempts: ${attempts}`);
+  });
+});
+
+/** A client whose slices list can fail and whose slices watch can be cut with a 410, as on a bad link. */
+function flakySlices(api: InProcessApiServer) {
+  const state = { failList: false, cut: undefined as (() => void) | undefined };
+  const client = {
+    list: (r: typeof SLICES, o: never, s: AbortSignal) =>
+      r === SLICES && state.failList
+        ? Promise.reject(new Error('connection reset'))
+        : api.client.list(r, o, s),
+    watch: (r: typeof SLICES, o: never, signal: AbortSignal) =>
+      (async function* () {
+        const ac = new AbortController();
+        signal.addEventListener('abort', () => ac.abort());
+        if (r === SLICES) state.cut = () => ac.abort();
+        try {
+          for await (const ev of api.client.watch(r, o, ac.signal)) yield ev;
+        } catch (e) {
+          if (signal.aborted || !ac.signal.aborted) throw e;
+        }
+        if (!signal.aborted) throw new ApiError(410, 'Expired', 'too old resource version');
+      })(),
+  };
+  return { client: client as unknown as InProcessApiServer['client'], state };
+}
+
+const slice = (name: string, svc: string, ip: string, node: string) => ({
+  metadata: {
+    name,
+    labels: { 'kubernetes.io/service-name': svc, 'endpointslice.kubernetes.io/managed-by': 'test' },
+  },
+  addressType: 'IPv4',
+  ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+  endpoints: [{ addresses: [ip], nodeName: node, conditions: { ready: true } }],
+});
+
+describe('WrapperSync across relists', () => {
+  let api: InProcessApiServer;
+  before(async () => {
+    api = await startInProcessApiServer();
+    for (const [name, unit] of [
+      ['n1', 'a'],
+      ['n2', 'a'],
+      ['n3', 'b'],
+    ] as const)
+      await api.client.create(NODES, '', { metadata: { name, labels: { unit, host: name } } });
+    await api.client.create(SERVICES, 'default', {
+      metadata: { name: 'web', annotations: { 'service.svcplane.io/topology-keys': '["host","unit","*"]' } },
+      spec: { ports: [{ port: 80 }] },
+    });
+    await api.client.create(SERVICES, 'default', {
+      metadata: { name: 'api', annotations: { topologyKeys: '["unit"]' } },
+      spec: { ports: [{ port: 80 }] },
+    });
+  });
+  after(() => api?.stop());
+
+  it('writes nothing of a relist until all of it is applied, its removals included', async () => {
+    for (const [n, ip, node] of [
+      ['l1', '10.0.0.1', 'n1'],
+      ['l2', '10.0.0.2', 'n2'],
+      ['r', '10.0.0.3', 'n3'],
+    ] as const)
+      await api.client.create(SLICES, 'default', slice(n, 'web', ip, node));
+    const { client, state } = flakySlices(api);
+    const inner = new MemoryStore();
+    const ops: string[] = [];
+    // Every call goes to the inner store itself (bound); updates and deletes are recorded first.
+    const store = new Proxy(inner, {
+      get(target, p: keyof MemoryStore) {
+        if (p === 'update' || p === 'delete')
+          return (k: string, ...rest: never[]) => {
+            ops.push(`${p} ${k}`);
+            return (target[p] as (...a: unknown[]) => unknown).call(target, k, ...rest);
+          };
+        const v = target[p];
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const sync = new WrapperSync(client, store, 'n1', quiet);
+    await sync.start();
+    await sync.waitForSync();
+    // n1's own endpoint wins the first key ("host"): only l1's endpoint is served.
+    assert.deepEqual(await served(inner, 'l2'), []);
+    ops.length = 0;
+
+    // While the slices watch is down, l1 and l2 go away: the relist after the 410 finds only r.
+    state.failList = true;
+    state.cut!();
+    await new Promise((r) => setTimeout(r, 100));
+    await api.client.delete(SLICES, 'default', 'l1');
+    await api.client.delete(SLICES, 'default', 'l2');
+    state.failList = false;
+    await until(async () => (await inner.get('/endpointslices/default/l2')) === undefined, 15_000);
+    await sync.settled();
+    // Never l2 re-served with n2's endpoint (what half of the relist, l1 removed and l2 not yet, shows).
+    assert.deepEqual(ops.sort(), [
+      'delete /endpointslices/default/l1',
+      'delete /endpointslices/default/l2',
+      'update /endpointslices/default/r',
+    ]);
+    assert.deepEqual(await served(inner, 'r'), ['10.0.0.3']);
+    await sync.stop();
+    await api.client.delete(SLICES, 'default', 'r');
+  });
+
+  it('keeps serving changes of other resources while the slices relist keeps failing', async () => {
+    const { client, state } = flakySlices(api);
+    const store = new MemoryStore();
+    const sync = new WrapperSync(client, store, 'n1', quiet);
+    await sync.start();
+    await sync.waitForSync();
+    state.failList = true;
+    state.cut!();
+    await new Promise((r) => setTimeout(r, 100));
+    await api.client.patch(NODES, '', 'n3', 'merge', { metadata: { labels: { unit: 'c' } } });
+    const label = async () =>
+      (JSON.parse(new TextDecoder().decode((await store.get('/minions/n3'))!.value)) as KObject).metadata
+        .labels?.['unit'];
+    await until(async () => (await label()) === 'c', 3000);
+    state.failList = false;
+    await sync.stop();
+  });
+
+  it('moves a slice relabelled to another Service to that Service’s view at once', async () => {
+    await api.client.create(SLICES, 'default', {
+      ...slice('mover', 'web', '10.0.2.2', 'n2'),
+      endpoints: [
+        { addresses: ['10.0.2.2'], nodeName: 'n2', conditions: { ready: true } },
+        { addresses: ['10.0.2.3'], nodeName: 'n3', conditions: { ready: true } },
+      ],
+    });
+    const store = new MemoryStore();
+    const sync = new WrapperSync(api.client, store, 'n1', quiet);
+    await sync.start();
+    await sync.waitForSync();
+    // web: n1 has no endpoint here, so "unit" decides: n2's
+    assert.deepEqual(await served(store, 'mover'), ['10.0.2.2']);
+    await api.client.patch(NODES, '', 'n3', 'merge', { metadata: { labels: { unit: 'b' } } });
+    await api.client.patch(SLICES, 'default', 'mover', 'merge', {
+      metadata: { labels: { 'kubernetes.io/service-name': 'api' } },
+    });
+    await until(async () => sync.index.view('default/web')?.internal.length === 0);
+    await sync.settled();
+    // api (SuperEdge, unit): n2 is in n1's unit
+    assert.deepEqual(await served(store, 'mover'), ['10.0.2.2']);
+    assert.equal(sync.index.view('default/api')?.internal.length, 1);
+    await sync.stop();
+    await api.client.delete(SLICES, 'default', 'mover');
   });
 });

@@ -125,12 +125,19 @@ class Mirror implements ReflectorStore {
     },
     endReplace: (): void => {
       const seen = this.seen ?? new Set();
-      this.seen = undefined;
+      // Still relisting while the removals are applied: a write now would show half of them.
       for (const key of [...this.known.keys()])
         if (!seen.has(key)) {
           this.known.delete(key);
           this.on.remove(key);
         }
+      this.seen = undefined;
+      this.on.relisting(false);
+    },
+    abortReplace: (): void => {
+      // What the pages applied is newer upstream state, and the next relist starts afresh: writes resume.
+      if (this.seen === undefined) return;
+      this.seen = undefined;
       this.on.relisting(false);
     },
   };
@@ -176,6 +183,35 @@ function sliceService(o: KObject): string | undefined {
   return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
 }
 
+/**
+ * Objects to re-serve, in two queues: slices and Endpoints before Services and Nodes, so a client never
+ * sees a Service before its slices are filtered. Taking a round is linear in the round's size.
+ */
+class DirtyQueue {
+  private readonly first = new Map<string, Dirty>();
+  private readonly last = new Map<string, Dirty>();
+
+  get size(): number {
+    return this.first.size + this.last.size;
+  }
+
+  set(key: string, d: Dirty): void {
+    (d.r === ENDPOINTSLICES || d.r === ENDPOINTS ? this.first : this.last).set(key, d);
+  }
+
+  /** Removes and returns up to n entries, slices and Endpoints first. */
+  take(n: number): [string, Dirty][] {
+    const out: [string, Dirty][] = [];
+    for (const q of [this.first, this.last])
+      for (const entry of q) {
+        if (out.length >= n) return out;
+        q.delete(entry[0]);
+        out.push(entry);
+      }
+    return out;
+  }
+}
+
 /** Writes a drain round has in flight at most. */
 const DRAIN_BATCH = 500;
 
@@ -187,7 +223,7 @@ export class WrapperSync {
   private readonly mirrors: Record<Kind, Mirror>;
   private readonly reflectors: Record<Kind, Reflector>;
   private readonly held = new Map<string, Held>();
-  private readonly dirty = new Map<string, Dirty>();
+  private readonly dirty = new DirtyQueue();
   /** Services and Nodes: the stored form to write (null: to delete), until it has been written. */
   private readonly outgoing = new Map<string, string | null>();
   /** EndpointSlices by `namespace/name`: their Service and their stored form, deflated. */
@@ -368,7 +404,7 @@ export class WrapperSync {
 
   /** Resolves when nothing is left to write. */
   async settled(): Promise<void> {
-    while (this.dirty.size > 0 || this.draining !== undefined)
+    while ((this.dirty.size > 0 && !this.stopped) || this.draining !== undefined)
       await (this.draining ?? new Promise((r) => setTimeout(r, 10)));
   }
 
@@ -489,14 +525,15 @@ export class WrapperSync {
   private backoffMs = 0;
 
   private async drain(): Promise<void> {
-    while (this.dirty.size > 0 && !this.stopped && !this.relisting()) {
-      if (this.backoffMs > 0) await new Promise((r) => setTimeout(r, this.backoffMs).unref());
-      // Slices and Endpoints before Services: a client never sees a Service with its slice unfiltered.
-      const order = (d: Dirty) => (d.r === ENDPOINTSLICES || d.r === ENDPOINTS ? 0 : 1);
+    const blocked = () => this.stopped || this.relisting();
+    while (this.dirty.size > 0 && !blocked()) {
+      if (this.backoffMs > 0) {
+        await new Promise((r) => setTimeout(r, this.backoffMs).unref());
+        if (blocked()) break;
+      }
       // At most DRAIN_BATCH writes in flight: the initial sync's tens of thousands would otherwise all be
       // rendered and queued at once, and the process would keep that peak as its size.
-      const batch = [...this.dirty].sort(([, a], [, b]) => order(a) - order(b)).slice(0, DRAIN_BATCH);
-      for (const [key] of batch) this.dirty.delete(key);
+      const batch = this.dirty.take(DRAIN_BATCH);
       const failed = (await Promise.all(batch.map(([key, d]) => this.write(key, d)))).some((ok) => !ok);
       this.backoffMs = failed ? Math.min(Math.max(this.backoffMs * 2, 50), 5_000) : 0;
     }
