@@ -72,6 +72,25 @@ describe('packed slices', () => {
     );
   });
 
+  it('merges in slice-name order, skips slices being deleted and a second copy of an address in a pool', () => {
+    const s = (name: string, ips: string[], extra: object = {}) => ({
+      metadata: { name, ...extra },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 80 }],
+      endpoints: ips.map((ip) => ({ addresses: [ip] })),
+    });
+    const slices = [
+      s('web-b', ['10.0.0.2', '10.0.0.1']),
+      s('web-a', ['10.0.0.1']),
+      s('web-c', ['10.0.0.9'], { deletionTimestamp: '2026-01-01T00:00:00Z' }),
+    ];
+    const merged = mergeSliceEndpoints(slices.map((x) => unpackSlice(packSlice(x))));
+    assert.deepEqual(
+      merged.map((e) => `${e.source} ${e.id}`),
+      ['web-a IPv4|http:TCP:80/10.0.0.1', 'web-b IPv4|http:TCP:80/10.0.0.2'],
+    );
+  });
+
   it('keeps no per-endpoint arrays for what no endpoint has', () => {
     const p = packSlice({
       metadata: { name: 's' },
