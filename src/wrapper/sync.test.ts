@@ -19,6 +19,17 @@ const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 const decode = (v: Uint8Array) =>
   JSON.parse(new TextDecoder().decode(v)) as { endpoints?: { addresses: string[] }[] };
 
+/** An EndpointSlice of Service `svc` with one ready endpoint per [address, node]. */
+const slice = (name: string, svc: string, endpoints: readonly (readonly [string, string])[]) => ({
+  metadata: {
+    name,
+    labels: { 'kubernetes.io/service-name': svc, 'endpointslice.kubernetes.io/managed-by': 'test' },
+  },
+  addressType: 'IPv4',
+  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  endpoints: endpoints.map(([ip, nodeName]) => ({ addresses: [ip], nodeName, conditions: { ready: true } })),
+});
+
 async function served(store: Store, name: string): Promise<string[]> {
   const kv = await store.get(`/endpointslices/default/${name}`);
   return (decode(kv!.value).endpoints ?? []).map((e) => e.addresses[0]!).sort();
@@ -46,18 +57,14 @@ describe('WrapperSync', () => {
       metadata: { name: 'web', annotations: { topologyKeys: '["unit"]' } },
       spec: { ports: [{ port: 80 }] },
     });
-    await api.client.create(SLICES, 'default', {
-      metadata: {
-        name: 'web-1',
-        labels: { 'kubernetes.io/service-name': 'web', 'endpointslice.kubernetes.io/managed-by': 'test' },
-      },
-      addressType: 'IPv4',
-      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      endpoints: [
-        { addresses: ['10.0.0.2'], nodeName: 'n2', conditions: { ready: true } },
-        { addresses: ['10.0.0.3'], nodeName: 'n3', conditions: { ready: true } },
-      ],
-    });
+    await api.client.create(
+      SLICES,
+      'default',
+      slice('web-1', 'web', [
+        ['10.0.0.2', 'n2'],
+        ['10.0.0.3', 'n3'],
+      ]),
+    );
   });
   after(() => api?.stop());
 
@@ -103,18 +110,14 @@ describe('WrapperSync', () => {
       metadata: { name: 'gone', annotations: { topologyKeys: '["unit"]' } },
       spec: { ports: [{ port: 80 }] },
     });
-    await api.client.create(SLICES, 'default', {
-      metadata: {
-        name: 'moving',
-        labels: { 'kubernetes.io/service-name': 'gone', 'endpointslice.kubernetes.io/managed-by': 'test' },
-      },
-      addressType: 'IPv4',
-      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      endpoints: [
-        { addresses: ['10.0.1.1'], nodeName: 'n1', conditions: { ready: true } },
-        { addresses: ['10.0.1.3'], nodeName: 'n3', conditions: { ready: true } },
-      ],
-    });
+    await api.client.create(
+      SLICES,
+      'default',
+      slice('moving', 'gone', [
+        ['10.0.1.1', 'n1'],
+        ['10.0.1.3', 'n3'],
+      ]),
+    );
     const second = new WrapperSync(api.client, store, 'n1', quiet);
     await second.start();
     await second.waitForSync();
@@ -180,16 +183,6 @@ function flakySlices(api: InProcessApiServer) {
   return { client: client as unknown as InProcessApiServer['client'], state };
 }
 
-const slice = (name: string, svc: string, ip: string, node: string) => ({
-  metadata: {
-    name,
-    labels: { 'kubernetes.io/service-name': svc, 'endpointslice.kubernetes.io/managed-by': 'test' },
-  },
-  addressType: 'IPv4',
-  ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
-  endpoints: [{ addresses: [ip], nodeName: node, conditions: { ready: true } }],
-});
-
 describe('WrapperSync across relists', () => {
   let api: InProcessApiServer;
   before(async () => {
@@ -217,7 +210,7 @@ describe('WrapperSync across relists', () => {
       ['l2', '10.0.0.2', 'n2'],
       ['r', '10.0.0.3', 'n3'],
     ] as const)
-      await api.client.create(SLICES, 'default', slice(n, 'web', ip, node));
+      await api.client.create(SLICES, 'default', slice(n, 'web', [[ip, node]]));
     const { client, state } = flakySlices(api);
     const inner = new MemoryStore();
     const ops: string[] = [];
@@ -279,13 +272,14 @@ describe('WrapperSync across relists', () => {
   });
 
   it('moves a slice relabelled to another Service to that Service’s view at once', async () => {
-    await api.client.create(SLICES, 'default', {
-      ...slice('mover', 'web', '10.0.2.2', 'n2'),
-      endpoints: [
-        { addresses: ['10.0.2.2'], nodeName: 'n2', conditions: { ready: true } },
-        { addresses: ['10.0.2.3'], nodeName: 'n3', conditions: { ready: true } },
-      ],
-    });
+    await api.client.create(
+      SLICES,
+      'default',
+      slice('mover', 'web', [
+        ['10.0.2.2', 'n2'],
+        ['10.0.2.3', 'n3'],
+      ]),
+    );
     const store = new MemoryStore();
     const sync = new WrapperSync(api.client, store, 'n1', quiet);
     await sync.start();
