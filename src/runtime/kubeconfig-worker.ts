@@ -86,7 +86,11 @@ try {
   const kc = new KubeConfig();
   if (path !== undefined) kc.loadFromFile(path);
   else kc.loadFromDefault();
-  if (context !== undefined) kc.setCurrentContext(context);
+  if (context !== undefined) {
+    // As kubectl says it; client-node would only find no current cluster further on.
+    if (kc.getContextObject(context) === null) throw new Error(`context "${context}" does not exist`);
+    kc.setCurrentContext(context);
+  }
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error('the kubeconfig has no current cluster');
   const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;

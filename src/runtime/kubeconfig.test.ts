@@ -174,10 +174,10 @@ console.log((await kc.credentials()).headers.Authorization);`;
     await noWorkersLeft();
   });
 
-  it('an unknown --context, or none at all: the kubeconfig has no current cluster', async () => {
+  it('an unknown --context is named as kubectl names it; no context at all: no current cluster', async () => {
     const file = kubeconfig({ token: 't' });
     assert.throws(() => loadKubeconfig({ path: file, context: 'elsewhere' }), {
-      message: 'the kubeconfig has no current cluster',
+      message: 'context "elsewhere" does not exist',
     });
     const noContext = path.join(dir, 'no-context');
     writeFileSync(noContext, readFileSync(file, 'utf8').replace('"current-context":"main"', '"x":"y"'));
