@@ -45,6 +45,16 @@ describe('topologyService: reading a Service', () => {
     assert.equal(s.namespace, 'shop');
     assert.deepEqual(s.topologyKeys, [HOSTNAME, '*']);
     assert.deepEqual(s.annotations, { [SUPEREDGE_KEYS]: JSON.stringify([SITE]) });
+    // Only what a rule reads is kept: kubectl's last-applied configuration is not.
+    const applied = topologyService({
+      metadata: {
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': '{"big":"x"}',
+          'service.kubernetes.io/topology-mode': 'Auto',
+        },
+      },
+    });
+    assert.deepEqual(applied.annotations, { 'service.kubernetes.io/topology-mode': 'Auto' });
     assert.equal(s.internalTrafficPolicy, 'Local');
     assert.equal(s.externalTrafficPolicy, 'Cluster');
     assert.equal(s.trafficDistribution, 'PreferClose');
@@ -83,7 +93,11 @@ describe('topologyService: reading a Service', () => {
 
   it('wrong-typed fields read as absent', () => {
     const s = topologyService({
-      metadata: { name: 7, namespace: 'default', annotations: { [SUPEREDGE_KEYS]: 5, other: 'x' } },
+      metadata: {
+        name: 7,
+        namespace: 'default',
+        annotations: { [SUPEREDGE_KEYS]: 5, 'openyurt.io/topologyKeys': 'kubernetes.io/hostname' },
+      },
       spec: {
         topologyKeys: HOSTNAME,
         internalTrafficPolicy: 5,
@@ -93,7 +107,7 @@ describe('topologyService: reading a Service', () => {
     });
     assert.equal(s.name, '');
     assert.equal(s.namespace, 'default');
-    assert.deepEqual(s.annotations, { other: 'x' });
+    assert.deepEqual(s.annotations, { 'openyurt.io/topologyKeys': 'kubernetes.io/hostname' });
     assert.deepEqual(s.topologyKeys, []);
     assert.equal(s.internalTrafficPolicy, undefined);
     assert.equal(s.externalTrafficPolicy, undefined);

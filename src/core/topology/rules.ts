@@ -26,6 +26,15 @@ export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 export const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
 export const TOPOLOGY_AWARE_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
+
+/** Every Service annotation a rule reads. */
+const ENGINE_ANNOTATIONS: ReadonlySet<string> = new Set([
+  ORDERED_KEYS_ANNOTATION,
+  SUPEREDGE_KEYS_ANNOTATION,
+  OPENYURT_KEYS_ANNOTATION,
+  TOPOLOGY_MODE_ANNOTATION,
+  TOPOLOGY_AWARE_HINTS_ANNOTATION,
+]);
 /** OpenYurt values meaning "the same node pool" (note: kubernetes.io/zone, not topology.kubernetes.io/zone). */
 export const OPENYURT_POOL_VALUES: readonly string[] = ['openyurt.io/nodepool', 'kubernetes.io/zone'];
 
@@ -43,7 +52,11 @@ export function topologyService(svc: {
   return {
     namespace: optStr(meta['namespace']) ?? '',
     name: optStr(meta['name']) ?? '',
-    annotations: stringMap(meta['annotations']),
+    // Only the annotations the engine reads: an index holds this for every Service, and others (kubectl's
+    // last-applied configuration) can be kilobytes each.
+    annotations: Object.fromEntries(
+      Object.entries(stringMap(meta['annotations'])).filter(([k]) => ENGINE_ANNOTATIONS.has(k)),
+    ),
     topologyKeys: list(spec['topologyKeys']).filter((k): k is string => typeof k === 'string'),
     internalTrafficPolicy: optStr(spec['internalTrafficPolicy']),
     externalTrafficPolicy: optStr(spec['externalTrafficPolicy']),
