@@ -106,10 +106,6 @@ class Mirror implements ReflectorStore {
     return this.known.has(key);
   }
 
-  get size(): number {
-    return this.known.size;
-  }
-
   /** Whether a relist is under way (its pages are applied; what it removes is known only at its end). */
   get relisting(): boolean {
     return this.seen !== undefined;
