@@ -345,8 +345,9 @@ export class TopologyIndex {
         ruleKeys(chosen.internal, newKeys);
         ruleKeys(chosen.external, newKeys);
       }
-      this.rekey(key, e.keys, newKeys);
-      e.keys = newKeys;
+      const keys = this.sharedKeys(newKeys);
+      this.rekey(key, e.keys, keys);
+      e.keys = keys;
       e.view = view;
       const fp = fingerprintOf(view);
       if (fp !== e.fingerprint) {
@@ -358,7 +359,20 @@ export class TopologyIndex {
     return changed;
   }
 
+  /** Key sets by content: most Services read the same few key sets, so each is kept once. */
+  private readonly keySets = new Map<string, ReadonlySet<string>>();
+
+  private sharedKeys(keys: ReadonlySet<string>): ReadonlySet<string> {
+    const id = [...keys].sort().join('\n');
+    const known = this.keySets.get(id);
+    if (known !== undefined) return known;
+    if (this.keySets.size >= INTERN_LIMIT) this.keySets.clear();
+    this.keySets.set(id, keys);
+    return keys;
+  }
+
   private rekey(key: string, before: ReadonlySet<string>, after: ReadonlySet<string>): void {
+    if (before === after) return;
     for (const k of before)
       if (!after.has(k)) {
         const s = this.byKey.get(k);
