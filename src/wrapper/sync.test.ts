@@ -19,6 +19,12 @@ const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 const decode = (v: Uint8Array) =>
   JSON.parse(new TextDecoder().decode(v)) as { endpoints?: { addresses: string[] }[] };
 
+/** A Service on port 80 with these (topology) annotations. */
+const service = (name: string, annotations: Record<string, string>) => ({
+  metadata: { name, annotations },
+  spec: { ports: [{ port: 80 }] },
+});
+
 /** An EndpointSlice of Service `svc` with one ready endpoint per [address, node]. */
 const slice = (name: string, svc: string, endpoints: readonly (readonly [string, string])[]) => ({
   metadata: {
@@ -43,20 +49,23 @@ async function until(f: () => Promise<boolean>, ms = 5000): Promise<void> {
   }
 }
 
+/** An in-process upstream with nodes n1 and n2 in unit a and n3 in unit b (label `host`: their name). */
+async function upstreamWithNodes(): Promise<InProcessApiServer> {
+  const api = await startInProcessApiServer();
+  for (const [name, unit] of [
+    ['n1', 'a'],
+    ['n2', 'a'],
+    ['n3', 'b'],
+  ] as const)
+    await api.client.create(NODES, '', { metadata: { name, labels: { unit, host: name } } });
+  return api;
+}
+
 describe('WrapperSync', () => {
   let api: InProcessApiServer;
   before(async () => {
-    api = await startInProcessApiServer();
-    for (const [name, unit] of [
-      ['n1', 'a'],
-      ['n2', 'a'],
-      ['n3', 'b'],
-    ] as const)
-      await api.client.create(NODES, '', { metadata: { name, labels: { unit } } });
-    await api.client.create(SERVICES, 'default', {
-      metadata: { name: 'web', annotations: { topologyKeys: '["unit"]' } },
-      spec: { ports: [{ port: 80 }] },
-    });
+    api = await upstreamWithNodes();
+    await api.client.create(SERVICES, 'default', service('web', { topologyKeys: '["unit"]' }));
     await api.client.create(
       SLICES,
       'default',
@@ -106,10 +115,7 @@ describe('WrapperSync', () => {
 
     // While it is down: a new Service with a slice that belongs to it; then that slice moves to `web`,
     // and the new Service goes away.
-    await api.client.create(SERVICES, 'default', {
-      metadata: { name: 'gone', annotations: { topologyKeys: '["unit"]' } },
-      spec: { ports: [{ port: 80 }] },
-    });
+    await api.client.create(SERVICES, 'default', service('gone', { topologyKeys: '["unit"]' }));
     await api.client.create(
       SLICES,
       'default',
@@ -186,21 +192,13 @@ function flakySlices(api: InProcessApiServer) {
 describe('WrapperSync across relists', () => {
   let api: InProcessApiServer;
   before(async () => {
-    api = await startInProcessApiServer();
-    for (const [name, unit] of [
-      ['n1', 'a'],
-      ['n2', 'a'],
-      ['n3', 'b'],
-    ] as const)
-      await api.client.create(NODES, '', { metadata: { name, labels: { unit, host: name } } });
-    await api.client.create(SERVICES, 'default', {
-      metadata: { name: 'web', annotations: { 'service.svcplane.io/topology-keys': '["host","unit","*"]' } },
-      spec: { ports: [{ port: 80 }] },
-    });
-    await api.client.create(SERVICES, 'default', {
-      metadata: { name: 'api', annotations: { topologyKeys: '["unit"]' } },
-      spec: { ports: [{ port: 80 }] },
-    });
+    api = await upstreamWithNodes();
+    await api.client.create(
+      SERVICES,
+      'default',
+      service('web', { 'service.svcplane.io/topology-keys': '["host","unit","*"]' }),
+    );
+    await api.client.create(SERVICES, 'default', service('api', { topologyKeys: '["unit"]' }));
   });
   after(() => api?.stop());
 
