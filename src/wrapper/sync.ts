@@ -5,18 +5,11 @@
 // only when what they are served changed: a relist after the upstream comes back, or a restart of the
 // wrapper, emits exactly the differences.
 //
-// Memory is what a node agent is judged on (SuperEdge's DaemonSet allows 100 Mi), so the upstream
-// objects are not kept as parsed objects, the way an informer keeps them:
-//   - of every object, a hash of its stored form (to tell a relist's unchanged objects from changed ones,
-//     and to find the deleted ones);
-//   - Services and Nodes are served unchanged, so their stored form is held only until it is written: the
-//     watch cache holds it from then on; the index keeps what it reads (rules, labels);
-//   - EndpointSlices and Endpoints are re-served whenever their view changes, so each is kept as its
-//     stored form, deflated (about a fifth of the JSON); the index keeps each endpoint's topology.
+// The upstream objects are not kept the way an informer keeps them (mirror.ts): a node agent is judged
+// by its memory.
 //
 // Until every reflector has synced once, nothing is written: the store keeps serving the last good views
 // (from before a restart, or before the upstream went away).
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { KObject } from '../api/object.js';
 import { mustFindResource, type ResourceInfo } from '../api/resources.js';
 import { hash53 } from '../core/hash.js';
@@ -26,8 +19,12 @@ import { objectKey, resourcePrefix } from '../api/codec.js';
 import type { Store } from '../storage/store.js';
 import { isStoreError } from '../storage/store.js';
 import type { Client } from '../runtime/client.js';
-import { objectKeyOf } from '../runtime/informer.js';
-import { Reflector, type ReflectorOptions, type ReflectorStore } from '../runtime/reflector.js';
+import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
+import { DirtyQueue } from './dirty-queue.js';
+import { Mirror, deflate, inflate, storedForm } from './mirror.js';
+import { UpstreamLog, type Logger } from './upstream-log.js';
+
+export type { Logger };
 
 export const SERVICES = mustFindResource('', 'services');
 export const ENDPOINTS = mustFindResource('', 'endpoints');
@@ -36,12 +33,6 @@ export const NODES = mustFindResource('', 'nodes');
 export const SERVED: readonly ResourceInfo[] = [SERVICES, ENDPOINTS, ENDPOINTSLICES, NODES];
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
-
-export interface Logger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
 
 /** What the store holds for a key. */
 interface Held {
@@ -63,12 +54,6 @@ function withoutPolicies(svc: KObject): KObject {
   return { ...svc, spec: rest };
 }
 
-/** The stored form: no resourceVersion (the store assigns it) and no managedFields. */
-function storedForm(obj: KObject): string {
-  const { resourceVersion: _rv, managedFields: _mf, ...meta } = obj.metadata;
-  return JSON.stringify({ ...obj, metadata: meta });
-}
-
 export interface WrapperSyncMetrics {
   recomputeSeconds(seconds: number): void;
   wrote(kind: 'put' | 'delete'): void;
@@ -83,129 +68,10 @@ const RESOURCE_OF: Record<Kind, ResourceInfo> = {
   nodes: NODES,
 };
 
-/** What a mirror tells the sync about one upstream object. */
-interface MirrorHandlers {
-  /** The object is new, or its stored form changed. `form` is that stored form. */
-  put(key: string, obj: KObject, form: string): void;
-  /** The object is gone. */
-  remove(key: string): void;
-}
-
-/**
- * The reflector's store for one upstream resource: a hash of each object's stored form, nothing more. A
- * relist's objects whose form is unchanged are not passed on; the ones missing from it are removed.
- */
-class Mirror implements ReflectorStore {
-  private readonly known = new Map<string, number>();
-  /** During a relist: the keys its pages have held so far. */
-  private seen: Set<string> | undefined;
-
-  constructor(private readonly on: MirrorHandlers & { relisting(active: boolean): void }) {}
-
-  has(key: string): boolean {
-    return this.known.has(key);
-  }
-
-  /** Whether a relist is under way (its pages are applied; what it removes is known only at its end). */
-  get relisting(): boolean {
-    return this.seen !== undefined;
-  }
-
-  readonly paged = {
-    beginReplace: (): void => {
-      this.seen = new Set();
-      this.on.relisting(true);
-    },
-    replacePage: (items: KObject[]): void => {
-      for (const o of items) this.seen?.add(this.put(o));
-    },
-    endReplace: (): void => {
-      const seen = this.seen ?? new Set();
-      // Still relisting while the removals are applied: a write now would show half of them.
-      for (const key of [...this.known.keys()])
-        if (!seen.has(key)) {
-          this.known.delete(key);
-          this.on.remove(key);
-        }
-      this.seen = undefined;
-      this.on.relisting(false);
-    },
-    abortReplace: (): void => {
-      // What the pages applied is newer upstream state, and the next relist starts afresh: writes resume.
-      if (this.seen === undefined) return;
-      this.seen = undefined;
-      this.on.relisting(false);
-    },
-  };
-
-  replace(items: KObject[]): void {
-    this.paged.beginReplace();
-    this.paged.replacePage(items);
-    this.paged.endReplace();
-  }
-
-  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void {
-    if (type !== 'DELETED') {
-      this.put(obj);
-      return;
-    }
-    const key = objectKeyOf(obj);
-    if (this.known.delete(key)) this.on.remove(key);
-  }
-
-  private put(obj: KObject): string {
-    const key = objectKeyOf(obj);
-    const form = storedForm(obj);
-    const h = hash53(form);
-    if (this.known.get(key) !== h) {
-      this.known.set(key, h);
-      this.on.put(key, obj, form);
-    }
-    return key;
-  }
-}
-
-// Deflated forms are kept as latin1 strings: compact, in the JS heap, and not a slice of zlib's 16 KiB
-// output chunk (a Buffer from deflateRawSync keeps the whole chunk alive). A small window suffices for
-// objects of a few KiB and keeps zlib's per-call state small.
-const DEFLATE = { windowBits: 12, memLevel: 5 };
-const deflate = (form: string): string => deflateRawSync(form, DEFLATE).toString('latin1');
-const inflate = (raw: string): KObject =>
-  JSON.parse(inflateRawSync(Buffer.from(raw, 'latin1')).toString('utf8')) as KObject;
-
 /** `namespace/name` of the Service a slice belongs to, or undefined when it names none. */
 function sliceService(o: KObject): string | undefined {
   const svc = o.metadata.labels?.[SERVICE_NAME_LABEL];
   return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
-}
-
-/**
- * Objects to re-serve, in two queues: slices and Endpoints before Services and Nodes, so a client never
- * sees a Service before its slices are filtered. Taking a round is linear in the round's size.
- */
-class DirtyQueue {
-  private readonly first = new Map<string, Dirty>();
-  private readonly last = new Map<string, Dirty>();
-
-  get size(): number {
-    return this.first.size + this.last.size;
-  }
-
-  set(key: string, d: Dirty): void {
-    (d.r === ENDPOINTSLICES || d.r === ENDPOINTS ? this.first : this.last).set(key, d);
-  }
-
-  /** Removes and returns up to n entries, slices and Endpoints first. */
-  take(n: number): [string, Dirty][] {
-    const out: [string, Dirty][] = [];
-    for (const q of [this.first, this.last])
-      for (const entry of q) {
-        if (out.length >= n) return out;
-        q.delete(entry[0]);
-        out.push(entry);
-      }
-    return out;
-  }
 }
 
 /** Writes a drain round has in flight at most. */
@@ -219,7 +85,7 @@ export class WrapperSync {
   private readonly mirrors: Record<Kind, Mirror>;
   private readonly reflectors: Record<Kind, Reflector>;
   private readonly held = new Map<string, Held>();
-  private readonly dirty = new DirtyQueue();
+  private readonly dirty = new DirtyQueue<Dirty>((d) => d.r === ENDPOINTSLICES || d.r === ENDPOINTS);
   /** Services and Nodes: the stored form to write (null: to delete), until it has been written. */
   private readonly outgoing = new Map<string, string | null>();
   /** EndpointSlices by `namespace/name`: their Service and their stored form, deflated. */
@@ -229,6 +95,7 @@ export class WrapperSync {
   /** Endpoints by `namespace/name`: their stored form, deflated. */
   private readonly endpoints = new Map<string, string>();
   private draining: Promise<void> | undefined;
+  private readonly upstream: UpstreamLog;
   private synced = false;
   private stopped = false;
   /** Writes the drain loop has made (puts and deletes). */
@@ -242,6 +109,11 @@ export class WrapperSync {
     private readonly metrics?: WrapperSyncMetrics,
   ) {
     this.index = new TopologyIndex(hostname, { targetRefs: false });
+    this.upstream = new UpstreamLog(
+      log,
+      () => this.inSync(),
+      () => this.synced && !this.stopped,
+    );
     // While a relist is under way nothing is written: clients never see half of one.
     const relisting = (active: boolean): void => {
       if (!active) this.kick();
@@ -286,8 +158,8 @@ export class WrapperSync {
     };
     const options: ReflectorOptions = {
       // One line when the upstream goes away and one when every reflector is watching again.
-      onState: () => queueMicrotask(() => this.noteUpstream()),
-      onError: (err) => this.noteUpstream(err),
+      onState: () => queueMicrotask(() => this.upstream.note()),
+      onError: (err) => this.upstream.note(err),
     };
     const reflector = (kind: Kind): Reflector =>
       new Reflector(
@@ -310,36 +182,6 @@ export class WrapperSync {
   inSync(): boolean {
     return this.synced && Object.values(this.reflectors).every((r) => r.state === 'Watching');
   }
-
-  private upstreamUp: boolean | undefined;
-
-  private lastUpstreamError = 0;
-
-  private noteUpstream(err?: unknown): void {
-    if (this.stopped || !this.synced) return;
-    if (err !== undefined) {
-      this.lastUpstreamError = Date.now();
-      if (this.upstreamUp === false) return;
-      this.upstreamUp = false;
-      this.log.warn('upstream unreachable: serving the last good views', { error: String(err) });
-      return;
-    }
-    if (this.upstreamUp !== false || !this.inSync() || this.backCheck !== undefined) return;
-    // A reflector reports Watching before its watch has connected: call it back only after a quiet second.
-    const check = (): void => {
-      this.backCheck = undefined;
-      if (this.stopped || this.upstreamUp !== false || !this.inSync()) return;
-      if (Date.now() - this.lastUpstreamError < 1000) {
-        this.backCheck = setTimeout(check, 1000).unref();
-        return;
-      }
-      this.upstreamUp = true;
-      this.log.info('upstream back: watching again; only the differences are served', {});
-    };
-    this.backCheck = setTimeout(check, 1000).unref();
-  }
-
-  private backCheck: NodeJS.Timeout | undefined;
 
   /** Objects waiting to be re-served (the drain loop's queue depth). */
   pending(): number {
@@ -381,7 +223,7 @@ export class WrapperSync {
         this.dirty.set(key, d);
       }
       this.log.info('upstream in sync', { objects: this.dirty.size, held: this.held.size });
-      this.upstreamUp = true;
+      this.upstream.up();
       this.kick();
     });
   }

@@ -1,0 +1,109 @@
+// What the wrapper keeps of each upstream resource instead of an informer's cache. Memory is what a node
+// agent is judged on (SuperEdge's DaemonSet allows 100 Mi), so the upstream objects are not kept parsed:
+//   - of every object, a hash of its stored form (Mirror: to tell a relist's unchanged objects from
+//     changed ones, and to find the deleted ones);
+//   - Services and Nodes are served unchanged, so their stored form is held (by sync.ts) only until it is
+//     written: the watch cache holds it from then on; the index keeps what it reads (rules, labels);
+//   - EndpointSlices and Endpoints are re-served whenever their view changes, so each is kept as its
+//     stored form, deflated (about a fifth of the JSON); the index keeps each endpoint's topology.
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { KObject } from '../api/object.js';
+import { hash53 } from '../core/hash.js';
+import { objectKeyOf } from '../runtime/informer.js';
+import type { ReflectorStore } from '../runtime/reflector.js';
+
+/** The stored form: no resourceVersion (the store assigns it) and no managedFields. */
+export function storedForm(obj: KObject): string {
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = obj.metadata;
+  return JSON.stringify({ ...obj, metadata: meta });
+}
+
+/** What a mirror tells the sync about one upstream object. */
+export interface MirrorHandlers {
+  /** The object is new, or its stored form changed. `form` is that stored form. */
+  put(key: string, obj: KObject, form: string): void;
+  /** The object is gone. */
+  remove(key: string): void;
+}
+
+/**
+ * The reflector's store for one upstream resource: a hash of each object's stored form, nothing more. A
+ * relist's objects whose form is unchanged are not passed on; the ones missing from it are removed.
+ */
+export class Mirror implements ReflectorStore {
+  private readonly known = new Map<string, number>();
+  /** During a relist: the keys its pages have held so far. */
+  private seen: Set<string> | undefined;
+
+  constructor(private readonly on: MirrorHandlers & { relisting(active: boolean): void }) {}
+
+  has(key: string): boolean {
+    return this.known.has(key);
+  }
+
+  /** Whether a relist is under way (its pages are applied; what it removes is known only at its end). */
+  get relisting(): boolean {
+    return this.seen !== undefined;
+  }
+
+  readonly paged = {
+    beginReplace: (): void => {
+      this.seen = new Set();
+      this.on.relisting(true);
+    },
+    replacePage: (items: KObject[]): void => {
+      for (const o of items) this.seen?.add(this.put(o));
+    },
+    endReplace: (): void => {
+      const seen = this.seen ?? new Set();
+      // Still relisting while the removals are applied: a write now would show half of them.
+      for (const key of [...this.known.keys()])
+        if (!seen.has(key)) {
+          this.known.delete(key);
+          this.on.remove(key);
+        }
+      this.seen = undefined;
+      this.on.relisting(false);
+    },
+    abortReplace: (): void => {
+      // What the pages applied is newer upstream state, and the next relist starts afresh: writes resume.
+      if (this.seen === undefined) return;
+      this.seen = undefined;
+      this.on.relisting(false);
+    },
+  };
+
+  replace(items: KObject[]): void {
+    this.paged.beginReplace();
+    this.paged.replacePage(items);
+    this.paged.endReplace();
+  }
+
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void {
+    if (type !== 'DELETED') {
+      this.put(obj);
+      return;
+    }
+    const key = objectKeyOf(obj);
+    if (this.known.delete(key)) this.on.remove(key);
+  }
+
+  private put(obj: KObject): string {
+    const key = objectKeyOf(obj);
+    const form = storedForm(obj);
+    const h = hash53(form);
+    if (this.known.get(key) !== h) {
+      this.known.set(key, h);
+      this.on.put(key, obj, form);
+    }
+    return key;
+  }
+}
+
+// Deflated forms are kept as latin1 strings: compact, in the JS heap, and not a slice of zlib's 16 KiB
+// output chunk (a Buffer from deflateRawSync keeps the whole chunk alive). A small window suffices for
+// objects of a few KiB and keeps zlib's per-call state small.
+const DEFLATE = { windowBits: 12, memLevel: 5 };
+export const deflate = (form: string): string => deflateRawSync(form, DEFLATE).toString('latin1');
+export const inflate = (raw: string): KObject =>
+  JSON.parse(inflateRawSync(Buffer.from(raw, 'latin1')).toString('utf8')) as KObject;
