@@ -49,6 +49,8 @@ interface Entry {
   legacy?: TopologyEndpoint[];
   /** How many endpoints the Service has (after merging its slices). */
   count: number;
+  /** The merged endpoints reindexing just built, for the recompute that follows (then dropped). */
+  fresh?: TopologyEndpoint[] | undefined;
   /** Label keys the Service's rules read, on any node. */
   keys: ReadonlySet<string>;
   view: TopologyView | undefined;
@@ -284,6 +286,7 @@ export class TopologyIndex {
 
   private reindexEndpoints(key: string, e: Entry): void {
     const endpoints = this.endpointsOf(e);
+    e.fresh = endpoints;
     e.count = endpoints.length;
     for (const ep of endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, +1);
     const mark = (set: Set<string>, on: boolean) => (on ? set.add(key) : set.delete(key));
@@ -312,9 +315,11 @@ export class TopologyIndex {
   private readonly labelsOf = (n: string): Labels | undefined => this.nodes.get(n);
 
   private decideEntry(e: Entry): TopologyDecision {
+    const endpoints = e.fresh ?? this.endpointsOf(e);
+    e.fresh = undefined;
     return decide({
       service: e.svc!,
-      endpoints: this.endpointsOf(e),
+      endpoints,
       nodeLabels: this.labelsOf,
       node: this.node,
       health: this.healthOf,
@@ -354,6 +359,7 @@ export class TopologyIndex {
         e.fingerprint = fp;
         changed.push(key);
       }
+      e.fresh = undefined;
       if (e.svc === undefined && e.slices.size === 0 && e.legacy === undefined) this.entries.delete(key);
     }
     return changed;
