@@ -16,6 +16,27 @@ const portSignature = (ports: readonly unknown[]): string =>
 export const slicePool = (slice: unknown): string =>
   `${optStr(rec(slice)['addressType']) ?? 'IPv4'}|${portSignature(list(rec(slice)['ports']))}`;
 
+/**
+ * The ports of a pool (slicePool's `name:protocol:port` list), for matching a Service port by name and
+ * protocol. A port whose number is missing or not a positive integer reads as 0. Port names are DNS labels,
+ * so ':' and ',' never appear in them; the number and protocol are read from the right all the same.
+ */
+export function poolPorts(pool: string): Array<{ name: string; protocol: string; port: number }> {
+  const bar = pool.indexOf('|');
+  const sig = bar < 0 ? '' : pool.slice(bar + 1);
+  if (sig === '') return [];
+  return sig.split(',').map((p) => {
+    const last = p.lastIndexOf(':');
+    const mid = last <= 0 ? -1 : p.lastIndexOf(':', last - 1);
+    const n = last < 0 ? NaN : Number(p.slice(last + 1));
+    return {
+      name: mid < 0 ? '' : p.slice(0, mid),
+      protocol: mid < 0 ? '' : p.slice(mid + 1, last),
+      port: p.slice(last + 1) !== '' && Number.isInteger(n) && n > 0 ? n : 0,
+    };
+  });
+}
+
 const names = (v: unknown): string[] | undefined =>
   Array.isArray(v) ? v.map((x) => optStr(rec(x)['name']) ?? '').filter((n) => n !== '') : undefined;
 

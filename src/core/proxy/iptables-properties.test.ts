@@ -1,0 +1,256 @@
+// Full and partial syncs against a small model of the kernel's chain tables: a partial sync after a full
+// one leaves exactly what a full sync of the new state leaves, and no restore ever jumps to a missing chain
+// or deletes one still in use (the kernel would refuse the whole restore).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { MAX_CHAIN_NAME } from './chain-names.js';
+import { renderFull, renderPartial, type Applied, type RenderOptions } from './iptables.js';
+import { ep, portState } from './testing/builders.js';
+import type { ProxyEndpoint, ServicePortState } from './types.js';
+
+const BUILTIN: Readonly<Record<string, readonly string[]>> = {
+  nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
+  filter: ['INPUT', 'FORWARD', 'OUTPUT'],
+};
+/** Targets that are not chains. */
+const TARGETS = new Set(['ACCEPT', 'DROP', 'REJECT', 'RETURN', 'MARK', 'MASQUERADE', 'DNAT', 'SNAT']);
+
+type Table = Map<string, string[]>;
+
+/**
+ * The kernel's chains per table, as `iptables-restore --noflush` changes them: a `:CHAIN` line creates or
+ * flushes a chain (never a built-in one), `-A` appends to an existing chain and may only jump to an
+ * existing chain, `-X` deletes an empty chain nothing jumps to; a table changes only at its COMMIT, and a
+ * refused restore changes nothing.
+ */
+class Kernel {
+  tables = new Map<string, Table>(
+    Object.entries(BUILTIN).map(([t, chains]) => [t, new Map(chains.map((c) => [c, []]))]),
+  );
+
+  restore(text: string): void {
+    const next = new Map(this.tables);
+    let name: string | undefined;
+    let table: Table | undefined;
+    const lines = text.split('\n');
+    assert.equal(lines.pop(), '', 'the text ends with a newline');
+    for (const [i, line] of lines.entries()) {
+      const where = `line ${i + 1}: ${line}`;
+      if (line.startsWith('*')) {
+        assert.equal(table, undefined, where);
+        name = line.slice(1);
+        table = new Map([...(next.get(name) ?? [])].map(([c, rules]) => [c, [...rules]]));
+      } else if (line === 'COMMIT') {
+        assert.ok(table !== undefined && name !== undefined, where);
+        next.set(name, table);
+        table = undefined;
+      } else {
+        assert.ok(table !== undefined && name !== undefined, where);
+        const [op = '', chain = '', ...rest] = line.split(' ');
+        if (op.startsWith(':')) {
+          const c = op.slice(1);
+          assert.ok(!BUILTIN[name]?.includes(c), `${where}: a built-in chain is never declared`);
+          assert.ok(c.length <= MAX_CHAIN_NAME, `${where}: chain name too long`);
+          assert.deepEqual([chain, ...rest], ['-', '[0:0]'], where);
+          table.set(c, []);
+        } else if (op === '-A') {
+          const rules = table.get(chain);
+          assert.ok(rules !== undefined, `${where}: no chain ${chain}`);
+          const target = rest[rest.indexOf('-j') + 1];
+          assert.ok(target !== undefined, where);
+          assert.ok(TARGETS.has(target) || table.has(target), `${where}: no chain ${target}`);
+          rules.push(rest.join(' '));
+        } else if (op === '-X') {
+          assert.ok(!BUILTIN[name]?.includes(chain), where);
+          assert.deepEqual(table.get(chain), [], `${where}: only an existing, empty chain can be deleted`);
+          for (const [c, rules] of table)
+            for (const r of rules)
+              assert.ok(!r.endsWith(`-j ${chain}`), `${where}: ${c} still jumps to ${chain}`);
+          table.delete(chain);
+        } else assert.fail(`${where}: unexpected`);
+      }
+    }
+    assert.equal(table, undefined, 'the last table is committed');
+    this.tables = next;
+  }
+
+  chains(table: string): string[] {
+    return [...(this.tables.get(table)?.keys() ?? [])];
+  }
+
+  /** Chains and their rules, chain order ignored. */
+  snapshot(): Record<string, Record<string, string[]>> {
+    const out: Record<string, Record<string, string[]>> = {};
+    for (const [t, table] of this.tables)
+      out[t] = Object.fromEntries([...table].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- states
+
+const KEYS = ['ns/a:http', 'ns/a:dns', 'ns/b', 'other/c:web', 'other/d'];
+const IPS = ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.1.1', 'fd00::1', 'fd00::2'];
+
+const endpointsArb: fc.Arbitrary<ProxyEndpoint[]> = fc
+  .uniqueArray(fc.tuple(fc.constantFrom(...IPS), fc.constantFrom(8080, 9090), fc.boolean()), {
+    maxLength: 4,
+    selector: ([ip, port]) => `${ip}|${port}`,
+  })
+  .map((xs) => xs.map(([ip, port, local]) => ep(ip, port, local)));
+
+const portStateArb = (key: string): fc.Arbitrary<ServicePortState> =>
+  fc
+    .record({
+      protocol: fc.constantFrom('TCP' as const, 'UDP' as const, 'SCTP' as const),
+      clusterIPs: fc.constantFrom(['10.96.0.1'], ['fd00:96::1'], ['10.96.0.1', 'fd00:96::1']),
+      port: fc.constantFrom(80, 443),
+      nodePort: fc.option(fc.constantFrom(30001, 30002), { nil: undefined }),
+      externalIPs: fc.subarray(['192.0.2.1', '2001:db8::1']),
+      loadBalancerIPs: fc.subarray(['198.51.100.1']),
+      affinity: fc.option(fc.constantFrom(60, 10800), { nil: undefined }),
+      internal: endpointsArb,
+      external: fc.oneof(endpointsArb, fc.constant('same' as const)),
+      externalLocal: fc.boolean(),
+    })
+    .map((r) =>
+      portState(key, {
+        protocol: r.protocol,
+        clusterIPs: r.clusterIPs,
+        port: r.port,
+        ...(r.nodePort !== undefined ? { nodePort: r.nodePort } : {}),
+        externalIPs: r.externalIPs,
+        loadBalancerIPs: r.loadBalancerIPs,
+        ...(r.affinity !== undefined ? { affinityTimeoutSeconds: r.affinity } : {}),
+        internal: r.internal,
+        external: r.external === 'same' ? r.internal : r.external,
+        externalLocal: r.externalLocal,
+      }),
+    );
+
+const stateArb: fc.Arbitrary<Map<string, ServicePortState>> = fc
+  .tuple(...KEYS.map((k) => fc.option(portStateArb(k), { nil: undefined })))
+  .map((ss) => new Map(ss.filter((s) => s !== undefined).map((s) => [s.key, s])));
+
+/** The next state: each key kept as it was (the same object), changed, added or removed. */
+const nextArb = (s1: Map<string, ServicePortState>): fc.Arbitrary<Map<string, ServicePortState>> =>
+  fc
+    .tuple(
+      ...KEYS.map((k) =>
+        fc.oneof(
+          { weight: 3, arbitrary: fc.constant(s1.get(k)) },
+          { weight: 2, arbitrary: portStateArb(k) },
+          { weight: 1, arbitrary: fc.constant(undefined) },
+        ),
+      ),
+    )
+    .map((ss) => new Map(ss.filter((s) => s !== undefined).map((s) => [s.key, s])));
+
+/** The keys whose state is not the very same object (what a change tracker reports), plus some unchanged. */
+function changedKeys(
+  s1: ReadonlyMap<string, ServicePortState>,
+  s2: ReadonlyMap<string, ServicePortState>,
+  extra: readonly string[],
+): Set<string> {
+  const out = new Set(extra);
+  for (const k of new Set([...s1.keys(), ...s2.keys()])) if (s1.get(k) !== s2.get(k)) out.add(k);
+  return out;
+}
+
+const optionsArb: fc.Arbitrary<RenderOptions> = fc
+  .record({
+    family: fc.constantFrom(4 as const, 6 as const),
+    cidr: fc.boolean(),
+    masqueradeAll: fc.boolean(),
+    nodePortAddresses: fc.subarray(['192.168.0.0/16', 'fd00:1::/64']),
+  })
+  .map((r) => ({
+    family: r.family,
+    ...(r.cidr ? { clusterCIDR: r.family === 4 ? '10.0.0.0/16' : 'fd00::/64' } : {}),
+    ...(r.masqueradeAll ? { masqueradeAll: true } : {}),
+    nodePortAddresses: r.nodePortAddresses,
+  }));
+
+const existing = (k: Kernel) => ({ nat: k.chains('nat'), filter: k.chains('filter') });
+
+const countRules = (text: string): number => text.split('\n').filter((l) => l.startsWith('-A ')).length;
+
+/** A fresh kernel after one full sync of `s`. */
+function fullyApplied(
+  s: ReadonlyMap<string, ServicePortState>,
+  o: RenderOptions,
+): { kernel: Kernel; applied: Applied } {
+  const kernel = new Kernel();
+  const plan = renderFull(s, existing(kernel), o);
+  kernel.restore(plan.text);
+  assert.equal(plan.rules, countRules(plan.text));
+  return { kernel, applied: plan.applied };
+}
+
+describe('full and partial syncs against a model of the kernel', () => {
+  it('a partial sync after a full sync leaves what a full sync of the new state leaves', () => {
+    fc.assert(
+      fc.property(
+        stateArb.chain((s1) => fc.tuple(fc.constant(s1), nextArb(s1), fc.subarray(KEYS))),
+        optionsArb,
+        ([s1, s2, extra], o) => {
+          const { kernel, applied } = fullyApplied(s1, o);
+          const plan = renderPartial(s2, changedKeys(s1, s2, extra), applied, o);
+          kernel.restore(plan.text);
+          assert.equal(plan.rules, countRules(plan.text));
+          const want = fullyApplied(s2, o);
+          assert.deepEqual(kernel.snapshot(), want.kernel.snapshot());
+          assert.deepEqual(plan.applied, want.applied);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('partial syncs chain: each one starts from what the last one recorded', () => {
+    fc.assert(
+      fc.property(
+        stateArb.chain((s1) =>
+          nextArb(s1).chain((s2) => fc.tuple(fc.constant(s1), fc.constant(s2), nextArb(s2))),
+        ),
+        optionsArb,
+        ([s1, s2, s3], o) => {
+          const { kernel, applied } = fullyApplied(s1, o);
+          const p2 = renderPartial(s2, changedKeys(s1, s2, []), applied, o);
+          kernel.restore(p2.text);
+          const p3 = renderPartial(s3, changedKeys(s2, s3, []), p2.applied, o);
+          kernel.restore(p3.text);
+          assert.deepEqual(kernel.snapshot(), fullyApplied(s3, o).kernel.snapshot());
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a full sync over an old rule set removes every stale chain', () => {
+    fc.assert(
+      fc.property(
+        stateArb.chain((s1) => fc.tuple(fc.constant(s1), nextArb(s1))),
+        optionsArb,
+        ([s1, s2], o) => {
+          const { kernel } = fullyApplied(s1, o);
+          kernel.restore(renderFull(s2, existing(kernel), o).text);
+          assert.deepEqual(kernel.snapshot(), fullyApplied(s2, o).kernel.snapshot());
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('the model refuses what the kernel refuses', () => {
+    const k = new Kernel();
+    assert.throws(() => k.restore('*nat\n:KUBE-A - [0:0]\n-A KUBE-A -j KUBE-B\nCOMMIT\n'), /no chain KUBE-B/);
+    assert.throws(() => k.restore('*nat\n-A KUBE-A -j ACCEPT\nCOMMIT\n'), /no chain KUBE-A/);
+    k.restore('*nat\n:KUBE-A - [0:0]\n:KUBE-B - [0:0]\n-A KUBE-A -j KUBE-B\nCOMMIT\n');
+    assert.throws(() => k.restore('*nat\n:KUBE-B - [0:0]\n-X KUBE-B\nCOMMIT\n'), /still jumps to KUBE-B/);
+    assert.throws(() => k.restore('*nat\n-X KUBE-A\nCOMMIT\n'), /existing, empty chain/);
+    assert.throws(() => k.restore('*nat\n:PREROUTING - [0:0]\nCOMMIT\n'), /built-in/);
+    assert.deepEqual(k.snapshot()['nat']?.['KUBE-A'], ['-j KUBE-B'], 'a refused restore changes nothing');
+  });
+});

@@ -1,0 +1,127 @@
+// Where the userspace proxy listens for each Service port. Without root the proxy cannot capture traffic
+// sent to a ClusterIP, so it listens on a loopback address that stands for it: the `--userspace-cidr`
+// base with the cluster IP's host bits (10.96.3.7 with 127.1.0.0/16 → 127.1.3.7). Without a CIDR it
+// listens on the cluster IP itself, which works where that address is local (a network namespace with
+// a local route). Pure: the data plane (src/proxy/userspace.ts) opens what this plans.
+// Kube-proxy's removed userspace mode opened one "portal" per Service port the same way: cluster IP,
+// node ports, external IPs and load-balancer ingress IPs (pkg/proxy/userspace/proxier.go, by behaviour).
+import { cidrSize, formatAddress, parseAddress, parseCidrRange } from '../allocator/cidr.js';
+import type { Protocol, ProxyEndpoint, ProxyState, ServicePortState } from './types.js';
+
+export interface Listener {
+  /** The service port key (kube-proxy's ServicePortName) this listener serves. */
+  readonly key: string;
+  /** Which traffic it takes: cluster listeners use the internal endpoints, the others the external ones. */
+  readonly kind: 'cluster' | 'nodePort' | 'external';
+  readonly protocol: Protocol;
+  /** Canonical address text. */
+  readonly address: string;
+  readonly port: number;
+}
+
+export interface ListenerConflict {
+  /** The listener that was not planned. */
+  readonly listener: Listener;
+  /** The key of the service port that holds the same address:port/protocol. */
+  readonly with: string;
+}
+
+/**
+ * The address standing for `clusterIP`: the CIDR's network with the cluster IP's host bits below the
+ * CIDR's prefix, or the cluster IP itself (canonical) when there is no CIDR. undefined when either text
+ * is invalid or the families differ (an IPv6 cluster IP with an IPv4 CIDR).
+ */
+export function listenAddress(clusterIP: string, cidr: string | undefined): string | undefined {
+  const ip = parseAddress(clusterIP);
+  if (ip === undefined) return undefined;
+  if (cidr === undefined) return formatAddress(ip);
+  const c = parseCidrRange(cidr);
+  if (c === undefined || c.family !== ip.family) return undefined;
+  const hostMask = cidrSize(c) - 1n;
+  return formatAddress({ family: c.family, value: c.network | (ip.value & hostMask) });
+}
+
+/** One spelling per socket: `TCP/127.1.3.7:80`, `UDP/[fd00::1]:53`. */
+export function listenerId(l: Pick<Listener, 'protocol' | 'address' | 'port'>): string {
+  const host = l.address.includes(':') ? `[${l.address}]` : l.address;
+  return `${l.protocol}/${host}:${l.port}`;
+}
+
+export interface ListenOptions {
+  /** `--userspace-cidr`; absent means "listen on the cluster IP itself". */
+  readonly cidr?: string;
+  /** Addresses that take NodePort traffic (one listener each per node port). */
+  readonly nodePortAddresses: readonly string[];
+}
+
+/**
+ * Every listener the state asks for, in service-port key order. A cluster listener per cluster IP that
+ * maps to a listen address (with an IPv4 CIDR: the IPv4 cluster IPs), a nodePort listener per node-port
+ * address, an external listener per external IP and load-balancer IP. When two service ports map to the
+ * same address:port/protocol, the first by key order keeps it and the other is reported as a conflict;
+ * a service port asking twice for one socket in the same role (an IP listed as external and as
+ * load-balancer, two cluster IPs with the same host bits) gets it once, silently; in two roles, the
+ * first role (cluster, nodePort, external) keeps it and the other is reported.
+ */
+export function plannedListeners(
+  state: ProxyState,
+  o: ListenOptions,
+): { listeners: Listener[]; conflicts: ListenerConflict[] } {
+  const listeners: Listener[] = [];
+  const conflicts: ListenerConflict[] = [];
+  const taken = new Map<string, Listener>();
+  const nodePortAddresses = canonicalAll(o.nodePortAddresses);
+  const keys = [...state.keys()].sort();
+  for (const key of keys) {
+    const sp = state.get(key);
+    if (sp === undefined) continue;
+    // Keyed by role and socket, so one role asking twice for a socket counts once.
+    const wanted = new Map<string, Listener>();
+    const add = (kind: Listener['kind'], address: string, port: number): void => {
+      const l: Listener = { key, kind, protocol: sp.protocol, address, port };
+      const id = `${kind} ${listenerId(l)}`;
+      if (!wanted.has(id)) wanted.set(id, l);
+    };
+    for (const ip of sp.clusterIPs) {
+      const address = listenAddress(ip, o.cidr);
+      if (address !== undefined) add('cluster', address, sp.port);
+    }
+    if (sp.nodePort !== undefined && sp.nodePort > 0) {
+      for (const address of nodePortAddresses) add('nodePort', address, sp.nodePort);
+    }
+    for (const address of canonicalAll([...sp.externalIPs, ...sp.loadBalancerIPs])) {
+      add('external', address, sp.port);
+    }
+    for (const l of wanted.values()) {
+      const id = listenerId(l);
+      const holder = taken.get(id);
+      if (holder === undefined) {
+        taken.set(id, l);
+        listeners.push(l);
+      } else {
+        conflicts.push({ listener: l, with: holder.key });
+      }
+    }
+  }
+  return { listeners, conflicts };
+}
+
+/** Canonical spellings, invalid ones dropped, duplicates once, order kept. */
+function canonicalAll(ips: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const ip of ips) {
+    const a = parseAddress(ip);
+    if (a !== undefined) out.add(formatAddress(a));
+  }
+  return [...out];
+}
+
+/**
+ * The endpoints a listener forwards to: the internal ones for cluster listeners, the external ones for
+ * node-port and external listeners; the ready ones, or the serving-terminating ones when none is ready.
+ */
+export function listenerEndpoints(sp: ServicePortState, kind: Listener['kind']): readonly ProxyEndpoint[] {
+  const all = kind === 'cluster' ? sp.internal : sp.external;
+  const ready = all.filter((e) => e.ready);
+  return ready.length > 0 ? ready : all;
+}
