@@ -9,9 +9,14 @@
 #   kubectl                      kubernetes-client     $SVCPLANE_KUBECTL, the Cloud SDK's kubectl.1.33, PATH
 #   python3 + kubernetes client  python3-kubernetes    $SVCPLANE_PYTHON, python3, /usr/bin/python3
 #   chattr                       e2fsprogs             PATH
+#   ip                           iproute2              PATH, /usr/sbin, /sbin, /bin
+#   iptables (+ -restore, -save) iptables              PATH, /usr/sbin, /sbin (all three beside each other)
+#   haproxy                      haproxy               PATH, /usr/sbin/haproxy
 #
+# PATH often lacks /usr/sbin and /sbin for a non-login shell, so the sbin programs are looked up there too.
 # On success it prints one KEY=VALUE line per program on stdout (ETCD_BIN, ETCDCTL_BIN, SVCPLANE_KUBECTL,
-# SVCPLANE_PYTHON, CHATTR_BIN), which scripts/test.mjs exports to the suites. On failure it prints one line
+# SVCPLANE_PYTHON, CHATTR_BIN, IP_BIN, IPTABLES_BIN, HAPROXY_BIN), which scripts/test.mjs exports to the
+# suites; iptables-restore and iptables-save are the ones beside $IPTABLES_BIN. On failure it prints one line
 # naming the package(s) on stderr and exits 1: the suites never skip silently.
 # SVCPLANE_DEPS_ONLY=etcd,etcdctl (a comma list of program names) limits the check to those programs.
 set -euo pipefail
@@ -46,6 +51,29 @@ find_python() {
   return 1
 }
 find_chattr() { command -v chattr 2>/dev/null; }
+# The first executable `$1` on PATH, then in the sbin (and bin) directories PATH may lack.
+find_sbin() {
+  command -v "$1" 2>/dev/null && return 0
+  local dir
+  for dir in /usr/sbin /sbin /usr/bin /bin; do
+    [ -x "$dir/$1" ] && { echo "$dir/$1"; return 0; }
+  done
+  return 1
+}
+find_ip() { find_sbin ip; }
+# iptables counts only with iptables-restore and iptables-save beside it (the proxy runs all three).
+find_iptables() {
+  local ipt dir
+  ipt=$(find_sbin iptables) || return 1
+  dir=$(dirname "$ipt")
+  [ -x "$dir/iptables-restore" ] && [ -x "$dir/iptables-save" ] || return 1
+  echo "$ipt"
+}
+find_haproxy() {
+  command -v haproxy 2>/dev/null && return 0
+  [ -x /usr/sbin/haproxy ] && { echo /usr/sbin/haproxy; return 0; }
+  return 1
+}
 
 # program | package | finder | variable printed
 table=(
@@ -54,6 +82,9 @@ table=(
   "kubectl|kubernetes-client|find_kubectl|SVCPLANE_KUBECTL"
   "python3-kubernetes|python3-kubernetes|find_python|SVCPLANE_PYTHON"
   "chattr|e2fsprogs|find_chattr|CHATTR_BIN"
+  "ip|iproute2|find_ip|IP_BIN"
+  "iptables|iptables|find_iptables|IPTABLES_BIN"
+  "haproxy|haproxy|find_haproxy|HAPROXY_BIN"
 )
 wanted() { [ -z "${SVCPLANE_DEPS_ONLY:-}" ] || [[ ",$SVCPLANE_DEPS_ONLY," == *",$1,"* ]]; }
 

@@ -1,5 +1,6 @@
 // ESLint rule `svcplane/layers`: enforces the dependency direction of DESIGN §2
 //   api → core → {storage, runtime} → {apiserver, controllers, nodes, wrapper, proxy} → cli
+// plus demo (`svcplane demo`: network namespaces, the scenario), a feature folder like the others.
 // Each layer may import itself and the layers before it; the feature folders may not import each
 // other; nothing imports cli. It also pins each external I/O dependency to the one file allowed to load it.
 import path from 'node:path';
@@ -14,7 +15,20 @@ const LAYERS = {
   wrapper: ['api', 'core', 'storage', 'runtime', 'wrapper'],
   proxy: ['api', 'core', 'storage', 'runtime', 'proxy'],
   nodes: ['api', 'core', 'storage', 'runtime', 'nodes'],
-  cli: ['api', 'core', 'storage', 'runtime', 'apiserver', 'controllers', 'wrapper', 'proxy', 'nodes', 'cli'],
+  demo: ['api', 'core', 'storage', 'runtime', 'demo'],
+  cli: [
+    'api',
+    'core',
+    'storage',
+    'runtime',
+    'apiserver',
+    'controllers',
+    'wrapper',
+    'proxy',
+    'nodes',
+    'demo',
+    'cli',
+  ],
 };
 
 // External modules that do I/O, and the single source file (relative to the repo root) that may import each.

@@ -59,3 +59,12 @@ export function durationFlag(name: string, raw: string | boolean | undefined, mi
   if (!Number.isFinite(ms) || ms < minMs) throw bad();
   return Math.round(ms);
 }
+
+/** HOST:PORT (IPv6 in brackets). */
+export function hostPort(flag: string, raw: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
+  const port = m === null ? NaN : Number(m[3]);
+  if (m === null || !(port >= 0 && port <= 65535))
+    throw new UsageError(`--${flag}: ${JSON.stringify(raw)} is not HOST:PORT (e.g. 127.0.0.1:51006)`);
+  return { host: m[1] ?? m[2]!, port };
+}

@@ -6,7 +6,7 @@ import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-f
 import { jsonLogger } from '../apiserver/logger.js';
 import { Client } from '../runtime/client.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
-import { UsageError, parseFlags } from './flags.js';
+import { UsageError, hostPort, parseFlags } from './flags.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
 import { ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
 import { upstreamForwarder } from './wrapper-proxy.js';
@@ -54,15 +54,6 @@ const FLAGS = {
   'proxy-upstream': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
-
-/** HOST:PORT (IPv6 in brackets). */
-export function hostPort(flag: string, raw: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
-  const port = m === null ? NaN : Number(m[3]);
-  if (m === null || !(port >= 0 && port <= 65535))
-    throw new UsageError(`--${flag}: ${JSON.stringify(raw)} is not HOST:PORT (e.g. 127.0.0.1:51006)`);
-  return { host: m[1] ?? m[2]!, port };
-}
 
 /** The reader token in DIR/pki/tokens.csv, generated on the first start; the file may hold more tokens. */
 function ensureReaderToken(file: string): string {

@@ -1,0 +1,194 @@
+// `svcplane proxy`: flags → client, backend (iptables or userspace), sync loop, /metrics and /healthz.
+import { isIP } from 'node:net';
+import { jsonLogger } from '../apiserver/logger.js';
+import { parseCidrRange } from '../core/allocator/cidr.js';
+import { Client } from '../runtime/client.js';
+import { IptablesBackend } from '../proxy/iptables-backend.js';
+import { iptablesRunner } from '../proxy/iptables-runner.js';
+import { ProxyMetrics, serveOps } from '../proxy/metrics.js';
+import { ProxySync, type ProxyBackend } from '../proxy/sync.js';
+import { UserspaceBackend } from '../proxy/userspace-backend.js';
+import { UserspaceProxy } from '../proxy/userspace.js';
+import { UsageError, durationFlag, hostPort, oneOf, parseFlags } from './flags.js';
+import { transportFromFlags } from './kubeconfig-flags.js';
+
+export const PROXY_HELP = `Usage: svcplane proxy --hostname-override NODE [flags]
+
+The node data plane (kube-proxy's job). It lists and watches Services, EndpointSlices and Nodes through
+--kubeconfig, decides with the topology engine which endpoints NODE may use (docs/topology.md), and makes
+traffic to each Service go there. Point it at a svcplane wrapper on the node (the SuperEdge layout: the
+views arrive already filtered) or straight at an API server (the engine filters here); the result is the
+same. One sync loop: changes are batched (--min-sync-period), a partial sync rewrites only the changed
+Services, and a full sync runs at start and every --sync-period.
+
+Modes:
+  iptables   kube-proxy's rules (KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*, KUBE-NODEPORTS, ...) written with
+             iptables-restore --noflush in the network namespace the proxy runs in. Needs root (CAP_NET_ADMIN)
+             and the iptables package. A Service without usable endpoints is REJECTed (connection refused).
+  userspace  TCP and UDP forwarding in this process, no root: each Service port is listened on at its
+             cluster IP, or with --userspace-cidr at the address in that range with the cluster IP's host bits
+             (10.96.3.7 with 127.1.0.0/16 listens on 127.1.3.7). Round robin, ClientIP affinity, retry of the
+             next endpoint when one refuses, and draining of removed endpoints.
+
+Examples:
+  svcplane proxy --kubeconfig .svcplane-wrapper/kubeconfig --hostname-override edge-0
+  svcplane proxy --kubeconfig .svcplane/kubeconfig --hostname-override node0 --proxy-mode userspace \\
+      --userspace-cidr 127.1.0.0/16 --metrics-bind-address 127.0.0.1:0 --healthz-bind-address 127.0.0.1:0
+  svcplane proxy --cleanup          remove every rule and chain the iptables mode wrote
+
+Flags:
+  --hostname-override NODE        the node this proxy serves (required)
+  --proxy-mode iptables|userspace default iptables
+  --kubeconfig FILE               default: $KUBECONFIG, then ~/.kube/config
+  --context NAME                  a kubeconfig context other than the current one
+  --min-sync-period DURATION      least time between two syncs (default 1s)
+  --sync-period DURATION          a full sync at least this often (default 30s)
+  --cluster-cidr CIDR             iptables: masquerade traffic to cluster IPs from outside this range
+  --masquerade-all                iptables: masquerade all traffic to cluster IPs
+  --nodeport-addresses LIST       iptables: CIDRs whose local addresses accept NodePorts (default: every
+                                  local address); userspace: the IPs to listen on for NodePorts (default: none)
+  --userspace-cidr CIDR           userspace: where cluster IPs are listened on (see above)
+  --metrics-bind-address H:P      /metrics (default 127.0.0.1:10249; port 0 picks a free one)
+  --healthz-bind-address H:P      /healthz (default 127.0.0.1:10256; port 0 picks a free one)
+  --cleanup                       iptables: remove the jumps and every KUBE-* chain, then exit
+`;
+
+const FLAGS = {
+  'hostname-override': { type: 'string' },
+  'proxy-mode': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  'min-sync-period': { type: 'string' },
+  'sync-period': { type: 'string' },
+  'cluster-cidr': { type: 'string' },
+  'masquerade-all': { type: 'boolean' },
+  'nodeport-addresses': { type: 'string' },
+  'userspace-cidr': { type: 'string' },
+  'metrics-bind-address': { type: 'string' },
+  'healthz-bind-address': { type: 'string' },
+  cleanup: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const cidrFlag = (flag: string, raw: string): string => {
+  if (parseCidrRange(raw) === undefined)
+    throw new UsageError(`--${flag}: ${JSON.stringify(raw)} is not a CIDR`);
+  return raw;
+};
+
+export async function proxyCommand(args: string[], out: (s: string) => void): Promise<number> {
+  const { values, positionals } = parseFlags(args, FLAGS);
+  if (values['help'] === true) {
+    out(PROXY_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const mode = oneOf('proxy-mode', values['proxy-mode'], ['iptables', 'userspace'] as const, 'iptables');
+  const log = jsonLogger(undefined, 'proxy');
+  const render = {
+    family: 4 as const,
+    ...(typeof values['cluster-cidr'] === 'string'
+      ? { clusterCIDR: cidrFlag('cluster-cidr', values['cluster-cidr']) }
+      : {}),
+    ...(values['masquerade-all'] === true ? { masqueradeAll: true } : {}),
+  };
+  const nodePortList =
+    typeof values['nodeport-addresses'] === 'string'
+      ? values['nodeport-addresses'].split(',').map((s) => s.trim())
+      : [];
+
+  if (values['cleanup'] === true) {
+    const runner = iptablesRunner({ family: 4 });
+    const ok = await runner.check();
+    if (!ok.ok) throw new Error(`--cleanup: ${ok.reason}`);
+    const { chains } = await new IptablesBackend({ runner, render, log }).cleanup();
+    out(`svcplane: proxy cleanup removed ${chains} chains and the jumps to them`);
+    return 0;
+  }
+
+  const node = values['hostname-override'];
+  if (typeof node !== 'string' || node === '') throw new UsageError('--hostname-override is required');
+  const minMs = durationFlag('min-sync-period', values['min-sync-period'], 0) ?? 1000;
+  const periodMs = durationFlag('sync-period', values['sync-period'], 1000) ?? 30_000;
+  const metricsAt = hostPort(
+    'metrics-bind-address',
+    (values['metrics-bind-address'] as string) ?? '127.0.0.1:10249',
+  );
+  const healthAt = hostPort(
+    'healthz-bind-address',
+    (values['healthz-bind-address'] as string) ?? '127.0.0.1:10256',
+  );
+  const metrics = new ProxyMetrics();
+
+  let backend: ProxyBackend;
+  if (mode === 'iptables') {
+    if (typeof values['userspace-cidr'] === 'string')
+      throw new UsageError('--userspace-cidr is for --proxy-mode userspace');
+    for (const c of nodePortList) cidrFlag('nodeport-addresses', c);
+    const runner = iptablesRunner({ family: 4 });
+    const ok = await runner.check();
+    if (!ok.ok)
+      throw new UsageError(`--proxy-mode iptables: ${ok.reason} (without root, use --proxy-mode userspace)`);
+    backend = new IptablesBackend({
+      runner,
+      render: { ...render, ...(nodePortList.length > 0 ? { nodePortAddresses: nodePortList } : {}) },
+      log,
+      onRules: (table, n) => metrics.iptablesRules.set({ table }, n),
+    });
+  } else {
+    if (render.clusterCIDR !== undefined || render.masqueradeAll === true)
+      throw new UsageError('--cluster-cidr and --masquerade-all are for --proxy-mode iptables');
+    for (const a of nodePortList)
+      if (isIP(a) === 0)
+        throw new UsageError(`--nodeport-addresses: ${JSON.stringify(a)} is not an IP address`);
+    const cidr = values['userspace-cidr'];
+    if (typeof cidr === 'string') cidrFlag('userspace-cidr', cidr);
+    backend = new UserspaceBackend(
+      new UserspaceProxy({
+        ...(typeof cidr === 'string' ? { cidr } : {}),
+        nodePortAddresses: nodePortList,
+        log,
+      }),
+    );
+  }
+
+  const transport = transportFromFlags(values, (message) => new UsageError(message));
+  const sync = new ProxySync({
+    client: new Client(transport),
+    node,
+    backend,
+    log,
+    metrics,
+    minSyncPeriodMs: minMs,
+    syncPeriodMs: periodMs,
+  });
+  const ops = await serveOps(metricsAt.host, metricsAt.port, metrics, sync);
+  const health =
+    healthAt.host === metricsAt.host && healthAt.port === metricsAt.port && metricsAt.port !== 0
+      ? ops
+      : await serveOps(healthAt.host, healthAt.port, undefined, sync);
+  const stop = new Promise<void>((resolve) => {
+    const onSignal = (sig: string): void => {
+      log.info('shutting down', { signal: sig });
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  sync.start();
+  const first = await Promise.race([sync.waitForFirstSync().then(() => true), stop.then(() => false)]);
+  if (first)
+    out(
+      `svcplane: proxy for ${node} (${mode}) in sync: ${sync.current().size} service ports; ` +
+        `metrics on http://${metricsAt.host}:${ops.port}/metrics, healthz on http://${healthAt.host}:${health.port}/healthz`,
+    );
+  await stop;
+  await sync.stop();
+  await backend.close();
+  ops.server.close();
+  health.server.close();
+  transport.close();
+  return 0;
+}

@@ -1,0 +1,110 @@
+// The iptables data plane: the renderer's restore text (core/proxy/iptables.ts, pure) applied with
+// iptables-restore --noflush in the network namespace the proxy runs in.
+//
+// - A full sync (start, --sync-period, after any failure) ensures kube-proxy's jumps from the built-in
+//   chains, reads which KUBE-* chains exist (iptables-save), and rewrites every chain, deleting stale ones.
+// - A partial sync rewrites the dispatch chains and only the changed service ports' chains (KEP-3453).
+// - iptables-restore applies a table atomically: a failed restore changes nothing. The failure is logged
+//   with the offending line, the backend forgets what it had applied, and the next sync is a full one.
+import {
+  jumpRules,
+  parseSaveChains,
+  renderCleanup,
+  renderFull,
+  renderPartial,
+  type RenderOptions,
+} from '../core/proxy/iptables.js';
+import type { ProxyState } from '../core/proxy/types.js';
+import { RestoreError, type IptablesRunner } from './iptables-runner.js';
+import type { BackendResult, ProxyBackend, SyncLog } from './sync.js';
+
+export interface IptablesBackendOptions {
+  readonly runner: IptablesRunner;
+  readonly render: RenderOptions;
+  readonly log: SyncLog;
+  /** Rules written per table by the last restore (kube-proxy's kubeproxy_sync_proxy_rules_iptables_total). */
+  readonly onRules?: (table: 'nat' | 'filter', n: number) => void;
+}
+
+/** The chain a jump rule's `-j` names. */
+const targetOf = (args: readonly string[]): string | undefined => {
+  const i = args.indexOf('-j');
+  return i < 0 ? undefined : args[i + 1];
+};
+
+const countRules = (text: string): { nat: number; filter: number } => {
+  const out = { nat: 0, filter: 0 };
+  let table: 'nat' | 'filter' | undefined;
+  for (const line of text.split('\n')) {
+    if (line === '*nat') table = 'nat';
+    else if (line === '*filter') table = 'filter';
+    else if (line.startsWith('-A ') && table !== undefined) out[table]++;
+  }
+  return out;
+};
+
+export class IptablesBackend implements ProxyBackend {
+  readonly mode = 'iptables';
+  /** What the last successful restore left, per service port; undefined: unknown (full sync next). */
+  private applied: Map<string, string[]> | undefined;
+
+  constructor(private readonly o: IptablesBackendOptions) {}
+
+  async apply(state: ProxyState, changed: ReadonlySet<string> | 'full'): Promise<BackendResult> {
+    if (changed === 'full' || this.applied === undefined) {
+      for (const j of jumpRules()) await this.o.runner.ensureRule(j.table, j.chain, j.args, targetOf(j.args));
+      const existing = {
+        nat: parseSaveChains(await this.o.runner.save('nat')).nat,
+        filter: parseSaveChains(await this.o.runner.save('filter')).filter,
+      };
+      const plan = renderFull(state, existing, this.o.render);
+      await this.restore(plan.text);
+      this.applied = plan.applied;
+      return { partial: false, detail: { rules: plan.rules, deletedChains: plan.deleted } };
+    }
+    const plan = renderPartial(state, changed, this.applied, this.o.render);
+    await this.restore(plan.text);
+    this.applied = plan.applied;
+    return {
+      partial: true,
+      detail: { rules: plan.rules, rewritten: plan.written, deletedChains: plan.deleted },
+    };
+  }
+
+  private async restore(text: string): Promise<void> {
+    try {
+      await this.o.runner.restore(text);
+    } catch (err) {
+      this.applied = undefined;
+      if (err instanceof RestoreError)
+        this.o.log.error('iptables-restore failed; nothing of it was applied', {
+          line: err.line,
+          lineText: err.lineText,
+          stderr: err.stderr.trim().split('\n').slice(0, 3).join(' | '),
+        });
+      throw err;
+    }
+    const n = countRules(text);
+    this.o.onRules?.('nat', n.nat);
+    this.o.onRules?.('filter', n.filter);
+  }
+
+  /** `--cleanup`: removes the jumps from the built-in chains, then every KUBE-* chain. */
+  async cleanup(): Promise<{ chains: number }> {
+    for (const j of jumpRules()) await this.o.runner.deleteRule(j.table, j.chain, j.args);
+    const existing = {
+      nat: parseSaveChains(await this.o.runner.save('nat')).nat,
+      filter: parseSaveChains(await this.o.runner.save('filter')).filter,
+    };
+    // renderCleanup deletes only the chains this proxy owns (another tool's KUBE-* chains stay).
+    const text = renderCleanup(existing);
+    if (text !== '') await this.o.runner.restore(text);
+    this.applied = undefined;
+    return { chains: text.split('\n').filter((l) => l.startsWith('-X ')).length };
+  }
+
+  close(): Promise<void> {
+    // The rules stay when the proxy stops (as kube-proxy's do): traffic keeps flowing until --cleanup.
+    return Promise.resolve();
+  }
+}

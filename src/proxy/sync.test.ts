@@ -1,0 +1,181 @@
+// ProxySync against an in-process API server with a recording backend: what each sync hands the backend
+// (full or partial, and which service ports), batching, and what a failed apply does.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { mustFindResource } from '../api/resources.js';
+import type { ProxyState } from '../core/proxy/types.js';
+import { startInProcessApiServer, type InProcessApiServer } from '../../test/support/in-process-apiserver.js';
+import { ProxySync, type BackendResult, type ProxyBackend } from './sync.js';
+
+const NODES = mustFindResource('', 'nodes');
+const SERVICES = mustFindResource('', 'services');
+const SLICES = mustFindResource('discovery.k8s.io', 'endpointslices');
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+
+interface Call {
+  changed: string[] | 'full';
+  state: Map<string, string[]>;
+}
+
+/** Records each apply: the changed keys, and each service port's endpoint addresses at that time. */
+class RecordingBackend implements ProxyBackend {
+  readonly mode = 'recording';
+  calls: Call[] = [];
+  failNext = 0;
+  async apply(state: ProxyState, changed: ReadonlySet<string> | 'full'): Promise<BackendResult> {
+    await Promise.resolve();
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('injected failure');
+    }
+    this.calls.push({
+      changed: changed === 'full' ? 'full' : [...changed].sort(),
+      state: new Map([...state].map(([k, sp]) => [k, sp.internal.map((e) => `${e.ip}:${e.port}`)])),
+    });
+    return { partial: changed !== 'full' };
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+  last(): Call {
+    return this.calls[this.calls.length - 1]!;
+  }
+}
+
+const service = (name: string, extra: Record<string, unknown> = {}, labels: Record<string, string> = {}) => ({
+  metadata: { name, labels, annotations: { topologyKeys: '["unit"]' } },
+  spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }], ...extra },
+});
+
+const slice = (name: string, svc: string, endpoints: ReadonlyArray<readonly [string, string]>) => ({
+  metadata: {
+    name,
+    labels: { 'kubernetes.io/service-name': svc, 'endpointslice.kubernetes.io/managed-by': 'test' },
+  },
+  addressType: 'IPv4',
+  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  endpoints: endpoints.map(([ip, nodeName]) => ({ addresses: [ip], nodeName, conditions: { ready: true } })),
+});
+
+async function until(f: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('ProxySync', () => {
+  let api: InProcessApiServer;
+  before(async () => {
+    api = await startInProcessApiServer();
+    for (const [name, unit] of [
+      ['n1', 'a'],
+      ['n2', 'a'],
+      ['n3', 'b'],
+    ] as const)
+      await api.client.create(NODES, '', { metadata: { name, labels: { unit } } });
+    await api.client.create(SERVICES, 'default', service('web'));
+    await api.client.create(SERVICES, 'default', service('other'));
+    await api.client.create(SERVICES, 'default', service('headless', { clusterIP: 'None' }));
+    await api.client.create(
+      SERVICES,
+      'default',
+      service('elsewhere', {}, { 'service.kubernetes.io/service-proxy-name': 'another-proxy' }),
+    );
+    await api.client.create(
+      SLICES,
+      'default',
+      slice('web-1', 'web', [
+        ['10.0.0.2', 'n2'],
+        ['10.0.0.3', 'n3'],
+      ]),
+    );
+    await api.client.create(SLICES, 'default', slice('other-1', 'other', [['10.0.1.3', 'n3']]));
+  });
+  after(() => api?.stop());
+
+  it('starts with a full sync of the topology-filtered state, then syncs only the changed service ports', async () => {
+    const backend = new RecordingBackend();
+    const sync = new ProxySync({ client: api.client, node: 'n1', backend, log: quiet, minSyncPeriodMs: 0 });
+    sync.start();
+    try {
+      await sync.waitForFirstSync();
+      const first = backend.calls[0]!;
+      assert.equal(first.changed, 'full');
+      // headless and another proxy's Services are not ours; `default/kubernetes` may exist too
+      assert.deepEqual(first.state.get('default/web:http'), ['10.0.0.2:8080'], 'unit a only (n1 is in a)');
+      assert.deepEqual(first.state.get('default/other:http'), [], 'unit b only: nothing for n1');
+      assert.equal(first.state.has('default/headless:http'), false);
+      assert.equal(first.state.has('default/elsewhere:http'), false);
+
+      // A slice change: one partial sync, of web's port only.
+      await api.client.patch(SLICES, 'default', 'web-1', 'merge', {
+        endpoints: [
+          { addresses: ['10.0.0.2'], nodeName: 'n2', conditions: { ready: true } },
+          { addresses: ['10.0.0.4'], nodeName: 'n1', conditions: { ready: true } },
+        ],
+      });
+      await until(() => backend.calls.length === 2);
+      assert.deepEqual(backend.last().changed, ['default/web:http']);
+      assert.deepEqual(backend.last().state.get('default/web:http'), ['10.0.0.2:8080', '10.0.0.4:8080']);
+
+      // n3 joins unit a: `other` now has an endpoint for n1; web's view is unchanged.
+      await api.client.patch(NODES, '', 'n3', 'merge', { metadata: { labels: { unit: 'a' } } });
+      await until(() => backend.calls.length === 3);
+      assert.deepEqual(backend.last().changed, ['default/other:http']);
+      assert.deepEqual(backend.last().state.get('default/other:http'), ['10.0.1.3:8080']);
+
+      // The Service deleted: its port leaves the state, as a change.
+      await api.client.delete(SERVICES, 'default', 'other');
+      await until(() => backend.calls.length === 4);
+      assert.deepEqual(backend.last().changed, ['default/other:http']);
+      assert.equal(backend.last().state.has('default/other:http'), false);
+    } finally {
+      await sync.stop();
+      await api.client.patch(NODES, '', 'n3', 'merge', { metadata: { labels: { unit: 'b' } } });
+      await api.client.create(SERVICES, 'default', service('other'));
+    }
+  });
+
+  it('batches changes that arrive within --min-sync-period into one sync', async () => {
+    const backend = new RecordingBackend();
+    const sync = new ProxySync({ client: api.client, node: 'n1', backend, log: quiet, minSyncPeriodMs: 400 });
+    sync.start();
+    try {
+      await sync.waitForFirstSync();
+      await sync.idle();
+      const before = backend.calls.length;
+      for (const ip of ['10.0.0.5', '10.0.0.6', '10.0.0.7'])
+        await api.client.patch(SLICES, 'default', 'web-1', 'merge', {
+          endpoints: [{ addresses: [ip], nodeName: 'n2', conditions: { ready: true } }],
+        });
+      await until(() => backend.last().state.get('default/web:http')?.[0] === '10.0.0.7:8080');
+      assert.equal(backend.calls.length - before, 1, 'one sync for the three changes');
+    } finally {
+      await sync.stop();
+    }
+  });
+
+  it('a failed apply makes the next sync a full one that still carries the change', async () => {
+    const backend = new RecordingBackend();
+    const sync = new ProxySync({ client: api.client, node: 'n1', backend, log: quiet, minSyncPeriodMs: 10 });
+    sync.start();
+    try {
+      await sync.waitForFirstSync();
+      await sync.idle();
+      const before = backend.calls.length;
+      backend.failNext = 1;
+      await api.client.patch(SLICES, 'default', 'web-1', 'merge', {
+        endpoints: [{ addresses: ['10.0.0.9'], nodeName: 'n1', conditions: { ready: true } }],
+      });
+      await until(() => backend.calls.length > before);
+      assert.equal(sync.syncs.failed, 1);
+      assert.equal(backend.last().changed, 'full');
+      assert.deepEqual(backend.last().state.get('default/web:http'), ['10.0.0.9:8080']);
+      assert.equal(sync.health().healthy, true);
+    } finally {
+      await sync.stop();
+    }
+  });
+});

@@ -1,0 +1,426 @@
+// Real sockets, loopback only: backends on 127.77.200.x, listeners on 127.77.0.x (the CIDR mapping of
+// 10.96.0.x), one fresh listen address per test so tests never share a socket.
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { once } from 'node:events';
+import net from 'node:net';
+import { afterEach, describe, it } from 'node:test';
+import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
+import { UserspaceProxy, type UserspaceLog } from './userspace.js';
+
+const CIDR = '127.77.0.0/16';
+const BACKEND_IP = '127.77.200.1';
+let host = 1;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface Backend {
+  readonly name: string;
+  readonly ip: string;
+  readonly port: number;
+}
+
+/** TCP backend: answers every chunk with `name:chunk` and ends when the client does. */
+async function tcpBackend(name: string): Promise<Backend> {
+  const open = new Set<net.Socket>();
+  const server = net.createServer({ allowHalfOpen: true }, (s) => {
+    open.add(s);
+    s.on('close', () => open.delete(s));
+    s.on('error', () => {});
+    s.on('data', (d) => s.write(`${name}:${String(d)}`));
+    s.on('end', () => s.end());
+  });
+  server.listen({ host: BACKEND_IP, port: 0 });
+  await once(server, 'listening');
+  cleanups.push(async () => {
+    for (const s of open) s.destroy();
+    await new Promise((r) => server.close(r));
+  });
+  return { name, ip: BACKEND_IP, port: (server.address() as net.AddressInfo).port };
+}
+
+/** UDP backend: answers every datagram with `name:datagram`. */
+async function udpBackend(name: string): Promise<Backend> {
+  const socket = dgram.createSocket('udp4');
+  socket.on('message', (m, from) => socket.send(`${name}:${String(m)}`, from.port, from.address));
+  socket.bind({ address: BACKEND_IP, port: 0 });
+  await once(socket, 'listening');
+  cleanups.push(() => new Promise((r) => socket.close(() => r())));
+  return { name, ip: BACKEND_IP, port: socket.address().port };
+}
+
+/** A port whose TCP and UDP sockets are both free on `address`; tries random high ports on EADDRINUSE. */
+async function freePort(address: string): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = 20000 + Math.floor(Math.random() * 40000);
+    if (await isFree(address, port)) return port;
+  }
+  throw new Error(`no free port on ${address}`);
+}
+
+async function isFree(address: string, port: number): Promise<boolean> {
+  const tcp = net.createServer();
+  const udp = dgram.createSocket('udp4');
+  try {
+    tcp.listen({ host: address, port });
+    await once(tcp, 'listening');
+    udp.bind({ address, port });
+    await once(udp, 'listening');
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+    return false;
+  } finally {
+    tcp.close();
+    udp.close();
+  }
+}
+
+interface Svc {
+  key: string;
+  clusterIP: string;
+  address: string;
+  port: number;
+  of(backends: readonly Backend[], o?: Partial<ServicePortState>): ProxyState;
+}
+
+/** A fresh service: its cluster IP, its listen address under CIDR and a free port there. */
+async function service(name: string, protocol: 'TCP' | 'UDP' = 'TCP'): Promise<Svc> {
+  const n = host++;
+  const address = `127.77.0.${n}`;
+  const port = await freePort(address);
+  const key = `default/${name}`;
+  const clusterIP = `10.96.0.${n}`;
+  const of = (backends: readonly Backend[], o: Partial<ServicePortState> = {}): ProxyState => {
+    const eps = backends.map((b) => ({ ip: b.ip, port: b.port, local: true, ready: true }));
+    const sp: ServicePortState = {
+      ...{ key, namespace: 'default', name, portName: '', protocol, clusterIPs: [clusterIP], port },
+      ...{ externalIPs: [], loadBalancerIPs: [], internal: eps, external: eps },
+      ...{ externalLocal: false, internalLocal: false },
+      ...o,
+    };
+    return new Map([[key, sp]]);
+  };
+  return { key, clusterIP, address, port, of };
+}
+
+function proxy(o: { udpIdleMs?: number; nodePortAddresses?: string[] } = {}): {
+  p: UserspaceProxy;
+  logs: string[];
+} {
+  const logs: string[] = [];
+  const rec = (level: string) => (msg: string) => void logs.push(`${level} ${msg}`);
+  const log: UserspaceLog = { info: rec('info'), warn: rec('warn'), error: rec('error') };
+  const p = new UserspaceProxy({ cidr: CIDR, nodePortAddresses: [], log, ...o });
+  cleanups.push(() => p.close());
+  return { p, logs };
+}
+
+/** One request on a new connection: sends `msg`, half-closes, returns everything the server sent. */
+function ask(s: Svc, msg = 'x', localAddress?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const local = localAddress === undefined ? {} : { localAddress };
+    const c = net.connect({ host: s.address, port: s.port, ...local });
+    let out = '';
+    c.setEncoding('utf8');
+    c.on('data', (d) => (out += d));
+    c.on('end', () => resolve(out));
+    c.on('error', reject);
+    c.on('connect', () => c.end(msg));
+  });
+}
+
+/** A long-lived connection: say() sends one message and resolves with the reply. */
+async function conversation(s: Svc): Promise<{ say(m: string): Promise<string>; socket: net.Socket }> {
+  const socket = net.connect({ host: s.address, port: s.port });
+  socket.setEncoding('utf8');
+  await once(socket, 'connect');
+  cleanups.push(async () => void socket.destroy());
+  const say = (m: string): Promise<string> =>
+    new Promise((resolve) => {
+      socket.once('data', (d: string) => resolve(d));
+      socket.write(m);
+    });
+  return { say, socket };
+}
+
+/** A UDP client bound on loopback (never the wildcard address). */
+async function udpClient(): Promise<dgram.Socket> {
+  const c = dgram.createSocket('udp4');
+  c.bind({ address: '127.77.100.9', port: 0 });
+  await once(c, 'listening');
+  cleanups.push(() => new Promise((r) => c.close(() => r())));
+  return c;
+}
+
+/** Sends one datagram and resolves with the reply; a one-off client unless `client` is given. */
+async function udpAsk(s: Svc, msg: string, client?: dgram.Socket): Promise<string> {
+  const c = client ?? (await udpClient());
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no UDP reply')), 2000);
+    c.once('message', (m) => {
+      clearTimeout(timer);
+      resolve(String(m));
+    });
+    c.send(msg, s.port, s.address);
+  });
+}
+
+const tally = (answers: string[]): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (const a of answers) {
+    const name = a.split(':')[0] ?? '';
+    out[name] = (out[name] ?? 0) + 1;
+  }
+  return out;
+};
+
+async function sequential<T>(n: number, f: () => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < n; i++) out.push(await f());
+  return out;
+}
+
+describe('UserspaceProxy TCP', () => {
+  it('round-robins new connections over the endpoints', async () => {
+    const backends = [await tcpBackend('b1'), await tcpBackend('b2'), await tcpBackend('b3')];
+    const s = await service('rr');
+    const { p } = proxy();
+    assert.deepEqual(await p.apply(s.of(backends)), {
+      opened: 1,
+      closed: 0,
+      updated: 0,
+      failed: [],
+      conflicts: 0,
+    });
+    assert.deepEqual(p.addresses(s.key), [
+      { key: s.key, kind: 'cluster', protocol: 'TCP', address: s.address, port: s.port },
+    ]);
+    assert.deepEqual(tally(await sequential(9, () => ask(s))), { b1: 3, b2: 3, b3: 3 });
+    assert.equal(await ask(s, 'hello'), 'b1:hello');
+    assert.equal(p.stats().connectionsTotal, 10);
+  });
+
+  it('apply() of the same state changes nothing, and an endpoint change keeps the listener', async () => {
+    const [b1, b2] = [await tcpBackend('b1'), await tcpBackend('b2')];
+    const s = await service('idem');
+    const { p } = proxy();
+    await p.apply(s.of([b1]));
+    assert.deepEqual(await p.apply(s.of([b1])), {
+      opened: 0,
+      closed: 0,
+      updated: 0,
+      failed: [],
+      conflicts: 0,
+    });
+    const long = await conversation(s);
+    assert.deepEqual(await p.apply(s.of([b2])), {
+      opened: 0,
+      closed: 0,
+      updated: 1,
+      failed: [],
+      conflicts: 0,
+    });
+    assert.equal(await ask(s), 'b2:x');
+    assert.equal(await long.say('still'), 'b1:still');
+  });
+
+  it('sends a client IP to the same endpoint while ClientIP affinity holds', async () => {
+    const backends = [await tcpBackend('b1'), await tcpBackend('b2'), await tcpBackend('b3')];
+    const s = await service('sticky');
+    const { p } = proxy();
+    await p.apply(s.of(backends, { affinityTimeoutSeconds: 60 }));
+    const a = tally(await sequential(5, () => ask(s, 'x', '127.77.100.1')));
+    const b = tally(await sequential(5, () => ask(s, 'x', '127.77.100.2')));
+    assert.deepEqual(Object.values(a), [5]);
+    assert.deepEqual(Object.values(b), [5]);
+    assert.notDeepEqual(a, b, 'two clients start on different endpoints by round robin');
+  });
+
+  it('skips an endpoint that refuses and still answers the client', async () => {
+    const dead = await tcpBackend('dead');
+    await cleanups.pop()?.(); // close it: its port now refuses
+    const live = await tcpBackend('live');
+    const s = await service('retry');
+    const { p } = proxy();
+    await p.apply(s.of([dead, live]));
+    assert.deepEqual(tally(await sequential(4, () => ask(s))), { live: 4 });
+    assert.ok(p.stats().connectFailures >= 2);
+  });
+
+  it('resets the client when every endpoint fails', async () => {
+    const dead = await tcpBackend('dead');
+    await cleanups.pop()?.();
+    const s = await service('alldead');
+    const { p } = proxy();
+    await p.apply(s.of([dead]));
+    await assert.rejects(ask(s), (e: NodeJS.ErrnoException) => e.code === 'ECONNRESET' || e.code === 'EPIPE');
+  });
+
+  it('refuses connections while there are no endpoints, and answers once they appear', async () => {
+    const b1 = await tcpBackend('b1');
+    const s = await service('empty');
+    const { p } = proxy();
+    assert.equal((await p.apply(s.of([]))).opened, 0);
+    await assert.rejects(ask(s), (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED');
+    assert.equal((await p.apply(s.of([b1]))).opened, 1);
+    assert.equal(await ask(s), 'b1:x');
+    assert.equal((await p.apply(s.of([]))).closed, 1);
+    await assert.rejects(ask(s), (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED');
+  });
+
+  it('uses serving-terminating endpoints only when none is ready', async () => {
+    const [old, fresh] = [await tcpBackend('old'), await tcpBackend('fresh')];
+    const s = await service('ready');
+    const { p } = proxy();
+    const eps = (ready: boolean) => [{ ip: old.ip, port: old.port, local: true, ready }];
+    const both = [...eps(false), { ip: fresh.ip, port: fresh.port, local: true, ready: true }];
+    await p.apply(s.of([], { internal: both }));
+    assert.deepEqual(tally(await sequential(3, () => ask(s))), { fresh: 3 });
+    await p.apply(s.of([], { internal: eps(false) }));
+    assert.equal(await ask(s), 'old:x');
+  });
+
+  it('lets a connection to a removed endpoint finish and sends new ones elsewhere', async () => {
+    const backends = [await tcpBackend('b1'), await tcpBackend('b2'), await tcpBackend('b3')];
+    const s = await service('drain');
+    const { p } = proxy();
+    await p.apply(s.of(backends));
+    const long = await conversation(s);
+    const first = await long.say('one');
+    assert.equal(first, 'b1:one');
+    assert.equal((await p.apply(s.of(backends.slice(1)))).updated, 1);
+    assert.equal(await long.say('two'), 'b1:two');
+    assert.deepEqual(tally(await sequential(4, () => ask(s))), { b2: 2, b3: 2 });
+    assert.equal(p.stats().activeConnections, 1);
+  });
+
+  it('stops accepting on a removed listener but lets its connections finish', async () => {
+    const b1 = await tcpBackend('b1');
+    const s = await service('gone');
+    const { p } = proxy();
+    await p.apply(s.of([b1]));
+    const long = await conversation(s);
+    assert.deepEqual(await p.apply(new Map()), {
+      opened: 0,
+      closed: 1,
+      updated: 0,
+      failed: [],
+      conflicts: 0,
+    });
+    assert.deepEqual(p.addresses(s.key), []);
+    await assert.rejects(ask(s), (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED');
+    assert.equal(await long.say('after'), 'b1:after');
+  });
+
+  it('forwards node-port and external-IP traffic to the external endpoints', async (t) => {
+    const [inside, outside] = [await tcpBackend('inside'), await tcpBackend('outside')];
+    const s = await service('np');
+    const nodeAddress = `127.77.150.${host}`;
+    const externalIP = `127.77.151.${host}`;
+    const nodePort = await freePort(nodeAddress);
+    const eps = (b: Backend) => [{ ip: b.ip, port: b.port, local: true, ready: true }];
+    const state = s.of([inside], { nodePort, externalIPs: [externalIP], external: eps(outside) });
+    if (!(await isFree(externalIP, s.port))) return t.skip(`${externalIP}:${s.port} is taken`);
+    const { p } = proxy({ nodePortAddresses: [nodeAddress] });
+    assert.equal((await p.apply(state)).opened, 3);
+    assert.deepEqual(
+      p.addresses(s.key).map((l) => l.kind),
+      ['cluster', 'nodePort', 'external'],
+    );
+    assert.equal(await ask(s), 'inside:x');
+    assert.equal(await ask({ ...s, address: nodeAddress, port: nodePort }), 'outside:x');
+    assert.equal(await ask({ ...s, address: externalIP }), 'outside:x');
+  });
+
+  it('reports two service ports mapped to one listen address as a conflict', async () => {
+    const b1 = await tcpBackend('b1');
+    const s = await service('a-first');
+    const { p, logs } = proxy();
+    const other: ServicePortState = {
+      ...(s.of([b1]).get(s.key) as ServicePortState),
+      key: 'default/z-second',
+      name: 'z-second',
+      clusterIPs: [s.clusterIP.replace(/^10\.96\./, '10.97.')], // same host bits under /16
+    };
+    const state = new Map([...s.of([b1]), [other.key, other]]);
+    const r = await p.apply(state);
+    assert.equal(r.conflicts, 1);
+    assert.equal(r.opened, 1);
+    assert.equal(p.addresses(s.key).length, 1);
+    assert.deepEqual(p.addresses(other.key), []);
+    assert.equal(logs.filter((l) => l.startsWith('warn')).length, 1);
+    await p.apply(state);
+    assert.equal(logs.filter((l) => l.startsWith('warn')).length, 1, 'a standing conflict is logged once');
+  });
+
+  it('reports a listen address it cannot bind instead of throwing', async () => {
+    const b1 = await tcpBackend('b1');
+    const s = await service('taken');
+    const squatter = net.createServer().listen({ host: s.address, port: s.port });
+    await once(squatter, 'listening');
+    cleanups.push(() => new Promise((r) => squatter.close(() => r())));
+    const { p } = proxy();
+    const r = await p.apply(s.of([b1]));
+    assert.equal(r.opened, 0);
+    assert.match(r.failed[0]?.error ?? '', /EADDRINUSE/);
+  });
+
+  it('close() ends listeners and proxied connections, leaving no handles behind', async () => {
+    const b1 = await tcpBackend('b1');
+    const u1 = await udpBackend('u1');
+    const [s, su] = [await service('closing'), await service('closing-udp', 'UDP')];
+    const { p } = proxy();
+    await p.apply(new Map([...s.of([b1]), ...su.of([u1])]));
+    const long = await conversation(s);
+    await long.say('hi');
+    assert.equal(await udpAsk(su, 'ping'), 'u1:ping');
+    const ended = once(long.socket, 'close');
+    await p.close();
+    await ended;
+    await assert.rejects(p.apply(s.of([b1])), /closed/);
+    for (const c of cleanups.splice(0).reverse()) await c();
+    await new Promise((r) => setTimeout(r, 20)); // closed handles leave in libuv's close phase
+    const left = process.getActiveResourcesInfo().filter((r) => /TCP|UDP/.test(r));
+    assert.deepEqual(left, []);
+  });
+});
+
+describe('UserspaceProxy UDP', () => {
+  it('relays a datagram to the endpoint and the reply back', async () => {
+    const u1 = await udpBackend('u1');
+    const s = await service('dns', 'UDP');
+    const { p } = proxy();
+    assert.equal((await p.apply(s.of([u1]))).opened, 1);
+    const client = await udpClient();
+    assert.equal(await udpAsk(s, 'q1', client), 'u1:q1');
+    assert.equal(await udpAsk(s, 'q2', client), 'u1:q2');
+    assert.equal(p.stats().udpSessions, 1);
+  });
+
+  it('round-robins client addresses over the endpoints and ends idle sessions', async () => {
+    const backends = [await udpBackend('u1'), await udpBackend('u2'), await udpBackend('u3')];
+    const s = await service('udp-rr', 'UDP');
+    const { p } = proxy({ udpIdleMs: 100 });
+    await p.apply(s.of(backends));
+    const answers = await sequential(6, () => udpAsk(s, 'q'));
+    assert.deepEqual(tally(answers), { u1: 2, u2: 2, u3: 2 });
+    assert.equal(p.stats().udpSessions, 6);
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(p.stats().udpSessions, 0);
+  });
+
+  it('ends the sessions of a removed endpoint at once (UDP has no drain)', async () => {
+    const [u1, u2] = [await udpBackend('u1'), await udpBackend('u2')];
+    const s = await service('udp-rm', 'UDP');
+    const { p } = proxy();
+    await p.apply(s.of([u1, u2]));
+    const client = await udpClient();
+    assert.equal(await udpAsk(s, 'a', client), 'u1:a');
+    await p.apply(s.of([u2]));
+    assert.equal(p.stats().udpSessions, 0);
+    assert.equal(await udpAsk(s, 'b', client), 'u2:b');
+  });
+});
