@@ -24,6 +24,8 @@ Commands:
   crds        print the CustomResourceDefinitions of the superedge.io grid kinds, for a real cluster
   explain     which endpoints of a Service a node may use under its topology rules, and why
   wrapper     the node-local list/watch server: Services, EndpointSlices, Endpoints and Nodes as NODE should see them
+  demo        the seeds' edge routing end to end on this machine: grids, wrappers, proxies and real traffic
+  proxy       the node data plane: traffic to a Service's cluster IP goes to the endpoints NODE may use (iptables or userspace)
   version     print the version
 
 Run 'svcplane <command> --help' for the flags of a command.
@@ -67,6 +69,10 @@ export async function main(argv: string[]): Promise<number> {
         return (await import('./crds-command.js')).crdsCommand(rest, out);
       case 'wrapper':
         return await (await import('./wrapper-command.js')).wrapperCommand(rest, out, version());
+      case 'demo':
+        return await (await import('./demo-command.js')).demoCommand(rest, out);
+      case 'proxy':
+        return await (await import('./proxy-command.js')).proxyCommand(rest, out);
       case 'explain':
         return await (await import('./explain-command.js')).explainCommand(rest, out);
       default:

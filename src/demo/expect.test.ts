@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { answersFit, expectedForOrderedKeys, expectedForUnitKey, table, tally } from './expect.js';
+
+const ZONE = 'topology.kubernetes.io/zone';
+const labels = new Map<string, Record<string, string>>([
+  ['node0', { zone1: 'nodeunit1', [ZONE]: 'zone-a' }],
+  ['node1', { zone1: 'nodeunit2', [ZONE]: 'zone-b' }],
+  ['node2', { zone1: 'nodeunit2' }],
+]);
+const eps = [
+  { ip: '10.244.0.2', node: 'node0' },
+  { ip: '10.244.1.2', node: 'node1' },
+  { ip: '10.244.2.2', node: 'node2' },
+];
+const set = (...xs: string[]) => new Set(xs);
+
+describe('demo expectations', () => {
+  it('a unit key keeps the pods on the nodes of the client’s unit; no unit label: refused', () => {
+    assert.deepEqual(expectedForUnitKey('node0', 'zone1', eps, labels), set('node0'));
+    assert.deepEqual(expectedForUnitKey('node1', 'zone1', eps, labels), set('node1', 'node2'));
+    assert.deepEqual(expectedForUnitKey('nodeX', 'zone1', eps, labels), set());
+  });
+
+  it('ordered keys: the first key with a match wins; no label and no "*": refused; "*": everything', () => {
+    assert.deepEqual(expectedForOrderedKeys('node0', [ZONE], eps, labels), set('node0'));
+    assert.deepEqual(expectedForOrderedKeys('node2', [ZONE], eps, labels), set(), 'node2 has no zone');
+    assert.deepEqual(
+      expectedForOrderedKeys('node2', [ZONE, '*'], eps, labels),
+      set('node0', 'node1', 'node2'),
+    );
+    assert.deepEqual(expectedForOrderedKeys('node0', [ZONE, '*'], eps, labels), set('node0'), 'zone first');
+    const noZoneA = eps.filter((e) => e.node !== 'node0');
+    assert.deepEqual(expectedForOrderedKeys('node0', [ZONE], noZoneA, labels), set(), 'empty zone');
+    assert.deepEqual(
+      expectedForOrderedKeys('node0', [ZONE, 'zone1', '*'], noZoneA, labels),
+      set('node1', 'node2'),
+      'zone-a and nodeunit1 are empty: "*"',
+    );
+    assert.deepEqual(expectedForOrderedKeys('node1', ['zone1', ZONE], eps, labels), set('node1', 'node2'));
+  });
+
+  it('answers fit when all come from expected nodes, or all are refused when nothing is expected', () => {
+    assert.equal(answersFit(['node1', 'node2'], set('node1', 'node2')), true);
+    assert.equal(answersFit(['node1', 'node0'], set('node1', 'node2')), false);
+    assert.equal(answersFit(['refused', 'refused'], set()), true);
+    assert.equal(answersFit(['refused', 'node1'], set()), false);
+    assert.equal(answersFit(['timeout'], set('node1')), false);
+    assert.equal(answersFit([], set('node1')), false);
+  });
+
+  it('tally and table render what the demo prints', () => {
+    assert.equal(tally(['node2', 'node1', 'node2']), 'node1 ×1, node2 ×2');
+    assert.equal(table(['A', 'BB'], [['xyz', 'q']]), 'A    BB\nxyz  q');
+  });
+});

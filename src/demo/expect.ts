@@ -1,0 +1,72 @@
+// What each node of the demo should see, worked out from the live objects with the seeds' own words
+// (not with the topology engine, which is what the demo checks):
+// - the first seed's ServiceGrid (`topologyKeys: ["zone1"]`, SuperEdge): a node reaches the pods on the
+//   nodes of its own unit, and nothing when it has no unit;
+// - seed 003's ordered `spec.topologyKeys`: the first key the node has a label for that matches some
+//   endpoint's node wins; `"*"` means any endpoint; no match (or no label) and no `"*"`: refused.
+// Pure: the caller passes the slices' ready endpoints (address → node) and the nodes' labels.
+
+export interface ReadyEndpoint {
+  readonly ip: string;
+  readonly node: string;
+}
+
+export type NodeLabels = ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+/** The node names whose pods may answer `client` under a SuperEdge unit key; empty means refused. */
+export function expectedForUnitKey(
+  client: string,
+  key: string,
+  endpoints: readonly ReadyEndpoint[],
+  labels: NodeLabels,
+): Set<string> {
+  const unit = labels.get(client)?.[key];
+  if (unit === undefined) return new Set();
+  return new Set(endpoints.filter((e) => labels.get(e.node)?.[key] === unit).map((e) => e.node));
+}
+
+/** The node names whose pods may answer `client` under ordered topology keys (kube-proxy 1.17–1.21). */
+export function expectedForOrderedKeys(
+  client: string,
+  keys: readonly string[],
+  endpoints: readonly ReadyEndpoint[],
+  labels: NodeLabels,
+): Set<string> {
+  const mine = labels.get(client) ?? {};
+  for (const key of keys) {
+    if (key === '*') return new Set(endpoints.map((e) => e.node));
+    const value = mine[key];
+    if (value === undefined) continue;
+    const hit = endpoints.filter((e) => labels.get(e.node)?.[key] === value);
+    if (hit.length > 0) return new Set(hit.map((e) => e.node));
+  }
+  return new Set();
+}
+
+/** Whether sampled answers fit an expectation: all from the expected nodes, or all refused when none. */
+export function answersFit(answers: readonly string[], expected: ReadonlySet<string>): boolean {
+  if (answers.length === 0) return false;
+  if (expected.size === 0) return answers.every((a) => a === 'refused');
+  return answers.every((a) => expected.has(a));
+}
+
+/** `node1 ×7, node2 ×5`: answers counted, in name order. */
+export function tally(answers: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const a of answers) counts.set(a, (counts.get(a) ?? 0) + 1);
+  return [...counts.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([a, n]) => `${a} ×${n}`)
+    .join(', ');
+}
+
+/** A fixed-width text table. */
+export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}

@@ -1,0 +1,176 @@
+// Starts the demo's cluster (one `svcplane up`, and per node a simulated kubelet, a wrapper and a proxy),
+// runs the scenario against it, and stops everything in reverse order.
+//
+// Two layouts:
+// - netns (root): this process runs in the hub namespace of a layout the caller made (demo-command.ts);
+//   the API server listens on the hub's bridge address, and each node's processes run in its own
+//   namespace, where its pods answer on their IPs and its proxy writes iptables rules.
+// - userspace (no root): everything on loopback; pods on 127.10.N.x, and each node's proxy listens for
+//   a cluster IP at the address with the same host bits in its own 127.(20+N).0.0/16.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { listenAddress } from '../core/proxy/listen.js';
+import { Client } from '../runtime/client.js';
+import { kubeconfigTransport } from '../runtime/kubeconfig.js';
+import { ipPath } from './netns.js';
+import { Proc, stopAll } from './processes.js';
+import { sample, sampleInNetns } from './probe.js';
+import { Scenario, UNIT_KEY, ZONE_KEY, type DemoNode } from './scenario.js';
+
+export const SERVICE_CIDR = '10.96.0.0/16';
+
+export const DEMO_NODES: readonly DemoNode[] = [
+  { name: 'node0', unit: 'nodeunit1', zone: 'zone-a' },
+  { name: 'node1', unit: 'nodeunit2', zone: 'zone-b' },
+  { name: 'node2', unit: 'nodeunit2', zone: 'zone-b' },
+];
+
+/** Where each node lives in the netns layout (from demo-command's createLayout). */
+export interface NetnsPlacement {
+  readonly hub: string;
+  readonly hubIP: string;
+  readonly nodes: ReadonlyArray<{ name: string; netns: string; ip: string; podCIDR: string }>;
+}
+
+export interface RunOptions {
+  /** bin/svcplane.js. */
+  readonly bin: string;
+  readonly dataDir: string;
+  readonly keep: boolean;
+  readonly out: (s: string) => void;
+  readonly netns?: NetnsPlacement;
+  readonly timeoutMs: number;
+  /** Resolves when the user asks to stop (Ctrl-C). */
+  readonly stopped: Promise<void>;
+  /** The processes started, for the caller to stop on an interrupt (runDemo stops them when it ends). */
+  readonly procs: Proc[];
+}
+
+const userspaceCidr = (i: number): string => `127.${20 + i}.0.0/16`;
+
+export async function runDemo(o: RunOptions): Promise<number> {
+  const logs = join(o.dataDir, 'logs');
+  mkdirSync(logs, { recursive: true });
+  const procs = o.procs;
+  const place = (name: string) => o.netns?.nodes.find((n) => n.name === name);
+  const start = (name: string, node: string | undefined, args: string[]): Proc => {
+    const ns = node === undefined ? undefined : place(node)?.netns;
+    const p = new Proc(
+      name,
+      [...(ns === undefined ? [] : [ipPath(), 'netns', 'exec', ns]), process.execPath, o.bin, ...args],
+      logs,
+    );
+    procs.push(p);
+    return p;
+  };
+  const mode = o.netns === undefined ? 'userspace' : 'iptables';
+  try {
+    o.out(
+      o.netns === undefined
+        ? "svcplane demo: not root, so every node shares this machine's loopback and its proxy runs in userspace mode.\n" +
+            '  A node reaches a cluster IP at a loopback stand-in with the same host bits (shown below).'
+        : `svcplane demo: three network namespaces (${o.netns.nodes.map((n) => n.netns).join(', ')}), one per node; ` +
+            'pods answer on their IPs inside them, and each proxy writes iptables rules there.',
+    );
+    const up = start('up', undefined, [
+      'up',
+      '--data-dir',
+      join(o.dataDir, 'server'),
+      '--bind-address',
+      o.netns?.hubIP ?? '127.0.0.1',
+      '--secure-port',
+      o.netns === undefined ? '0' : '6443',
+      '--service-cluster-ip-range',
+      SERVICE_CIDR,
+    ]);
+    const ready = await up.waitFor(/ready at (\S+); kubeconfig: (\S+)/, 90_000);
+    const kubeconfig = ready[2]!;
+    o.out(`  API server ${ready[1]!}; kubeconfig ${kubeconfig}`);
+
+    const nodeProcs = DEMO_NODES.map((n, i) =>
+      start(n.name, n.name, [
+        'node',
+        '--kubeconfig',
+        kubeconfig,
+        '--name',
+        n.name,
+        '--labels',
+        `${UNIT_KEY}=${n.unit},${ZONE_KEY}=${n.zone}`,
+        '--pod-cidr',
+        place(n.name)?.podCIDR ?? `127.10.${i}.0/24`,
+        '--node-ip',
+        place(n.name)?.ip ?? `127.0.1.${i + 1}`,
+        '--serve-pods',
+      ]),
+    );
+    for (const p of nodeProcs) await p.waitFor(/running/, 60_000);
+    const wrappers = DEMO_NODES.map((n) =>
+      start(`wrapper-${n.name}`, n.name, [
+        'wrapper',
+        '--kubeconfig',
+        kubeconfig,
+        '--hostname',
+        n.name,
+        '--data-dir',
+        join(o.dataDir, `wrapper-${n.name}`),
+        '--bind-address',
+        o.netns === undefined ? '127.0.0.1:0' : '127.0.0.1:51006',
+      ]),
+    );
+    const wrapperKubeconfigs: string[] = [];
+    for (const w of wrappers) wrapperKubeconfigs.push((await w.waitFor(/kubeconfig: (\S+)/, 60_000))[1]!);
+    const proxies = DEMO_NODES.map((n, i) =>
+      start(`proxy-${n.name}`, n.name, [
+        'proxy',
+        '--kubeconfig',
+        wrapperKubeconfigs[i]!,
+        '--hostname-override',
+        n.name,
+        '--proxy-mode',
+        mode,
+        ...(o.netns === undefined ? ['--userspace-cidr', userspaceCidr(i)] : []),
+        '--metrics-bind-address',
+        '127.0.0.1:0',
+        '--healthz-bind-address',
+        '127.0.0.1:0',
+      ]),
+    );
+    for (const p of proxies) await p.waitFor(/in sync/, 60_000);
+    o.out(`  per node: a simulated kubelet, a wrapper, and a proxy in ${mode} mode (logs in ${logs})`);
+
+    const transport = kubeconfigTransport({ path: kubeconfig });
+    const scenario = new Scenario({
+      client: new Client(transport),
+      nodes: DEMO_NODES,
+      out: o.out,
+      timeoutMs: o.timeoutMs,
+      shown: (n, ip) =>
+        o.netns === undefined ? (listenAddress(ip, userspaceCidr(DEMO_NODES.indexOf(n))) ?? ip) : ip,
+      probe: (n, ip, port, count) => {
+        const p = place(n.name);
+        return p === undefined ? sample(ip, port, count) : sampleInNetns(p.netns, ip, port, count);
+      },
+    });
+    try {
+      await scenario.run();
+    } finally {
+      transport.close();
+    }
+    o.out(
+      scenario.failures === 0
+        ? '\nsvcplane demo: every node reached exactly the endpoints its topology allows.'
+        : `\nsvcplane demo: ${scenario.failures} table(s) did not match the seed's expectations (logs in ${logs})`,
+    );
+    if (o.keep) {
+      const kc =
+        o.netns === undefined
+          ? `kubectl --kubeconfig ${kubeconfig}`
+          : `ip netns exec ${o.netns.hub} kubectl --kubeconfig ${kubeconfig}`;
+      o.out(`\n--keep: the cluster keeps running until Ctrl-C. Try:\n  ${kc} get nodes,svc,endpointslices`);
+      await o.stopped;
+    }
+    return scenario.failures === 0 ? 0 : 1;
+  } finally {
+    await stopAll(procs);
+  }
+}
