@@ -9,7 +9,7 @@ import { ProxyMetrics, serveOps } from '../proxy/metrics.js';
 import { ProxySync, type ProxyBackend } from '../proxy/sync.js';
 import { UserspaceBackend } from '../proxy/userspace-backend.js';
 import { UserspaceProxy } from '../proxy/userspace.js';
-import { UsageError, durationFlag, hostPort, oneOf, parseFlags } from './flags.js';
+import { UsageError, durationFlag, hostPort, intFlag, oneOf, parseFlags } from './flags.js';
 import { transportFromFlags } from './kubeconfig-flags.js';
 
 export const PROXY_HELP = `Usage: svcplane proxy --hostname-override NODE [flags]
@@ -48,6 +48,8 @@ Flags:
   --nodeport-addresses LIST       iptables: CIDRs whose local addresses accept NodePorts (default: every
                                   local address); userspace: the IPs to listen on for NodePorts (default: none)
   --userspace-cidr CIDR           userspace: where cluster IPs are listened on (see above)
+  --userspace-port-offset N       userspace: listen on Service port + N for cluster and external IPs, for a
+                                  process that may not bind ports below 1024 (80 → 10080 with 10000)
   --metrics-bind-address H:P      /metrics (default 127.0.0.1:10249; port 0 picks a free one)
   --healthz-bind-address H:P      /healthz (default 127.0.0.1:10256; port 0 picks a free one)
   --cleanup                       iptables: remove the jumps and every KUBE-* chain, then exit
@@ -64,6 +66,7 @@ const FLAGS = {
   'masquerade-all': { type: 'boolean' },
   'nodeport-addresses': { type: 'string' },
   'userspace-cidr': { type: 'string' },
+  'userspace-port-offset': { type: 'string' },
   'metrics-bind-address': { type: 'string' },
   'healthz-bind-address': { type: 'string' },
   cleanup: { type: 'boolean' },
@@ -122,8 +125,8 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
 
   let backend: ProxyBackend;
   if (mode === 'iptables') {
-    if (typeof values['userspace-cidr'] === 'string')
-      throw new UsageError('--userspace-cidr is for --proxy-mode userspace');
+    if (typeof values['userspace-cidr'] === 'string' || values['userspace-port-offset'] !== undefined)
+      throw new UsageError('--userspace-cidr and --userspace-port-offset are for --proxy-mode userspace');
     for (const c of nodePortList) cidrFlag('nodeport-addresses', c);
     const runner = iptablesRunner({ family: 4 });
     const ok = await runner.check();
@@ -143,10 +146,14 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
         throw new UsageError(`--nodeport-addresses: ${JSON.stringify(a)} is not an IP address`);
     const cidr = values['userspace-cidr'];
     if (typeof cidr === 'string') cidrFlag('userspace-cidr', cidr);
+    const portOffset = intFlag('userspace-port-offset', values['userspace-port-offset'], 0) ?? 0;
+    if (portOffset > 64511)
+      throw new UsageError('--userspace-port-offset: at most 64511 (port 1 + offset must fit 65535)');
     backend = new UserspaceBackend(
       new UserspaceProxy({
         ...(typeof cidr === 'string' ? { cidr } : {}),
         nodePortAddresses: nodePortList,
+        portOffset,
         log,
       }),
     );

@@ -47,6 +47,8 @@ export interface RunOptions {
 }
 
 const userspaceCidr = (i: number): string => `127.${20 + i}.0.0/16`;
+/** Userspace listeners take Service port + this: binding port 80 needs root. */
+const PORT_OFFSET = 10_000;
 
 export async function runDemo(o: RunOptions): Promise<number> {
   const logs = join(o.dataDir, 'logs');
@@ -67,8 +69,11 @@ export async function runDemo(o: RunOptions): Promise<number> {
   try {
     o.out(
       o.netns === undefined
-        ? "svcplane demo: not root, so every node shares this machine's loopback and its proxy runs in userspace mode.\n" +
-            '  A node reaches a cluster IP at a loopback stand-in with the same host bits (shown below).'
+        ? "svcplane demo: userspace mode, no root needed: every node shares this machine's loopback, and its proxy\n" +
+            '  forwards in userspace.' +
+            '\n' +
+            '  A node reaches a cluster IP at a loopback stand-in with the same host bits, on the Service port + 10000\n' +
+            '  (binding port 80 needs root); the stand-ins are shown below.'
         : `svcplane demo: three network namespaces (${o.netns.nodes.map((n) => n.netns).join(', ')}), one per node; ` +
             'pods answer on their IPs inside them, and each proxy writes iptables rules there.',
     );
@@ -128,7 +133,9 @@ export async function runDemo(o: RunOptions): Promise<number> {
         n.name,
         '--proxy-mode',
         mode,
-        ...(o.netns === undefined ? ['--userspace-cidr', userspaceCidr(i)] : []),
+        ...(o.netns === undefined
+          ? ['--userspace-cidr', userspaceCidr(i), '--userspace-port-offset', String(PORT_OFFSET)]
+          : []),
         '--metrics-bind-address',
         '127.0.0.1:0',
         '--healthz-bind-address',
@@ -144,8 +151,10 @@ export async function runDemo(o: RunOptions): Promise<number> {
       nodes: DEMO_NODES,
       out: o.out,
       timeoutMs: o.timeoutMs,
-      shown: (n, ip) =>
-        o.netns === undefined ? (listenAddress(ip, userspaceCidr(DEMO_NODES.indexOf(n))) ?? ip) : ip,
+      reach: (n, ip, port) =>
+        o.netns === undefined
+          ? { host: listenAddress(ip, userspaceCidr(DEMO_NODES.indexOf(n))) ?? ip, port: port + PORT_OFFSET }
+          : { host: ip, port },
       probe: (n, ip, port, count) => {
         const p = place(n.name);
         return p === undefined ? sample(ip, port, count) : sampleInNetns(p.netns, ip, port, count);

@@ -39,8 +39,8 @@ export interface ScenarioHost {
   readonly nodes: readonly DemoNode[];
   /** `count` GETs to ip:port from `node`, one connection each. */
   probe(node: DemoNode, ip: string, port: number, count: number): Promise<Answer[]>;
-  /** Where the client on `node` reaches `ip` (the cluster IP itself, or a userspace stand-in). */
-  shown(node: DemoNode, ip: string): string;
+  /** Where the client on `node` reaches ip:port (the cluster IP itself, or a userspace stand-in). */
+  reach(node: DemoNode, ip: string, port: number): { host: string; port: number };
   readonly out: (s: string) => void;
   readonly timeoutMs: number;
 }
@@ -159,7 +159,8 @@ export class Scenario {
       ok = true;
       for (const n of this.h.nodes) {
         const expected = expect(n.name, eps, labels);
-        const answers = await this.h.probe(n, this.h.shown(n, ip), port, REQUESTS);
+        const at = this.h.reach(n, ip, port);
+        const answers = await this.h.probe(n, at.host, at.port, REQUESTS);
         const fits = answersFit(answers, expected) && (must?.(n, answers) ?? true);
         ok &&= fits;
         const l = labels.get(n.name) ?? {};
@@ -180,12 +181,12 @@ export class Scenario {
     }
     if (!ok) this.failures++;
     const standIns = this.h.nodes
-      .map((n) => [n.name, this.h.shown(n, ip)] as const)
-      .filter(([, a]) => a !== ip)
-      .map(([n, a]) => `${n} at ${a}`);
+      .map((n) => [n.name, this.h.reach(n, ip, port)] as const)
+      .filter(([, a]) => a.host !== ip || a.port !== port)
+      .map(([n, a]) => `${n} at ${a.host}:${a.port}`);
     this.h.out(
       `\n${title}\n  ${service} ${ip}:${port}, ${REQUESTS} requests from each node (one connection each)` +
-        (standIns.length === 0 ? '' : `\n  (userspace stand-ins for ${ip}: ${standIns.join(', ')})`) +
+        (standIns.length === 0 ? '' : `\n  (userspace stand-ins for ${ip}:${port}: ${standIns.join(', ')})`) +
         '\n',
     );
     this.h.out(

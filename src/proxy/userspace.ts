@@ -25,6 +25,8 @@ export interface UserspaceOptions {
   /** `--userspace-cidr`: the loopback range standing for cluster IPs; absent means the cluster IPs. */
   cidr?: string;
   nodePortAddresses: readonly string[];
+  /** `--userspace-port-offset` (see core/proxy/listen.ts). */
+  portOffset?: number;
   log: UserspaceLog;
   /** ms to wait for a backend connect before trying the next; default 2000 */
   connectTimeoutMs?: number;
@@ -203,7 +205,9 @@ export class UserspaceProxy {
         try {
           this.ports.set(id, await this.open(w));
         } catch (e) {
-          const error = e instanceof Error ? e.message : String(e);
+          let error = e instanceof Error ? e.message : String(e);
+          if ((e as NodeJS.ErrnoException).code === 'EACCES' && w.listener.port < 1024)
+            error += ' (ports below 1024 need root or CAP_NET_BIND_SERVICE: see --userspace-port-offset)';
           failed.push({ listener: w.listener, error });
           report('userspace proxy: cannot listen', { key: w.listener.key, listener: id, error });
         }

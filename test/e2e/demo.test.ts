@@ -3,7 +3,7 @@
 // seed's expectations, and leave no namespace or process behind, an interrupted run included.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -31,9 +31,16 @@ interface Run {
   err: string;
 }
 
-function demo(args: string[], opts: { interruptOn?: RegExp } = {}): Promise<Run> {
+/** `setpriv` to nobody: the userspace demo must work for a user who is not root. */
+const NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+
+function demo(args: string[], opts: { interruptOn?: RegExp; as?: string[] } = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'demo', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [...(opts.as ?? []), process.execPath, BIN, 'demo', ...args];
+    const child = spawn(argv[0]!, argv.slice(1), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, HOME: work },
+    });
     let out = '';
     let err = '';
     let sent = false;
@@ -89,9 +96,20 @@ describe('svcplane demo', { timeout: 600_000 }, () => {
     assert.deepEqual(survivors(dir), []);
   });
 
-  it('without root, on loopback with userspace proxies: the same tables', async () => {
+  it('as a user who is not root, on loopback with userspace proxies: the same tables', async () => {
     const dir = path.join(work, 'userspace');
-    const run = await demo(['--mode', 'userspace', '--data-dir', dir]);
+    chmodSync(work, 0o777);
+    try {
+      execFileSync(NOBODY[0]!, [
+        ...NOBODY.slice(1),
+        process.execPath,
+        '-e',
+        `require('fs').accessSync(${JSON.stringify(BIN)})`,
+      ]);
+    } catch {
+      assert.fail(`uid 65534 cannot read ${BIN}: this test runs the demo as a user who is not root`);
+    }
+    const run = await demo(['--data-dir', dir], { as: NOBODY });
     assert.equal(run.code, 0, `exit ${run.code}\n${run.out}\n${run.err}`);
     assert.match(run.out, /userspace mode/);
     checkTables(run.out);

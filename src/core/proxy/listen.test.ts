@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { listenAddress, listenerEndpoints, listenerId, plannedListeners, type Listener } from './listen.js';
+import {
+  listenAddress,
+  listenerEndpoints,
+  listenerId,
+  listenPort,
+  plannedListeners,
+  type Listener,
+} from './listen.js';
 import type { ProxyState, ServicePortState } from './types.js';
 
 function servicePort(o: Partial<ServicePortState> & { key: string }): ServicePortState {
@@ -76,6 +83,32 @@ describe('plannedListeners', () => {
         'external TCP/198.51.100.1:80',
       ],
     );
+  });
+
+  it('adds --userspace-port-offset to cluster and external ports, not to node ports, and drops ports past 65535', () => {
+    const state = stateOf(
+      servicePort({
+        key: 'default/web:http',
+        clusterIPs: ['10.96.3.7'],
+        port: 80,
+        nodePort: 30080,
+        externalIPs: ['192.0.2.10'],
+      }),
+      servicePort({ key: 'default/high', clusterIPs: ['10.96.3.8'], port: 60000 }),
+    );
+    const { listeners, conflicts } = plannedListeners(state, {
+      cidr: '127.1.0.0/16',
+      nodePortAddresses: ['127.0.0.1'],
+      portOffset: 10000,
+    });
+    assert.deepEqual(conflicts, []);
+    assert.deepEqual(
+      listeners.map((l) => `${l.kind} ${listenerId(l)}`),
+      ['cluster TCP/127.1.3.7:10080', 'nodePort TCP/127.0.0.1:30080', 'external TCP/192.0.2.10:10080'],
+    );
+    assert.equal(listenPort(80, 10000), 10080);
+    assert.equal(listenPort(65535, 1), undefined);
+    assert.equal(listenPort(80), 80);
   });
 
   it('listens on the cluster IPs themselves, both families, without a CIDR', () => {

@@ -52,6 +52,17 @@ export interface ListenOptions {
   readonly cidr?: string;
   /** Addresses that take NodePort traffic (one listener each per node port). */
   readonly nodePortAddresses: readonly string[];
+  /**
+   * `--userspace-port-offset`: added to the Service port of cluster and external listeners, for a
+   * process that may not bind ports below 1024 (10080 stands for port 80). Node ports keep theirs.
+   */
+  readonly portOffset?: number;
+}
+
+/** The port a cluster or external listener uses for a Service port; undefined past 65535. */
+export function listenPort(port: number, offset = 0): number | undefined {
+  const p = port + offset;
+  return Number.isInteger(p) && p >= 1 && p <= 65535 ? p : undefined;
 }
 
 /**
@@ -82,15 +93,16 @@ export function plannedListeners(
       const id = `${kind} ${listenerId(l)}`;
       if (!wanted.has(id)) wanted.set(id, l);
     };
+    const port = listenPort(sp.port, o.portOffset);
     for (const ip of sp.clusterIPs) {
       const address = listenAddress(ip, o.cidr);
-      if (address !== undefined) add('cluster', address, sp.port);
+      if (address !== undefined && port !== undefined) add('cluster', address, port);
     }
     if (sp.nodePort !== undefined && sp.nodePort > 0) {
       for (const address of nodePortAddresses) add('nodePort', address, sp.nodePort);
     }
     for (const address of canonicalAll([...sp.externalIPs, ...sp.loadBalancerIPs])) {
-      add('external', address, sp.port);
+      if (port !== undefined) add('external', address, port);
     }
     for (const l of wanted.values()) {
       const id = listenerId(l);
