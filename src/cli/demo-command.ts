@@ -40,12 +40,16 @@ const FLAGS = {
 
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 
-/** Resolves on the first SIGINT or SIGTERM. */
-function interrupted(): Promise<void> {
+/**
+ * Resolves on the first SIGINT or SIGTERM. The handler stays installed for the whole command, so a second
+ * Ctrl-C while the demo stops its processes and removes its namespaces cannot cut that short.
+ */
+function interrupted(out: (s: string) => void): Promise<void> {
   return new Promise((resolve) => {
+    let seen = false;
     const on = (): void => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
+      if (seen) out('svcplane demo: still stopping; it removes what it started before it exits');
+      seen = true;
       resolve();
     };
     process.on('SIGINT', on);
@@ -87,7 +91,7 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
       ? resolve(values['data-dir'])
       : mkdtempSync(join(tmpdir(), 'svcplane-demo-'));
   mkdirSync(dataDir, { recursive: true });
-  const stopped = interrupted();
+  const stopped = interrupted(out);
 
   // Inside the hub namespace of a layout the outer run made.
   if (typeof values['inside'] === 'string') {

@@ -49,6 +49,8 @@ function demo(args: string[], opts: { interruptOn?: RegExp; as?: string[] } = {}
       if (opts.interruptOn !== undefined && !sent && opts.interruptOn.test(out)) {
         sent = true;
         child.kill('SIGINT');
+        // An impatient second Ctrl-C must not cut the clean-up short.
+        setTimeout(() => child.kill('SIGINT'), 300);
       }
     });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -116,7 +118,7 @@ describe('svcplane demo', { timeout: 600_000 }, () => {
     assert.deepEqual(survivors(dir), []);
   });
 
-  it('interrupted after its first table, it stops and leaves no namespace or process', async () => {
+  it('interrupted twice after its first table, it stops and leaves no namespace or process', async () => {
     const dir = path.join(work, 'interrupted');
     const run = await demo(['--mode', 'netns', '--data-dir', dir], { interruptOn: /^ {2}node2 .*$/m });
     assert.notEqual(run.code, 0);
