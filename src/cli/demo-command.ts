@@ -41,7 +41,7 @@ const FLAGS = {
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 
 /**
- * Resolves on the first SIGINT or SIGTERM. The handler stays installed for the whole command, so a second
+ * Resolves on the first SIGINT, SIGTERM or SIGHUP. The handler stays installed for the whole command, so a second
  * Ctrl-C while the demo stops its processes and removes its namespaces cannot cut that short.
  */
 function interrupted(out: (s: string) => void): Promise<void> {
@@ -54,6 +54,7 @@ function interrupted(out: (s: string) => void): Promise<void> {
     };
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
+    process.on('SIGHUP', on); // the terminal closed
   });
 }
 

@@ -2,11 +2,12 @@
 import { isIP } from 'node:net';
 import { jsonLogger } from '../apiserver/logger.js';
 import { parseCidrRange } from '../core/allocator/cidr.js';
+import type { RenderOptions } from '../core/proxy/iptables.js';
 import { Client } from '../runtime/client.js';
-import { IptablesBackend } from '../proxy/iptables-backend.js';
-import { iptablesRunner } from '../proxy/iptables-runner.js';
+import { DualStackBackend, IptablesBackend } from '../proxy/iptables-backend.js';
+import { iptablesRunner, type IptablesRunner } from '../proxy/iptables-runner.js';
 import { ProxyMetrics, serveOps } from '../proxy/metrics.js';
-import { ProxySync, type ProxyBackend } from '../proxy/sync.js';
+import { ProxySync, type ProxyBackend, type SyncLog } from '../proxy/sync.js';
 import { UserspaceBackend } from '../proxy/userspace-backend.js';
 import { UserspaceProxy } from '../proxy/userspace.js';
 import { UsageError, durationFlag, hostPort, intFlag, oneOf, parseFlags } from './flags.js';
@@ -79,6 +80,54 @@ const cidrFlag = (flag: string, raw: string): string => {
   return raw;
 };
 
+/**
+ * The iptables data plane for both families: IPv4 always, IPv6 when ip6tables works here (else a warning:
+ * IPv6 cluster IPs are not programmed). `cleanup` wants both cleaned, whatever works.
+ */
+async function iptablesBackends(
+  render: Omit<RenderOptions, 'family'>,
+  nodePortList: readonly string[],
+  log: SyncLog,
+  metrics: ProxyMetrics | undefined,
+  cleanup = false,
+): Promise<DualStackBackend> {
+  const v4 = iptablesRunner({ family: 4 });
+  const ok = await v4.check();
+  if (!ok.ok) {
+    const why = `${ok.reason}${cleanup ? '' : ' (without root, use --proxy-mode userspace)'}`;
+    throw cleanup ? new Error(`--cleanup: ${why}`) : new UsageError(`--proxy-mode iptables: ${why}`);
+  }
+  const v6 = iptablesRunner({ family: 6 });
+  const ok6 = await v6.check();
+  if (!ok6.ok)
+    log.warn('ip6tables does not work here: IPv6 cluster IPs are not programmed', { reason: ok6.reason });
+  const backend = (runner: IptablesRunner, family: 4 | 6): IptablesBackend => {
+    const ports = nodePortList.filter((c) => (c.includes(':') ? 6 : 4) === family);
+    return new IptablesBackend({
+      runner,
+      render: {
+        ...(render.masqueradeAll === true ? { masqueradeAll: true } : {}),
+        // The cluster CIDR is one family's: the other family's rules go without it.
+        ...(render.clusterCIDR !== undefined && render.clusterCIDR.includes(':') === (family === 6)
+          ? { clusterCIDR: render.clusterCIDR }
+          : {}),
+        family,
+        ...(ports.length > 0 ? { nodePortAddresses: ports } : {}),
+      },
+      log,
+      ...(metrics === undefined
+        ? {}
+        : {
+            onRestoreFailure: () => metrics.restoreFailures.inc(),
+            ...(family === 4
+              ? { onRules: (table: 'nat' | 'filter', n: number) => metrics.iptablesRules.set({ table }, n) }
+              : {}),
+          }),
+    });
+  };
+  return new DualStackBackend([backend(v4, 4), ...(ok6.ok ? [backend(v6, 6)] : [])]);
+}
+
 export async function proxyCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parseFlags(args, FLAGS);
   if (values['help'] === true) {
@@ -101,10 +150,10 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
       : [];
 
   if (values['cleanup'] === true) {
-    const runner = iptablesRunner({ family: 4 });
-    const ok = await runner.check();
-    if (!ok.ok) throw new Error(`--cleanup: ${ok.reason}`);
-    const { chains } = await new IptablesBackend({ runner, render, log }).cleanup();
+    if (values['proxy-mode'] !== undefined && mode !== 'iptables')
+      throw new UsageError("--cleanup removes the iptables mode's rules; it takes no --proxy-mode userspace");
+    const backend = await iptablesBackends(render, [], log, undefined, true);
+    const { chains } = await backend.cleanup();
     out(`svcplane: proxy cleanup removed ${chains} chains and the jumps to them`);
     return 0;
   }
@@ -121,6 +170,12 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
     'healthz-bind-address',
     (values['healthz-bind-address'] as string) ?? '127.0.0.1:10256',
   );
+  for (const [flag, at] of [
+    ['metrics-bind-address', metricsAt],
+    ['healthz-bind-address', healthAt],
+  ] as const)
+    if (isIP(at.host) === 0)
+      throw new UsageError(`--${flag}: ${JSON.stringify(at.host)} is not an IP address`);
   const metrics = new ProxyMetrics();
 
   let backend: ProxyBackend;
@@ -128,16 +183,7 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
     if (typeof values['userspace-cidr'] === 'string' || values['userspace-port-offset'] !== undefined)
       throw new UsageError('--userspace-cidr and --userspace-port-offset are for --proxy-mode userspace');
     for (const c of nodePortList) cidrFlag('nodeport-addresses', c);
-    const runner = iptablesRunner({ family: 4 });
-    const ok = await runner.check();
-    if (!ok.ok)
-      throw new UsageError(`--proxy-mode iptables: ${ok.reason} (without root, use --proxy-mode userspace)`);
-    backend = new IptablesBackend({
-      runner,
-      render: { ...render, ...(nodePortList.length > 0 ? { nodePortAddresses: nodePortList } : {}) },
-      log,
-      onRules: (table, n) => metrics.iptablesRules.set({ table }, n),
-    });
+    backend = await iptablesBackends(render, nodePortList, log, metrics);
   } else {
     if (render.clusterCIDR !== undefined || render.masqueradeAll === true)
       throw new UsageError('--cluster-cidr and --masquerade-all are for --proxy-mode iptables');

@@ -40,8 +40,9 @@ describe('demo expectations', () => {
     assert.deepEqual(expectedForOrderedKeys('node1', ['zone1', ZONE], eps, labels), set('node1', 'node2'));
   });
 
-  it('answers fit when all come from expected nodes, or all are refused when nothing is expected', () => {
+  it('answers fit when all come from expected nodes and each of those answered, or all are refused when nothing is expected', () => {
     assert.equal(answersFit(['node1', 'node2'], set('node1', 'node2')), true);
+    assert.equal(answersFit(['node1', 'node1'], set('node1', 'node2')), false, 'node2 never answered');
     assert.equal(answersFit(['node1', 'node0'], set('node1', 'node2')), false);
     assert.equal(answersFit(['refused', 'refused'], set()), true);
     assert.equal(answersFit(['refused', 'node1'], set()), false);

@@ -43,11 +43,15 @@ export function expectedForOrderedKeys(
   return new Set();
 }
 
-/** Whether sampled answers fit an expectation: all from the expected nodes, or all refused when none. */
+/**
+ * Whether sampled answers fit an expectation: every answer from an expected node, and every expected node
+ * answering at least once (a proxy that never uses one of the endpoints does not fit); or, when nothing
+ * is expected, every request refused.
+ */
 export function answersFit(answers: readonly string[], expected: ReadonlySet<string>): boolean {
   if (answers.length === 0) return false;
   if (expected.size === 0) return answers.every((a) => a === 'refused');
-  return answers.every((a) => expected.has(a));
+  return answers.every((a) => expected.has(a)) && [...expected].every((n) => answers.includes(n));
 }
 
 /** `node1 ×7, node2 ×5`: answers counted, in name order. */

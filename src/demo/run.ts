@@ -165,6 +165,10 @@ export async function runDemo(o: RunOptions): Promise<number> {
     } finally {
       transport.close();
     }
+    // A "refused" row proves nothing if the proxy behind it died: every component must still run.
+    const dead = procs.filter((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+    for (const p of dead) o.out(`svcplane demo: ${p.name} exited during the run (see ${logs}/${p.name}.log)`);
+    scenario.failures += dead.length;
     o.out(
       scenario.failures === 0
         ? '\nsvcplane demo: every node reached exactly the endpoints its topology allows.'

@@ -4,8 +4,10 @@
 // - A full sync (start, --sync-period, after any failure) ensures kube-proxy's jumps from the built-in
 //   chains, reads which KUBE-* chains exist (iptables-save), and rewrites every chain, deleting stale ones.
 // - A partial sync rewrites the dispatch chains and only the changed service ports' chains (KEP-3453).
-// - iptables-restore applies a table atomically: a failed restore changes nothing. The failure is logged
-//   with the offending line, the backend forgets what it had applied, and the next sync is a full one.
+// - iptables-restore commits each table atomically: a failed restore leaves every table either as it was
+//   or fully rewritten (an error in *filter comes after *nat was committed), never half-written. The
+//   failure is logged with the offending line, the backend forgets what it had applied, and the next
+//   sync is a full one, which rewrites both.
 import {
   jumpRules,
   parseSaveChains,
@@ -24,6 +26,8 @@ export interface IptablesBackendOptions {
   readonly log: SyncLog;
   /** Rules written per table by the last restore (kube-proxy's kubeproxy_sync_proxy_rules_iptables_total). */
   readonly onRules?: (table: 'nat' | 'filter', n: number) => void;
+  /** kube-proxy's kubeproxy_sync_proxy_rules_iptables_restore_failures_total. */
+  readonly onRestoreFailure?: () => void;
 }
 
 /** The chain a jump rule's `-j` names. */
@@ -50,20 +54,24 @@ export class IptablesBackend implements ProxyBackend {
 
   constructor(private readonly o: IptablesBackendOptions) {}
 
-  async apply(state: ProxyState, changed: ReadonlySet<string> | 'full'): Promise<BackendResult> {
+  async apply(
+    state: ProxyState,
+    changed: ReadonlySet<string> | 'full',
+    signal?: AbortSignal,
+  ): Promise<BackendResult> {
     if (changed === 'full' || this.applied === undefined) {
       for (const j of jumpRules()) await this.o.runner.ensureRule(j.table, j.chain, j.args, targetOf(j.args));
       const existing = {
-        nat: parseSaveChains(await this.o.runner.save('nat')).nat,
-        filter: parseSaveChains(await this.o.runner.save('filter')).filter,
+        nat: parseSaveChains(await this.o.runner.save('nat', signal)).nat,
+        filter: parseSaveChains(await this.o.runner.save('filter', signal)).filter,
       };
       const plan = renderFull(state, existing, this.o.render);
-      await this.restore(plan.text);
+      await this.restore(plan.text, signal);
       this.applied = plan.applied;
       return { partial: false, detail: { rules: plan.rules, deletedChains: plan.deleted } };
     }
     const plan = renderPartial(state, changed, this.applied, this.o.render);
-    await this.restore(plan.text);
+    await this.restore(plan.text, signal);
     this.applied = plan.applied;
     return {
       partial: true,
@@ -71,11 +79,12 @@ export class IptablesBackend implements ProxyBackend {
     };
   }
 
-  private async restore(text: string): Promise<void> {
+  private async restore(text: string, signal?: AbortSignal): Promise<void> {
     try {
-      await this.o.runner.restore(text);
+      await this.o.runner.restore(text, signal);
     } catch (err) {
       this.applied = undefined;
+      this.o.onRestoreFailure?.();
       if (err instanceof RestoreError)
         this.o.log.error('iptables-restore failed; nothing of it was applied', {
           line: err.line,
@@ -105,6 +114,42 @@ export class IptablesBackend implements ProxyBackend {
 
   close(): Promise<void> {
     // The rules stay when the proxy stops (as kube-proxy's do): traffic keeps flowing until --cleanup.
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Both IP families: one IptablesBackend per family (iptables and ip6tables), applied in turn. A failure in
+ * either makes the next sync a full one for both (each backend forgets what it applied on its own failure;
+ * the sync loop asks both for 'full').
+ */
+export class DualStackBackend implements ProxyBackend {
+  readonly mode = 'iptables';
+
+  constructor(private readonly families: readonly IptablesBackend[]) {}
+
+  async apply(
+    state: ProxyState,
+    changed: ReadonlySet<string> | 'full',
+    signal?: AbortSignal,
+  ): Promise<BackendResult> {
+    let partial = true;
+    const detail: Record<string, number> = {};
+    for (const [i, b] of this.families.entries()) {
+      const r = await b.apply(state, changed, signal);
+      partial &&= r.partial;
+      for (const [k, v] of Object.entries(r.detail ?? {})) detail[i === 0 ? k : `${k}IPv6`] = v;
+    }
+    return { partial, detail };
+  }
+
+  async cleanup(): Promise<{ chains: number }> {
+    let chains = 0;
+    for (const b of this.families) chains += (await b.cleanup()).chains;
+    return { chains };
+  }
+
+  close(): Promise<void> {
     return Promise.resolve();
   }
 }

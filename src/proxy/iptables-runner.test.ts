@@ -172,6 +172,13 @@ describe('parseRestoreErrorLine', () => {
       7,
     );
     assert.equal(parseRestoreErrorLine('iptables-restore: COMMIT expected at line 4'), 4);
+    // nf_tables, deleting a chain that is still referenced:
+    assert.equal(
+      parseRestoreErrorLine(
+        'iptables-restore: line 9: CHAIN_DEL failed (Device or resource busy): chain KUBE-SVC-X',
+      ),
+      9,
+    );
     assert.equal(parseRestoreErrorLine('something else'), undefined);
   });
 });

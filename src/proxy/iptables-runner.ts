@@ -4,6 +4,7 @@
 // failures precisely. It behaves like kube-proxy's pkg/util/iptables runner: restores use
 // `--noflush --wait` (one atomic transaction per table), jump rules are checked with -C and prepended
 // with -I, and "already exists" / "does not exist" answers are not errors where they mean "done".
+import { failedLine } from '../core/proxy/iptables.js';
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
@@ -90,19 +91,14 @@ function findProgram(name: string): string | undefined {
   return undefined;
 }
 
+/** The input line iptables-restore names in its error output (core/proxy's parser, every format seen). */
+export const parseRestoreErrorLine = failedLine;
+
 /**
- * The input line iptables-restore names in its error output. The formats seen are
- *   "iptables-restore: line 12 failed"                     (a rule the kernel refused, at COMMIT)
- *   "iptables-restore v1.8.9 (nf_tables): ...\nError occurred at line: 12"   (a line that did not parse)
- *   "iptables-restore: COMMIT expected at line 12"         (input ended inside a table)
+ * How long to wait for the xtables lock, in seconds, as kube-proxy does (`-w 5`): a holder that never lets
+ * go fails the sync (and the next one retries) instead of freezing the loop.
  */
-export function parseRestoreErrorLine(stderr: string): number | undefined {
-  const m =
-    /Error occurred at line: (\d+)/.exec(stderr) ??
-    /restore: line (\d+) failed/.exec(stderr) ??
-    /\bat line:? (\d+)/.exec(stderr);
-  return m?.[1] === undefined ? undefined : Number(m[1]);
-}
+const WAIT = ['--wait', '5'];
 
 interface RunResult {
   code: number | null;
@@ -175,22 +171,23 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
     return r.stdout;
   }
 
-  // -C: exit 0 = present, 1 = absent (or its chain is missing), anything else is a real error.
-  async function exists(table: IptablesTable, chain: string, args: readonly string[]): Promise<boolean> {
-    const cmd = ['-w', '-t', table, '-C', chain, ...args];
-    const r = await run('iptables', cmd);
-    if (r.code === 0) return true;
-    if (r.code === 1) return false;
-    throw new IptablesExecError(argvOf('iptables', cmd), r.code, r.stderr);
-  }
-
   // kube-proxy's IsNotFoundError: the answers that mean "the rule or chain is not there".
   const notFound = (stderr: string): boolean =>
     /does a matching rule exist|No chain\/target\/match by that name|does not exist/.test(stderr);
 
+  // -C: exit 0 = present, 1 = absent; on nf_tables a missing chain (or jump target) exits 2 with "does
+  // not exist", which is absent too. Anything else is a real error.
+  async function exists(table: IptablesTable, chain: string, args: readonly string[]): Promise<boolean> {
+    const cmd = [...WAIT, '-t', table, '-C', chain, ...args];
+    const r = await run('iptables', cmd);
+    if (r.code === 0) return true;
+    if (r.code === 1 || notFound(r.stderr)) return false;
+    throw new IptablesExecError(argvOf('iptables', cmd), r.code, r.stderr);
+  }
+
   return {
     async restore(text, signal) {
-      const r = await run('restore', ['--noflush', '--wait'], text, signal);
+      const r = await run('restore', ['--noflush', ...WAIT], text, signal);
       if (r.code === 0) return;
       const line = parseRestoreErrorLine(r.stderr);
       const lineText = line === undefined ? undefined : text.split('\n')[line - 1];
@@ -203,19 +200,19 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
 
     async ensureRule(table, chain, args, target) {
       if (target !== undefined) {
-        const cmd = ['-w', '-t', table, '-N', target];
+        const cmd = [...WAIT, '-t', table, '-N', target];
         const r = await run('iptables', cmd);
         if (r.code !== 0 && !/already exists/i.test(r.stderr)) {
           throw new IptablesExecError(argvOf('iptables', cmd), r.code, r.stderr);
         }
       }
       if (await exists(table, chain, args)) return;
-      await runOk('iptables', ['-w', '-t', table, '-I', chain, ...args]);
+      await runOk('iptables', [...WAIT, '-t', table, '-I', chain, ...args]);
     },
 
     async deleteRule(table, chain, args) {
       if (!(await exists(table, chain, args))) return;
-      const cmd = ['-w', '-t', table, '-D', chain, ...args];
+      const cmd = [...WAIT, '-t', table, '-D', chain, ...args];
       const r = await run('iptables', cmd);
       if (r.code !== 0 && !notFound(r.stderr))
         throw new IptablesExecError(argvOf('iptables', cmd), r.code, r.stderr);
@@ -233,7 +230,7 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
         };
       }
       try {
-        await runOk('iptables', ['-w', '-t', 'nat', '-S']);
+        await runOk('iptables', [...WAIT, '-t', 'nat', '-S']);
         await runOk('save', ['-t', 'nat']);
       } catch (e) {
         return { ok: false, reason: e instanceof Error ? e.message : String(e) };

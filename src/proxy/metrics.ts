@@ -45,9 +45,14 @@ export class ProxyMetrics implements SyncMetrics {
     buckets: PROGRAMMING_BUCKETS,
     registers: [this.registry],
   });
-  private readonly restoreFailures = new Counter({
+  readonly restoreFailures = new Counter({
     name: 'kubeproxy_sync_proxy_rules_iptables_restore_failures_total',
     help: 'Cumulative proxy iptables restore failures',
+    registers: [this.registry],
+  });
+  private readonly syncFailures = new Counter({
+    name: 'svcplane_proxy_sync_failures_total',
+    help: 'Syncs whose apply failed (any mode; the next sync is a full one)',
     registers: [this.registry],
   });
   private readonly endpointChanges = new Counter({
@@ -72,12 +77,6 @@ export class ProxyMetrics implements SyncMetrics {
     labelNames: ['table'] as const,
     registers: [this.registry],
   });
-  /** Userspace mode: proxied connections (svcplane's own). */
-  readonly userspaceConnections = new Counter({
-    name: 'svcplane_proxy_userspace_connections_total',
-    help: 'Connections accepted by the userspace proxy',
-    registers: [this.registry],
-  });
 
   synced(kind: 'full' | 'partial', seconds: number): void {
     this.syncDuration.observe(seconds);
@@ -85,7 +84,7 @@ export class ProxyMetrics implements SyncMetrics {
     this.lastTimestamp.set(Date.now() / 1000);
   }
   failed(): void {
-    this.restoreFailures.inc();
+    this.syncFailures.inc();
   }
   programmed(seconds: number): void {
     this.programming.observe(seconds);

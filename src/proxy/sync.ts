@@ -42,7 +42,11 @@ export interface ProxyBackend {
    * successful apply, or is 'full' when everything must be rewritten. A rejection means nothing is known
    * about what was applied: the next call is 'full'.
    */
-  apply(state: ProxyState, changed: ReadonlySet<string> | 'full'): Promise<BackendResult>;
+  apply(
+    state: ProxyState,
+    changed: ReadonlySet<string> | 'full',
+    signal?: AbortSignal,
+  ): Promise<BackendResult>;
   close(): Promise<void>;
 }
 
@@ -109,8 +113,10 @@ export class ProxySync {
   private dirty = new Set<string>();
   /** Service port keys the backend has not yet applied (carried over a failed sync). */
   private unapplied = new Set<string>();
-  /** Trigger times (ms) of changes not yet applied. */
-  private triggers: number[] = [];
+  /** Per Service, the earliest trigger time (ms) of its changes not yet applied (kube-proxy keeps the same). */
+  private triggers = new Map<string, number>();
+  /** Aborts the apply in flight when the proxy stops. */
+  private readonly abort = new AbortController();
   /** When the oldest change still waiting was seen (ms), for /healthz. */
   private oldestPending: number | undefined;
   private needFull = true;
@@ -205,6 +211,7 @@ export class ProxySync {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.abort.abort(new Error('the proxy is stopping'));
     clearTimeout(this.timer);
     clearTimeout(this.periodic);
     await Promise.all([this.services, this.slices, this.nodes].map((i) => i.stop()));
@@ -241,7 +248,8 @@ export class ProxySync {
     if (oldSvc !== undefined && oldSvc !== svc) changed.push(...this.index.setSlice(oldSvc, name, undefined));
     if (svc !== undefined) changed.push(...this.index.setSlice(svc, name, s));
     const t = Date.parse((s ?? old)!.metadata.annotations?.[TRIGGER_TIME_ANNOTATION] ?? '');
-    if (changed.length > 0 && Number.isFinite(t)) this.triggers.push(t);
+    if (changed.length > 0 && Number.isFinite(t))
+      for (const key of changed) this.triggers.set(key, Math.min(t, this.triggers.get(key) ?? t));
     this.mark(changed);
   }
 
@@ -319,24 +327,28 @@ export class ProxySync {
     const full = this.needFull;
     this.needFull = false;
     const triggers = this.triggers;
-    this.triggers = [];
-    const pendingSince = this.oldestPending;
-    this.oldestPending = undefined;
+    this.triggers = new Map();
     const changed = this.recompute();
     for (const k of this.unapplied) changed.add(k);
     this.o.metrics?.pending(0);
-    if (!full && changed.size === 0) return;
+    if (!full && changed.size === 0) {
+      if (this.dirty.size === 0) this.oldestPending = undefined;
+      return;
+    }
     const t0 = performance.now();
     try {
-      const res = await this.o.backend.apply(this.state, full ? 'full' : changed);
+      const res = await this.o.backend.apply(this.state, full ? 'full' : changed, this.abort.signal);
       const seconds = (performance.now() - t0) / 1000;
       this.unapplied.clear();
       this.failures = 0;
       this.lastSuccess = this.now();
+      // Healthy again only for what this sync applied: changes that came in meanwhile are still waiting.
+      this.oldestPending = this.dirty.size === 0 ? undefined : start;
       const kind = res.partial ? 'partial' : 'full';
       this.syncs[kind]++;
       this.o.metrics?.synced(kind, seconds, changed.size);
-      for (const t of triggers) this.o.metrics?.programmed(Math.max(0, (this.lastSuccess - t) / 1000));
+      for (const t of triggers.values())
+        this.o.metrics?.programmed(Math.max(0, (this.lastSuccess - t) / 1000));
       if (full) this.schedulePeriodic();
       this.o.log.info(`${kind} sync`, {
         servicePorts: this.state.size,
@@ -345,12 +357,13 @@ export class ProxySync {
         ...res.detail,
       });
     } catch (err) {
+      if (this.stopped) return;
       this.failures++;
       this.syncs.failed++;
       this.o.metrics?.failed();
       for (const k of changed) this.unapplied.add(k);
-      this.triggers = [...triggers, ...this.triggers];
-      this.oldestPending = Math.min(pendingSince ?? start, this.oldestPending ?? start);
+      for (const [k, t] of triggers) this.triggers.set(k, Math.min(t, this.triggers.get(k) ?? t));
+      this.oldestPending = Math.min(this.oldestPending ?? start, start);
       this.needFull = true;
       // Back off: the next sync waits min-sync-period × 2^failures (up to the sync period).
       this.lastStart = this.now() + Math.min(this.periodMs, this.minMs * 2 ** Math.min(this.failures, 10));

@@ -194,7 +194,20 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
     );
     assert.match(rules, /-m statistic --mode random --probability 0\.33333333\d+ -j KUBE-SEP-/);
     assert.match(rules, /-j DNAT --to-destination 10\.244\.1\.11:8080/);
-    assert.match(proxyLog, /"msg":"partial sync"/);
+    // One endpoint replaced: a partial sync of that one service port, and the old DNAT gone.
+    const before = proxyLog.length;
+    await apply([
+      slice('web-1', 'web', [
+        ['10.244.0.10', 'nodea'],
+        ['10.244.1.10', 'nodeb'],
+      ]),
+    ]);
+    await until('the partial sync', WAIT, () =>
+      /"msg":"partial sync"[^\n]*"changed":1,/.test(proxyLog.slice(before)),
+    );
+    const after = await save(nsA());
+    assert.doesNotMatch(after, /--to-destination 10\.244\.1\.11:8080/);
+    assert.doesNotMatch(proxyLog.slice(before), /"msg":"full sync"/);
   });
 
   it('keeps a SuperEdge unit rule: nodea reaches only the endpoints on nodes of its unit', async () => {
@@ -273,7 +286,12 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
     await new Promise((r) => proxy.once('exit', r));
     assert.match(await save(nsA()), /KUBE-SERVICES/);
     const out = await run([ipPath(), 'netns', 'exec', nsA(), process.execPath, BIN, 'proxy', '--cleanup']);
-    assert.match(out, /removed \d+ chains/);
+    assert.match(out, /removed [1-9]\d* chains/);
     assert.doesNotMatch(await save(nsA()), /KUBE-/);
+    // Again, and on a node that never had rules: nothing to do, and no error.
+    for (const ns of [nsA(), nsB()]) {
+      const again = await run([ipPath(), 'netns', 'exec', ns, process.execPath, BIN, 'proxy', '--cleanup']);
+      assert.match(again, /removed 0 chains/);
+    }
   });
 });

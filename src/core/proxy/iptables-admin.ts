@@ -103,7 +103,8 @@ export function failedLine(stderr: string): number | undefined {
   const m =
     /Error occurred at line:\s*(\d+)/i.exec(stderr) ??
     /\bline (\d+) failed/i.exec(stderr) ??
-    /\bline (\d+):/i.exec(stderr);
+    /\bline (\d+):/i.exec(stderr) ??
+    /\bat line:? (\d+)/i.exec(stderr);
   if (m === null) return undefined;
   const n = Number(m[1]);
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
