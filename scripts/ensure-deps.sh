@@ -12,6 +12,7 @@
 #   ip                           iproute2              PATH, /usr/sbin, /sbin, /bin
 #   iptables (+ -restore, -save) iptables              PATH, /usr/sbin, /sbin (all three beside each other)
 #   haproxy                      haproxy               PATH, /usr/sbin/haproxy
+#   conntrack                    conntrack             PATH, /usr/sbin, /sbin (the proxy clears stale UDP flows)
 #
 # PATH often lacks /usr/sbin and /sbin for a non-login shell, so the sbin programs are looked up there too.
 # On success it prints one KEY=VALUE line per program on stdout (ETCD_BIN, ETCDCTL_BIN, SVCPLANE_KUBECTL,
@@ -69,6 +70,7 @@ find_iptables() {
   [ -x "$dir/iptables-restore" ] && [ -x "$dir/iptables-save" ] || return 1
   echo "$ipt"
 }
+find_conntrack() { find_sbin conntrack; }
 find_haproxy() {
   command -v haproxy 2>/dev/null && return 0
   [ -x /usr/sbin/haproxy ] && { echo /usr/sbin/haproxy; return 0; }
@@ -85,6 +87,7 @@ table=(
   "ip|iproute2|find_ip|IP_BIN"
   "iptables|iptables|find_iptables|IPTABLES_BIN"
   "haproxy|haproxy|find_haproxy|HAPROXY_BIN"
+  "conntrack|conntrack|find_conntrack|CONNTRACK_BIN"
 )
 wanted() { [ -z "${SVCPLANE_DEPS_ONLY:-}" ] || [[ ",$SVCPLANE_DEPS_ONLY," == *",$1,"* ]]; }
 

@@ -16,7 +16,8 @@ import {
   renderPartial,
   type RenderOptions,
 } from '../core/proxy/iptables.js';
-import type { ProxyState } from '../core/proxy/types.js';
+import { conntrackArgs, conntrackDeletes } from '../core/proxy/conntrack.js';
+import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
 import { RestoreError, type IptablesRunner } from './iptables-runner.js';
 import type { BackendResult, ProxyBackend, SyncLog } from './sync.js';
 
@@ -51,8 +52,47 @@ export class IptablesBackend implements ProxyBackend {
   readonly mode = 'iptables';
   /** What the last successful restore left, per service port; undefined: unknown (full sync next). */
   private applied: Map<string, string[]> | undefined;
+  /** The state the rules were last written from (for the UDP conntrack clean-up); undefined before the first. */
+  private last: Map<string, ServicePortState> | undefined;
+  private warnedConntrack = false;
 
   constructor(private readonly o: IptablesBackendOptions) {}
+
+  /**
+   * After the rules changed: deletes the UDP flows that would keep going to removed endpoints (or stay
+   * stuck from the time a port had none; core/proxy/conntrack.ts). A failure is logged: the rules are
+   * right, and the flows end when their clients pause.
+   */
+  private async clearConntrack(
+    state: ProxyState,
+    changed: Iterable<string>,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    const family = this.o.render.family;
+    // The first sync knows nothing of what the flows were NATed to before this process: it leaves them.
+    const deletes = this.last === undefined ? [] : conntrackDeletes(this.last, state, changed, family);
+    this.last = new Map(state);
+    if (deletes.length === 0) return 0;
+    if (!this.o.runner.hasConntrack()) {
+      if (!this.warnedConntrack)
+        this.o.log.warn(
+          'conntrack (package conntrack) not found: UDP flows to removed endpoints are not cleared',
+        );
+      this.warnedConntrack = true;
+      return 0;
+    }
+    for (const d of deletes) {
+      try {
+        await this.o.runner.conntrack(conntrackArgs(d, family), signal);
+      } catch (err) {
+        this.o.log.warn('conntrack clean-up failed', {
+          ...d,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+    return deletes.length;
+  }
 
   async apply(
     state: ProxyState,
@@ -68,14 +108,28 @@ export class IptablesBackend implements ProxyBackend {
       const plan = renderFull(state, existing, this.o.render);
       await this.restore(plan.text, signal);
       this.applied = plan.applied;
-      return { partial: false, detail: { rules: plan.rules, deletedChains: plan.deleted } };
+      const flows = await this.clearConntrack(
+        state,
+        new Set([...(this.last?.keys() ?? []), ...state.keys()]),
+        signal,
+      );
+      return {
+        partial: false,
+        detail: { rules: plan.rules, deletedChains: plan.deleted, conntrackDeletes: flows },
+      };
     }
     const plan = renderPartial(state, changed, this.applied, this.o.render);
     await this.restore(plan.text, signal);
     this.applied = plan.applied;
+    const flows = await this.clearConntrack(state, changed, signal);
     return {
       partial: true,
-      detail: { rules: plan.rules, rewritten: plan.written, deletedChains: plan.deleted },
+      detail: {
+        rules: plan.rules,
+        rewritten: plan.written,
+        deletedChains: plan.deleted,
+        conntrackDeletes: flows,
+      },
     };
   }
 
@@ -86,7 +140,7 @@ export class IptablesBackend implements ProxyBackend {
       this.applied = undefined;
       this.o.onRestoreFailure?.();
       if (err instanceof RestoreError)
-        this.o.log.error('iptables-restore failed; nothing of it was applied', {
+        this.o.log.error('iptables-restore failed; the next sync rewrites every table', {
           line: err.line,
           lineText: err.lineText,
           stderr: err.stderr.trim().split('\n').slice(0, 3).join(' | '),

@@ -26,6 +26,10 @@ export interface IptablesRunner {
   deleteRule(table: IptablesTable, chain: string, args: readonly string[]): Promise<void>;
   /** Whether the binaries exist and we may use them (`iptables -w -t nat -S` and `iptables-save -t nat` work). */
   check(): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /** Whether `conntrack` (conntrack-tools) is here. */
+  hasConntrack(): boolean;
+  /** `conntrack ARGS` (a -D); "0 flow entries have been deleted" (exit 1) is success. */
+  conntrack(args: readonly string[], signal?: AbortSignal): Promise<void>;
 }
 
 /** iptables-restore failed: the input line it names (1-based) and its text, when stderr names one. */
@@ -61,7 +65,7 @@ export class IptablesExecError extends Error {
 export interface IptablesRunnerOptions {
   family: 4 | 6;
   /** Explicit program paths; each missing one is looked up on PATH, /usr/sbin and /sbin. */
-  bin?: { restore?: string; save?: string; iptables?: string };
+  bin?: { restore?: string; save?: string; iptables?: string; conntrack?: string };
   /**
    * Runs every program through `ip netns exec <netns>`: for tests and tools that drive a namespace from
    * outside. The proxy itself runs inside its namespace and leaves this unset.
@@ -108,7 +112,12 @@ interface RunResult {
 
 export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
   const prefix = o.family === 6 ? 'ip6tables' : 'iptables';
-  const names = { iptables: prefix, restore: `${prefix}-restore`, save: `${prefix}-save` } as const;
+  const names = {
+    iptables: prefix,
+    restore: `${prefix}-restore`,
+    save: `${prefix}-save`,
+    conntrack: 'conntrack',
+  } as const;
   type Program = keyof typeof names;
   const resolved = new Map<Program | 'ip', string | undefined>();
 
@@ -216,6 +225,16 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
       const r = await run('iptables', cmd);
       if (r.code !== 0 && !notFound(r.stderr))
         throw new IptablesExecError(argvOf('iptables', cmd), r.code, r.stderr);
+    },
+
+    hasConntrack() {
+      return locate('conntrack') !== undefined;
+    },
+
+    async conntrack(args, signal) {
+      const r = await run('conntrack', args, undefined, signal);
+      if (r.code === 0 || (r.code === 1 && /0 flow entries/.test(r.stderr))) return;
+      throw new IptablesExecError(argvOf('conntrack', args), r.code, r.stderr);
     },
 
     async check() {

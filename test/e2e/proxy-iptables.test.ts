@@ -29,6 +29,27 @@ for (const hp of process.argv.slice(1)) {
 process.stdout.write('listening\\n');
 `;
 
+// A UDP server answering each datagram with its own IP, on each IP:port it is given.
+const UDP_ECHO = `
+const dgram = require('node:dgram');
+for (const hp of process.argv.slice(1)) {
+  const [host, port] = hp.split(':');
+  const s = dgram.createSocket('udp4');
+  s.on('message', (m, r) => s.send(host, r.port, r.address));
+  s.bind(Number(port), host);
+}
+process.stdout.write('listening\\n');
+`;
+
+// A UDP client that keeps one source port and sends every 50 ms, printing each answer on a line.
+const UDP_CLIENT = `
+const dgram = require('node:dgram');
+const [host, port] = process.argv.slice(1);
+const s = dgram.createSocket('udp4');
+s.on('message', (m) => process.stdout.write(m.toString() + '\\n'));
+s.bind(40053, () => setInterval(() => s.send('hi', Number(port), host), 50));
+`;
+
 function run(argv: readonly string[], stdin?: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -63,6 +84,7 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
   let kubeconfig: string;
   const children: ChildProcess[] = [];
   let proxyLog = '';
+  let proxyProc: ChildProcess;
   const nsA = () => layout.nodes[0]!.netns;
   const nsB = () => layout.nodes[1]!.netns;
   const kubectl = (args: string[], stdin?: string) =>
@@ -156,6 +178,7 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
       '127.0.0.1:0',
     ]);
     children.push(proxy);
+    proxyProc = proxy;
     proxy.stderr!.on('data', (d: Buffer) => (proxyLog += d.toString()));
     await started(proxy, /in sync/, 'svcplane proxy');
   });
@@ -280,8 +303,42 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
     assert.deepEqual([...new Set(answers)], ['10.244.0.10']);
   });
 
+  it('moves a UDP flow that keeps its source port to the new endpoint (stale conntrack entries deleted)', async () => {
+    const echo = inNs(nsB(), [process.execPath, '-e', UDP_ECHO, '10.244.1.10:5353', '10.244.1.11:5353']);
+    children.push(echo);
+    await started(echo, /listening/, 'UDP pods');
+    const udpSlice = (ip: string) => ({
+      ...slice('dns-1', 'dns', [[ip, 'nodeb']]),
+      ports: [{ name: 'dns', port: 5353, protocol: 'UDP' }],
+    });
+    await apply([
+      { ...service('dns'), spec: { ports: [{ name: 'dns', protocol: 'UDP', port: 53, targetPort: 5353 }] } },
+      udpSlice('10.244.1.10'),
+    ]);
+    const ip = await clusterIP('dns');
+    const client = inNs(nsA(), [process.execPath, '-e', UDP_CLIENT, ip, '53']);
+    children.push(client);
+    let answers = '';
+    client.stdout!.on('data', (d: Buffer) => (answers += d.toString()));
+    await until('answers from .10', WAIT, () => answers.includes('10.244.1.10'));
+    await apply([udpSlice('10.244.1.11')]);
+    const mark = answers.length;
+    await until('the same flow answered by .11', WAIT, () => answers.slice(mark).includes('10.244.1.11'));
+    await new Promise((r) => setTimeout(r, 500));
+    const tail = answers
+      .slice(answers.lastIndexOf('10.244.1.11'))
+      .split('\n')
+      .filter((l) => l !== '');
+    assert.ok(
+      tail.every((l) => l === '10.244.1.11'),
+      `after the switch only .11 answers: ${tail.join(',')}`,
+    );
+    assert.match(proxyLog, /"conntrackDeletes":[1-9]/);
+    client.kill('SIGTERM');
+  });
+
   it('--cleanup removes every KUBE- chain and the jumps to them', async () => {
-    const proxy = children.pop()!;
+    const proxy = proxyProc;
     proxy.kill('SIGTERM');
     await new Promise((r) => proxy.once('exit', r));
     assert.match(await save(nsA()), /KUBE-SERVICES/);
