@@ -1,28 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { conntrackArgs, conntrackDeletes } from './conntrack.js';
+import { ep as builderEp, portState, stateOf } from './testing/builders.js';
 import type { ProxyEndpoint, ServicePortState } from './types.js';
 
-const ep = (ip: string): ProxyEndpoint => ({ ip, port: 53, local: false, ready: true });
-
-function sp(o: Partial<ServicePortState> & { key: string }): ServicePortState {
-  return {
-    namespace: 'default',
-    name: 'dns',
-    portName: '',
-    protocol: 'UDP',
-    clusterIPs: ['10.96.0.10'],
-    port: 53,
-    externalIPs: [],
-    loadBalancerIPs: [],
-    internal: [],
-    external: [],
-    externalLocal: false,
-    internalLocal: false,
-    ...o,
-  };
-}
-const map = (...s: ServicePortState[]) => new Map(s.map((x) => [x.key, x]));
+const ep = (ip: string): ProxyEndpoint => builderEp(ip, 53);
+/** A UDP DNS-like service port on 10.96.0.10:53. */
+const sp = ({ key, ...o }: Partial<ServicePortState> & { key: string }): ServicePortState =>
+  portState(key, { protocol: 'UDP', port: 53, ...o });
+const map = stateOf;
 
 describe('conntrackDeletes', () => {
   it('deletes the UDP flows NATed to a removed endpoint, per cluster IP, external IP and node port', () => {

@@ -9,29 +9,12 @@ import {
   plannedListeners,
   type Listener,
 } from './listen.js';
-import type { ProxyState, ServicePortState } from './types.js';
+import { portState, stateOf } from './testing/builders.js';
+import type { ServicePortState } from './types.js';
 
-function servicePort(o: Partial<ServicePortState> & { key: string }): ServicePortState {
-  const [ns = 'default', rest = o.key] = o.key.split('/');
-  const [name = rest, portName = ''] = rest.split(':');
-  return {
-    namespace: ns,
-    name,
-    portName,
-    protocol: 'TCP',
-    clusterIPs: [],
-    port: 80,
-    externalIPs: [],
-    loadBalancerIPs: [],
-    internal: [],
-    external: [],
-    externalLocal: false,
-    internalLocal: false,
-    ...o,
-  };
-}
-
-const stateOf = (...sps: ServicePortState[]): ProxyState => new Map(sps.map((sp) => [sp.key, sp]));
+/** A service port with no cluster IP unless given (the builders' default is 10.96.0.10). */
+const servicePort = ({ key, ...o }: Partial<ServicePortState> & { key: string }): ServicePortState =>
+  portState(key, { clusterIPs: [], ...o });
 
 describe('listenAddress', () => {
   const table: Array<[string, string | undefined, string | undefined]> = [
