@@ -12,6 +12,7 @@ import { UserspaceBackend } from '../proxy/userspace-backend.js';
 import { UserspaceProxy } from '../proxy/userspace.js';
 import { UsageError, durationFlag, hostPort, intFlag, oneOf, parseFlags } from './flags.js';
 import { transportFromFlags } from './kubeconfig-flags.js';
+import { signalled } from './signals.js';
 
 export const PROXY_HELP = `Usage: svcplane proxy --hostname-override NODE [flags]
 
@@ -220,16 +221,7 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
     healthAt.host === metricsAt.host && healthAt.port === metricsAt.port && metricsAt.port !== 0
       ? ops
       : await serveOps(healthAt.host, healthAt.port, undefined, sync);
-  const stop = new Promise<void>((resolve) => {
-    const onSignal = (sig: string): void => {
-      log.info('shutting down', { signal: sig });
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  const stop = signalled(log);
   sync.start();
   const first = await Promise.race([sync.waitForFirstSync().then(() => true), stop.then(() => false)]);
   if (first)

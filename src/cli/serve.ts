@@ -19,6 +19,7 @@ import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
 import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
 import { UsageError, durationFlag, intFlag, oneOf, parseFlags } from './flags.js';
 import { openStoreFromFlags } from './store-command.js';
+import { signalled } from './signals.js';
 
 export const SERVER_FLAGS = {
   'storage-backend': { type: 'string' },
@@ -326,21 +327,9 @@ export async function runServer(opts: {
   });
 }
 
-/** Runs until SIGTERM/SIGINT, then shuts down gracefully and closes the store. */
-/** Resolves on the first SIGTERM or SIGINT (logged). */
-export function signalled(log: Pick<Logger, 'info'>): Promise<void> {
-  return new Promise<void>((resolveSignal) => {
-    const onSignal = (sig: string): void => {
-      log.info('shutting down', { signal: sig });
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolveSignal();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
-}
+export { signalled };
 
+/** Runs until SIGTERM/SIGINT, then shuts down gracefully and closes the store. */
 export async function untilSignalled(
   server: RunningApiServer,
   store: Store,
