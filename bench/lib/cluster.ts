@@ -7,7 +7,8 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateToken, renderKubeconfig } from '../../src/apiserver/auth/kubeconfig.js';
-import type { Conn } from './http.js';
+import { ipPath } from '../../src/demo/netns.js';
+import { epochMs, type Conn } from './http.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -68,6 +69,7 @@ export function svcplaneRuntime(): SvcplaneRuntime {
 
 const children = new Set<ChildProcess>();
 const scratchDirs = new Set<string>();
+const exitHooks = new Set<() => void>();
 let guardsInstalled = false;
 
 function killAllNow(): void {
@@ -81,6 +83,13 @@ function killAllNow(): void {
     }
   }
   for (const d of scratchDirs) rmSync(d, { recursive: true, force: true });
+  for (const hook of exitHooks) {
+    try {
+      hook();
+    } catch {
+      /* best effort: the next hook still runs */
+    }
+  }
 }
 
 /** Children die with the benchmark: on exit (any path through process.exit) and on SIGINT/SIGTERM. */
@@ -103,11 +112,31 @@ export function scratchDir(dir: string): string {
   return dir;
 }
 
+/**
+ * Runs `hook` (synchronously) when the benchmark exits, however it exits, after its children are killed:
+ * for what a child cannot take with it, such as a network namespace. Returns a function that unregisters it.
+ */
+export function atExit(hook: () => void): () => void {
+  installGuards();
+  exitHooks.add(hook);
+  return () => exitHooks.delete(hook);
+}
+
 /** Registers a child started elsewhere (a forked worker) so it dies with the benchmark too. */
 export function track(child: ChildProcess): void {
   installGuards();
   children.add(child);
   child.once('exit', () => children.delete(child));
+}
+
+export interface StartOptions {
+  timeoutMs?: number;
+  nodeArgs?: readonly string[];
+  env?: Record<string, string>;
+  /** Runs the process inside this network namespace (`ip netns exec`). */
+  netns?: string;
+  /** Every complete stderr line, with the epoch ms (lib/http.ts epochMs) its chunk arrived. */
+  onStderrLine?: (line: string, t: number) => void;
 }
 
 export interface Proc {
@@ -129,18 +158,41 @@ export async function startSvcplane(
   runtime: SvcplaneRuntime,
   args: readonly string[],
   ready: RegExp,
-  opts: { timeoutMs?: number; nodeArgs?: readonly string[]; env?: Record<string, string> } = {},
+  opts: StartOptions = {},
 ): Promise<Proc> {
   installGuards();
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...runtime.argv, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...opts.env },
-  });
+  const argv = [...(opts.nodeArgs ?? []), ...runtime.argv, ...args];
+  // `ip netns exec` execs node in place (no fork), so the child's pid is node's own.
+  const child =
+    opts.netns === undefined
+      ? spawn(process.execPath, argv, {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, ...opts.env },
+        })
+      : spawn(ipPath(), ['netns', 'exec', opts.netns, process.execPath, ...argv], {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, ...opts.env },
+        });
   track(child);
   let errTail = '';
   let outTail = '';
-  child.stderr!.on('data', (d: Buffer) => (errTail = (errTail + d.toString()).slice(-16_000)));
+  let errLine = '';
+  const onLine = opts.onStderrLine;
+  child.stderr!.on('data', (d: Buffer) => {
+    const s = d.toString();
+    errTail = (errTail + s).slice(-16_000);
+    if (onLine === undefined) return;
+    const t = epochMs();
+    const text = errLine + s;
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      onLine(text.slice(start, nl), t);
+      start = nl + 1;
+    }
+    errLine = text.slice(start);
+  });
   const timeoutMs = opts.timeoutMs ?? 120_000;
   try {
     const match = await new Promise<RegExpExecArray>((resolve, reject) => {

@@ -1,7 +1,9 @@
 // HTTPS client side shared by the benchmarks that drive a server over the API: connection details,
 // one request on a keep-alive agent, and a clock comparable across processes.
+import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
+import { parse as parseYaml } from 'yaml';
 
 export interface Conn {
   readonly host: string;
@@ -76,3 +78,22 @@ export function request(
 
 export const agentFor = (conn: Conn, maxSockets: number): https.Agent =>
   new https.Agent({ keepAlive: true, maxSockets, ca: conn.ca });
+
+/** The server URL, CA and bearer token of a kubeconfig `svcplane up` or `svcplane wrapper` wrote. */
+export function connFromKubeconfig(file: string): { conn: Conn; url: string } {
+  const doc = parseYaml(readFileSync(file, 'utf8')) as {
+    clusters: Array<{ cluster: { server: string; 'certificate-authority-data': string } }>;
+    users: Array<{ user: { token: string } }>;
+  };
+  const cluster = doc.clusters[0]!.cluster;
+  const u = new URL(cluster.server);
+  return {
+    url: cluster.server,
+    conn: {
+      host: u.hostname,
+      port: Number(u.port),
+      token: doc.users[0]!.user.token,
+      ca: Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8'),
+    },
+  };
+}

@@ -160,6 +160,13 @@ function serviceObj(shape: ClusterShape, s: number, m: Meta): KObject {
   } as unknown as KObject;
 }
 
+/** Where pod r of service s runs (podObj's placement): its node's index and its IP. */
+export function podPlacement(shape: ClusterShape, s: number, r: number): { node: number; ip: string } {
+  const j = s * shape.podsPerService + r;
+  const n = j % shape.nodes;
+  return { node: n, ip: podIP(n, Math.floor(j / shape.nodes)) };
+}
+
 /** Pod r of service s: on node (s·podsPerService + r) mod nodes, so a service's pods spread over zones. */
 function podObj(shape: ClusterShape, s: number, r: number, m: Meta): KObject {
   const j = s * shape.podsPerService + r;

@@ -5,6 +5,7 @@ import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ipPath } from '../../src/demo/netns.js';
 import { svcplaneRuntime } from './cluster.js';
 import type { Conn } from './http.js';
 
@@ -27,13 +28,24 @@ export class Worker<Req> {
     module: string,
     env: Record<string, string>,
     readonly name: string,
+    opts: { netns?: string } = {},
   ) {
-    this.child = fork(module, [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, ...env },
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    this.child =
+      opts.netns === undefined
+        ? fork(module, [], {
+            execArgv: ['--import', 'tsx'],
+            env: { ...process.env, ...env },
+            serialization: 'advanced',
+            stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+          })
+        : // Inside a network namespace: `ip netns exec` execs node in place and keeps the IPC channel's
+          // file descriptor and the NODE_CHANNEL_* variables, so the worker talks back as a forked one does.
+          spawn(ipPath(), ['netns', 'exec', opts.netns, process.execPath, '--import', 'tsx', module], {
+            cwd: ROOT,
+            env: { ...process.env, ...env },
+            serialization: 'advanced',
+            stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+          });
     this.child.on('message', (m: { id: number; result?: unknown; error?: string }) => {
       const w = this.waiting.get(m.id);
       if (w === undefined) return;
@@ -45,6 +57,11 @@ export class Worker<Req> {
       for (const w of this.waiting.values()) w.reject(new Error(`${this.name} exited (${code})`));
       this.waiting.clear();
     });
+  }
+
+  /** The worker's pid (node's own, inside a namespace too). */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   call<T>(req: Req): Promise<T> {

@@ -37,10 +37,18 @@ export class RestoreError extends Error {
   readonly line: number | undefined;
   readonly lineText: string | undefined;
   readonly stderr: string;
-  constructor(program: string, line: number | undefined, lineText: string | undefined, stderr: string) {
+  constructor(
+    program: string,
+    line: number | undefined,
+    lineText: string | undefined,
+    stderr: string,
+    /** How it ended, e.g. "exit 1" or "signal SIGKILL": the only clue when stderr is empty. */
+    exit?: string,
+  ) {
     const where =
       line === undefined ? '' : ` at line ${line}${lineText === undefined ? '' : `: ${lineText}`}`;
-    super(`${program} failed${where} (${firstLine(stderr) || 'no error output'})`);
+    const how = exit === undefined ? '' : `${exit}: `;
+    super(`${program} failed${where} (${how}${firstLine(stderr) || 'no error output'})`);
     this.name = 'RestoreError';
     this.line = line;
     this.lineText = lineText;
@@ -106,6 +114,8 @@ const WAIT = ['--wait', '5'];
 
 interface RunResult {
   code: number | null;
+  /** The signal that ended the program, when one did (code is then null). */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -158,7 +168,7 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
         if (signal?.aborted) reject(signal.reason);
         else reject(new IptablesExecError(argv, null, `cannot run ${argv[0]}: ${e.message}`, { cause: e }));
       });
-      child.on('close', (code) => {
+      child.on('close', (code, exitSignal) => {
         // Usually already rejected through 'error'; not when the abort came after the program exited.
         if (signal?.aborted) {
           reject(signal.reason);
@@ -166,6 +176,7 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
         }
         resolve({
           code,
+          signal: exitSignal,
           stdout: Buffer.concat(out).toString('utf8'),
           stderr: Buffer.concat(err).toString('utf8'),
         });
@@ -200,7 +211,8 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
       if (r.code === 0) return;
       const line = parseRestoreErrorLine(r.stderr);
       const lineText = line === undefined ? undefined : text.split('\n')[line - 1];
-      throw new RestoreError(names.restore, line, lineText, r.stderr);
+      const exit = r.code === null ? `signal ${r.signal ?? 'unknown'}` : `exit ${r.code}`;
+      throw new RestoreError(names.restore, line, lineText, r.stderr, exit);
     },
 
     save(table, signal) {
