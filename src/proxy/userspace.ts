@@ -10,6 +10,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { bound, quietly, splice } from './userspace-sockets.js';
 import { listenerEndpoints, listenerId, plannedListeners, type Listener } from '../core/proxy/listen.js';
 import type { ProxyState } from '../core/proxy/types.js';
 
@@ -418,39 +419,5 @@ export class UserspaceProxy {
         for (const [k, s] of p.sessions) if (now - s.last > this.udpIdleMs) this.endSession(p, k, s);
       }
     }
-  }
-}
-
-/** Pipes both ways. Half-close travels through pipe()'s end(); an error on one side resets the other. */
-function splice(client: net.Socket, backend: net.Socket): void {
-  client.pipe(backend);
-  backend.pipe(client);
-  const cut =
-    (other: net.Socket) =>
-    (hadError: boolean): void => {
-      if (hadError && !other.destroyed) other.resetAndDestroy();
-    };
-  client.once('close', cut(backend));
-  backend.once('close', cut(client));
-}
-
-/** Resolves once `start` reports the socket bound; rejects with its bind error. */
-function bound(e: net.Server | dgram.Socket, start: (ok: () => void) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    e.once('error', reject);
-    start(() => {
-      e.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-/** For sends and closes on a UDP socket that a concurrent apply() or close() may have closed: UDP may
- * drop, and the client retries. */
-function quietly(f: () => void): void {
-  try {
-    f();
-  } catch {
-    // the socket is closed
   }
 }
