@@ -117,10 +117,16 @@ function chunkFrame(line: string | Buffer): Buffer {
 
 /**
  * Work left for the end of this turn of the event loop, shared by every watch: the sockets corked by
- * this turn's deliveries (everything written to a stream in one turn leaves as one TLS write), and the
- * events delivered, added to their counters once. One nextTick per turn instead of one per watcher.
+ * this turn's deliveries, and the events delivered, added to their counters once. One nextTick per turn
+ * instead of one per watcher.
+ *
+ * A stream's first write of a turn goes out at once, when nothing is queued on it: with one event for a
+ * thousand watchers, the first watcher's bytes leave while the rest are still being dispatched, instead
+ * of every watcher waiting for the whole dispatch. Its later writes of the turn are corked, so a burst
+ * (a relabel's hundred slices, a replay) still leaves as one TLS write at the end of the turn.
  */
 const endOfTurn = {
+  touched: new Set<Writable>(),
   corked: new Set<Writable>(),
   counts: new Map<{ inc(n: number): void }, number>(),
   scheduled: false,
@@ -131,11 +137,25 @@ const endOfTurn = {
   },
   run(): void {
     this.scheduled = false;
+    this.touched.clear();
     const corked = [...this.corked];
     this.corked.clear();
     for (const w of corked) if (!w.destroyed) w.uncork();
     for (const [counter, n] of this.counts) counter.inc(n);
     this.counts.clear();
+  },
+  /** Writes `buf` to `w`: at once if it is w's first write of this turn and w has nothing queued. */
+  send(w: Writable, buf: Buffer | string): void {
+    if (!this.touched.has(w)) {
+      this.touched.add(w);
+      this.schedule();
+      if (w.writableLength === 0 && w.writableCorked === 0) {
+        w.write(buf);
+        return;
+      }
+    }
+    this.cork(w);
+    w.write(buf);
   },
   cork(w: Writable): void {
     if (this.corked.has(w)) return;
@@ -232,11 +252,9 @@ export async function serveWatch(
     if (!replaying) allowance = Math.min(allowance, res.writableLength);
     if (sock !== undefined) {
       if (!sock.writable) return; // the client hung up; 'close' finishes the watch
-      endOfTurn.cork(sock);
-      sock.write(framed);
+      endOfTurn.send(sock, framed);
     } else {
-      endOfTurn.cork(res);
-      res.write(unframe(framed));
+      endOfTurn.send(res, unframe(framed));
     }
     if (!replaying && res.writableLength - allowance > opts.maxQueuedBytes) {
       metrics.terminatedWatchers.inc({ resource: r.resource });

@@ -195,6 +195,45 @@ describe('WatchCache', () => {
     }
   });
 
+  it('a watch resumed from any revision the wrapped history holds replays exactly the later events', async () => {
+    const store = new MemoryStore();
+    const cache = await started(store, 7);
+    try {
+      const revs: [string, number][] = [];
+      for (let i = 0; i < 30; i++) {
+        const name = `s${i % 4}`;
+        revs.push([
+          name,
+          i % 5 === 4
+            ? await del(store, 'default', name).catch(() => 0)
+            : await put(store, service(name, { labels: { i: String(i) } })),
+        ]);
+      }
+      const written = revs.filter(([, rev]) => rev > 0);
+      const last = written[written.length - 1]![1];
+      await cache.waitFor(last);
+      let resumed = 0;
+      for (let from = last - 10; from <= last; from++) {
+        const rec = recorder();
+        try {
+          cache.watch(SERVICES, everything(), rec.sink, { fromRevision: from });
+        } catch (e) {
+          assert.ok(e instanceof CacheError && e.code === 'Expired', String(e));
+          continue;
+        }
+        resumed++;
+        assert.deepEqual(
+          rec.events.map(([, name, rv]) => [name, rv]),
+          written.filter(([, rev]) => rev > from),
+          `from ${from}`,
+        );
+      }
+      assert.equal(resumed, 8); // the floor and the 7 revisions after it
+    } finally {
+      await cache.stop();
+    }
+  });
+
   it('an initial watch replays the current state as ADDED, then goes live', async () => {
     const store = new MemoryStore();
     await put(store, service('a'));

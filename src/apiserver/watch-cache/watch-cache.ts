@@ -288,6 +288,18 @@ export class WatchCache {
     }
   }
 
+  /** The index in history of the first event with a revision above `from`. */
+  private firstAfter(from: number): number {
+    let lo = this.historyStart;
+    let hi = this.history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.history[mid]!.revision > from) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
   private dispatch(state: ResourceState, ev: CacheEvent): void {
     for (const w of state.watchers) deliverTo(w, ev);
   }
@@ -411,9 +423,11 @@ export class WatchCache {
           oldest: this.historyFloor,
         });
       }
-      for (let i = this.historyStart; i < this.history.length; i++) {
+      // History is in revision order: start at the first event after `from` rather than scanning it all
+      // (a thousand watchers resuming at the current revision would otherwise read it a thousand times).
+      for (let i = this.firstAfter(from); i < this.history.length; i++) {
         const ev = this.history[i]!;
-        if (ev.revision > from && ev.resource === r) deliverTo(w, ev);
+        if (ev.resource === r) deliverTo(w, ev);
       }
     }
     s.watchers.add(w);
