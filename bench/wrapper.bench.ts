@@ -73,9 +73,11 @@ import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from
 import { agentFor, epochMs, request, type Conn } from './lib/http.js';
 import { cpuSeconds, memory, serveWorker, sleep, startServer, stopServer, Worker } from './lib/process.js';
 import { Watch, type WatchEventLine } from './lib/watch.js';
+import { FLOOR_ROLE_ENV, type FloorListening, type FloorRequest } from './lib/fanout-floor.js';
 import { median, percentile, type BenchContext, type BenchResult } from './run.js';
 
 const SELF = fileURLToPath(import.meta.url);
+const FLOOR_MODULE = fileURLToPath(new URL('./lib/fanout-floor.ts', import.meta.url));
 const ROLE_ENV = 'SVCPLANE_WRAPPER_BENCH_ROLE';
 const UNIT_LABEL = 'superedge.io/unit';
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -392,6 +394,102 @@ function watcherMain(): void {
 if (process.env[ROLE_ENV] === 'watcher') watcherMain();
 
 // ------------------------------------------------------------------------------------------ helpers
+
+/**
+ * P7's floor: a bare HTTPS server (lib/fanout-floor.ts) holds as many watches, from as many client
+ * processes, as P7, and writes the same event line (`sample` as MODIFIED, with the write's sequence
+ * annotation) to all of them, `z.writes` times. Latency is from the start of its write loop.
+ */
+async function floorFanout(
+  z: Sizes,
+  per: readonly number[],
+  sample: KObject,
+  track: (w: Worker<WatcherRequest>) => void,
+): Promise<{ p50Ms: number; p99Ms: number; maxMs: number; drops: number; perWriteMedianP99Ms: number }> {
+  const server = new Worker<FloorRequest>(FLOOR_MODULE, { [FLOOR_ROLE_ENV]: '1' }, 'fanout-floor');
+  const clients = per.map((_, i) => {
+    const w = new Worker<WatcherRequest>(SELF, { [ROLE_ENV]: 'watcher' }, `floor-watcher-${i}`);
+    track(w);
+    return w;
+  });
+  try {
+    const l = await server.call<FloorListening>({ op: 'listen' });
+    const conn: Conn = { host: '127.0.0.1', port: l.port, token: l.token, ca: l.ca };
+    await Promise.all(clients.map((w, i) => w.call({ op: 'start', conn, rv: '0', count: per[i]! })));
+    const total = per.reduce((a, n) => a + n, 0);
+    while ((await server.call<number>({ op: 'watchers' })) < total) await sleep(50);
+    await sleep(500);
+    await Promise.all(clients.map((w) => w.call({ op: 'begin', writes: z.writes })));
+    const writeT0: number[] = [];
+    for (let k = 0; k < z.writes; k++) {
+      const meta = {
+        ...sample.metadata,
+        annotations: { ...sample.metadata.annotations, [SEQ_ANNOTATION]: String(k) },
+      };
+      const line = JSON.stringify({ type: 'MODIFIED', object: { ...sample, metadata: meta } });
+      writeT0.push(await server.call<number>({ op: 'emit', line }));
+      await sleep(z.writeSpacingMs);
+    }
+    const deadline = performance.now() + z.eventTimeoutMs;
+    for (;;) {
+      const prog = await Promise.all(clients.map((w) => w.call<{ received: number }>({ op: 'progress' })));
+      if (prog.reduce((a, p) => a + p.received, 0) >= total * z.writes || performance.now() > deadline) break;
+      await sleep(100);
+    }
+    const collected = await Promise.all(clients.map((w) => w.call<WatcherCollect>({ op: 'collect' })));
+    const { lat, perWrite, drops } = fanoutStats(collected, writeT0, z.writes);
+    return {
+      p50Ms: lat.length === 0 ? NaN : percentile(lat, 50),
+      p99Ms: lat.length === 0 ? NaN : percentile(lat, 99),
+      maxMs: lat.length === 0 ? NaN : Math.max(...lat),
+      drops,
+      perWriteMedianP99Ms: median(perWrite.map((w) => w.p99Ms).filter(Number.isFinite)),
+    };
+  } finally {
+    for (const w of clients) await w.call({ op: 'stop' }).catch(() => undefined);
+    await server.call({ op: 'stop' }).catch(() => undefined);
+    server.stop();
+  }
+}
+
+/** Per write and watcher: arrival − write time; per-write summaries; watchers that never got a write. */
+function fanoutStats(
+  collected: readonly WatcherCollect[],
+  writeT0: readonly number[],
+  writes: number,
+): {
+  lat: number[];
+  perWrite: Array<{ p50Ms: number; p99Ms: number; maxMs: number; drops: number; spreadMs: number }>;
+  drops: number;
+} {
+  const lat: number[] = [];
+  const perWrite: Array<{ p50Ms: number; p99Ms: number; maxMs: number; drops: number; spreadMs: number }> =
+    [];
+  let drops = 0;
+  for (let k = 0; k < writes; k++) {
+    const xs: number[] = [];
+    let d = 0;
+    for (const c of collected)
+      for (const t of c.arrivals[k]!) {
+        if (Number.isNaN(t)) d++;
+        else xs.push(t - writeT0[k]!);
+      }
+    drops += d;
+    for (const x of xs) lat.push(x);
+    perWrite.push(
+      xs.length === 0
+        ? { p50Ms: NaN, p99Ms: NaN, maxMs: NaN, drops: d, spreadMs: NaN }
+        : {
+            p50Ms: percentile(xs, 50),
+            p99Ms: percentile(xs, 99),
+            maxMs: Math.max(...xs),
+            drops: d,
+            spreadMs: Math.max(...xs) - Math.min(...xs),
+          },
+    );
+  }
+  return { lat, perWrite, drops };
+}
 
 /** Sends every request, `concurrency` at a time; throws on the first unexpected status. */
 async function sendAll(
@@ -1120,32 +1218,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const p7Cpu = cpu7();
     sliceWatch.stop();
     const collected = await Promise.all(workers.map((w) => w.call<WatcherCollect>({ op: 'collect' })));
-    const lat: number[] = [];
-    const perWrite: Array<{ p50Ms: number; p99Ms: number; maxMs: number; drops: number; spreadMs: number }> =
-      [];
-    let drops = 0;
-    for (let k = 0; k < z.writes; k++) {
-      const xs: number[] = [];
-      let d = 0;
-      for (const c of collected)
-        for (const t of c.arrivals[k]!) {
-          if (Number.isNaN(t)) d++;
-          else xs.push(t - writeT0[k]!);
-        }
-      drops += d;
-      lat.push(...xs);
-      perWrite.push(
-        xs.length === 0
-          ? { p50Ms: NaN, p99Ms: NaN, maxMs: NaN, drops: d, spreadMs: NaN }
-          : {
-              p50Ms: percentile(xs, 50),
-              p99Ms: percentile(xs, 99),
-              maxMs: Math.max(...xs),
-              drops: d,
-              spreadMs: Math.max(...xs) - Math.min(...xs),
-            },
-      );
-    }
+    const { lat, perWrite, drops } = fanoutStats(collected, writeT0, z.writes);
     const p7 = {
       watchers: z.watchers,
       clientProcesses: nWorkers,
@@ -1180,6 +1253,18 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         `clients ${p7.cpu.clientCores.map((c) => c.toFixed(2)).join('/')} cores`,
     );
     for (const w of workers) await w.call({ op: 'stop' }).catch(() => undefined);
+
+    // ---- P7's floor: the same event, watchers and client processes, from a bare HTTPS fan-out loop
+    const sample = await getJson<KObject>(
+      wAgent,
+      wc,
+      `/apis/discovery.k8s.io/v1/namespaces/${targets[0]!.svc.namespace}/endpointslices/${targets[0]!.svc.sliceName}`,
+    );
+    const floor = await floorFanout(z, per, sample, (w) => workers.push(w));
+    ctx.log(
+      `P7 floor (bare HTTPS fan-out, same watchers): p50 ${floor.p50Ms.toFixed(1)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, ` +
+        `${floor.drops} drops`,
+    );
 
     // ---- results
     const goals = {
@@ -1240,6 +1325,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       ),
       row(`P7 ${p7.watchers} watchers × ${p7.writes} writes: p50 (ms)`, round(p7.p50Ms)),
       row('P7 p99 (ms)', round(p7.p99Ms), '≤ 50', yn(goals.p7P99AtMost50Ms)),
+      row(
+        'P7 floor: a bare HTTPS fan-out of the same event, same watchers: p50; p99 (ms)',
+        `${round(floor.p50Ms)}; ${round(floor.p99Ms)}`,
+      ),
       row('P7 PATCH → upstream slice watch event (median, ms)', round(p7.upstreamEventMedianMs)),
       row(
         'P7 max (ms); per-write spread median (ms)',
@@ -1283,6 +1372,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         p5,
         p6,
         p7,
+        p7Floor: floor,
         goals,
       },
     };
