@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { extChain, sepChain, svcChain } from './chain-names.js';
 import { renderFull, renderPartial, type RenderOptions } from './iptables.js';
 import { ep, portState, stateOf } from './testing/builders.js';
-import { declared, deletedIn, rulesOf, tables } from './testing/restore-text.js';
+import { declared, deletedIn, descending, rulesOf, tables } from './testing/restore-text.js';
 
 const V4: RenderOptions = { family: 4 };
 const full = (state: Parameters<typeof renderFull>[0]) => renderFull(state, { nat: [], filter: [] }, V4);
@@ -31,12 +31,14 @@ describe('renderPartial()', () => {
       'KUBE-NODEPORTS',
       'KUBE-POSTROUTING',
       'KUBE-MARK-MASQ',
-      A.svc,
-      A.ext,
-      sepOf('ns/a', '10.0.0.1'),
-      sepOf('ns/a', '10.0.0.2'), // removed endpoint: flushed, then deleted
-      svcChain('ns/c', 'TCP'), // removed Service
-      sepOf('ns/c', '10.0.2.1'),
+      ...descending([
+        A.svc,
+        A.ext,
+        sepOf('ns/a', '10.0.0.1'),
+        sepOf('ns/a', '10.0.0.2'), // removed endpoint: flushed, then deleted
+        svcChain('ns/c', 'TCP'), // removed Service
+        sepOf('ns/c', '10.0.2.1'),
+      ]),
     ]);
     assert.deepEqual(deletedIn(nat), [
       sepOf('ns/a', '10.0.0.2'),
@@ -66,10 +68,10 @@ describe('renderPartial()', () => {
   it('rewrites a Service port that the previous restore did not record, even when not marked changed', () => {
     const before = full(stateOf(a));
     const plan = renderPartial(stateOf(a, b), new Set(), before.applied, V4);
-    assert.deepEqual(declared(tables(plan.text).nat).slice(4), [
-      svcChain('ns/b', 'TCP'),
-      sepOf('ns/b', '10.0.1.1'),
-    ]);
+    assert.deepEqual(
+      declared(tables(plan.text).nat).slice(4),
+      descending([svcChain('ns/b', 'TCP'), sepOf('ns/b', '10.0.1.1')]),
+    );
     assert.equal(plan.written, 1);
   });
 

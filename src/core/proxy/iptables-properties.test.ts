@@ -176,6 +176,18 @@ const existing = (k: Kernel) => ({ nat: k.chains('nat'), filter: k.chains('filte
 
 const countRules = (text: string): number => text.split('\n').filter((l) => l.startsWith('-A ')).length;
 
+/** Per-service chains (everything nat declares after kube-proxy's four) are declared in descending order. */
+function assertDeclaredDescending(text: string): void {
+  const names = text
+    .slice(0, text.indexOf('*filter'))
+    .split('\n')
+    .filter((l) => l.startsWith(':'))
+    .map((l) => l.slice(1, l.indexOf(' ')))
+    .slice(4);
+  for (let i = 1; i < names.length; i++)
+    assert.ok(names[i - 1]! > names[i]!, `${names[i - 1]} is declared before ${names[i]}`);
+}
+
 /** A fresh kernel after one full sync of `s`. */
 function fullyApplied(
   s: ReadonlyMap<string, ServicePortState>,
@@ -185,6 +197,7 @@ function fullyApplied(
   const plan = renderFull(s, existing(kernel), o);
   kernel.restore(plan.text);
   assert.equal(plan.rules, countRules(plan.text));
+  assertDeclaredDescending(plan.text);
   return { kernel, applied: plan.applied };
 }
 
@@ -199,6 +212,7 @@ describe('full and partial syncs against a model of the kernel', () => {
           const plan = renderPartial(s2, changedKeys(s1, s2, extra), applied, o);
           kernel.restore(plan.text);
           assert.equal(plan.rules, countRules(plan.text));
+          assertDeclaredDescending(plan.text);
           const want = fullyApplied(s2, o);
           assert.deepEqual(kernel.snapshot(), want.kernel.snapshot());
           assert.deepEqual(plan.applied, want.applied);

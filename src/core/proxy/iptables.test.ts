@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { extChain, sepChain, svcChain, svlChain } from './chain-names.js';
 import { renderFull, type RenderOptions } from './iptables.js';
 import { ep, portState, stateOf } from './testing/builders.js';
-import { declared, deletedIn, rulesOf, tables } from './testing/restore-text.js';
+import { declared, deletedIn, descending, rulesOf, tables } from './testing/restore-text.js';
 import type { ProxyState } from './types.js';
 
 const V4: RenderOptions = { family: 4 };
@@ -27,10 +27,11 @@ describe('renderFull()', () => {
       ':KUBE-NODEPORTS - [0:0]',
       ':KUBE-POSTROUTING - [0:0]',
       ':KUBE-MARK-MASQ - [0:0]',
+      // Per-service chains in descending name order (iptables-nft restores that order in linear time).
       `:${SVC} - [0:0]`,
+      `:${s3} - [0:0]`,
       `:${s1} - [0:0]`,
       `:${s2} - [0:0]`,
-      `:${s3} - [0:0]`,
       `-A KUBE-SERVICES -m comment --comment "default/web:http cluster IP" -d 10.96.0.10/32 -p tcp -m tcp --dport 80 -j ${SVC}`,
       '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
       '-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN',
@@ -184,7 +185,7 @@ describe('renderFull()', () => {
     assert.deepEqual(rulesOf(nat, SVL), [
       `-A ${SVL} -m comment --comment "default/web:http -> 10.0.0.2:8080" -j ${s2}`,
     ]);
-    assert.deepEqual(declared(nat).slice(4), [SVC, SVL, EXT, sep('10.0.0.1'), s2]);
+    assert.deepEqual(declared(nat).slice(4), descending([SVC, SVL, EXT, sep('10.0.0.1'), s2]));
   });
 
   it('drops external traffic when only the internal side has endpoints (Local policy, none on this node)', () => {
@@ -225,7 +226,7 @@ describe('renderFull()', () => {
     const b = tables(full(differing).text);
     assert.deepEqual(rulesOf(b.nat, SVL).length, 2);
     assert.deepEqual(rulesOf(b.nat, SVC).length, 1);
-    assert.deepEqual(declared(b.nat).slice(4), [SVC, SVL, EXT, sep('10.0.0.1'), sep('10.0.0.2')]);
+    assert.deepEqual(declared(b.nat).slice(4), descending([SVC, SVL, EXT, sep('10.0.0.1'), sep('10.0.0.2')]));
   });
 
   it('uses udp and sctp matches for UDP and SCTP ports', () => {

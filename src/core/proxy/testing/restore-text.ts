@@ -20,5 +20,9 @@ export const rulesOf = (lines: readonly string[], chain: string): string[] =>
 export const declared = (lines: readonly string[]): string[] =>
   lines.filter((l) => l.startsWith(':')).map((l) => l.slice(1).split(' ')[0]!);
 
+/** Chain names in the order a render declares per-service chains: descending (see Render.finish). */
+export const descending = (names: readonly string[]): string[] =>
+  [...names].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+
 export const deletedIn = (lines: readonly string[]): string[] =>
   lines.filter((l) => l.startsWith('-X ')).map((l) => l.slice(3));
