@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { mustFindResource } from '../api/resources.js';
 import type { ProxyState } from '../core/proxy/types.js';
 import { startInProcessApiServer, type InProcessApiServer } from '../../test/support/in-process-apiserver.js';
-import { ProxySync, type BackendResult, type ProxyBackend } from './sync.js';
+import { nodeHostIPs, ProxySync, type BackendResult, type ProxyBackend } from './sync.js';
 
 const NODES = mustFindResource('', 'nodes');
 const SERVICES = mustFindResource('', 'services');
@@ -177,5 +177,64 @@ describe('ProxySync', () => {
     } finally {
       await sync.stop();
     }
+  });
+
+  it("recomputes the Services when this node's address moves into or out of a load-balancer source range", async () => {
+    let last: ProxyState | undefined;
+    const backend: ProxyBackend = {
+      mode: 'capture',
+      apply: (state) => {
+        last = new Map(state);
+        return Promise.resolve({ partial: false });
+      },
+      close: () => Promise.resolve(),
+    };
+    await api.client.create(
+      SERVICES,
+      'default',
+      service('lb', {
+        type: 'LoadBalancer',
+        ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+        loadBalancerSourceRanges: ['10.9.0.0/16'],
+      }),
+    );
+    const sync = new ProxySync({ client: api.client, node: 'n1', backend, log: quiet, minSyncPeriodMs: 0 });
+    sync.start();
+    const holds = () => last?.get('default/lb:http')?.sourceRangesHoldNode;
+    try {
+      await sync.waitForFirstSync();
+      await sync.idle();
+      assert.deepEqual(last?.get('default/lb:http')?.loadBalancerSourceRanges, ['10.9.0.0/16']);
+      assert.equal(holds(), undefined);
+      const address = (ip: string) => ({ status: { addresses: [{ type: 'InternalIP', address: ip }] } });
+      await api.client.patch(NODES, '', 'n1', 'merge', address('10.9.0.5'), { sub: 'status' });
+      await until(() => holds() !== undefined);
+      assert.deepEqual(holds(), [4]);
+      await api.client.patch(NODES, '', 'n1', 'merge', address('10.8.0.5'), { sub: 'status' });
+      await until(() => holds() === undefined);
+    } finally {
+      await sync.stop();
+      await api.client.delete(SERVICES, 'default', 'lb');
+    }
+  });
+});
+
+describe('nodeHostIPs()', () => {
+  it("takes each family's first InternalIP, else its first ExternalIP", () => {
+    const node = (addresses: unknown) => ({ metadata: { name: 'n' }, status: { addresses } });
+    assert.deepEqual(
+      nodeHostIPs(
+        node([
+          { type: 'Hostname', address: 'n' },
+          { type: 'ExternalIP', address: '203.0.113.1' },
+          { type: 'ExternalIP', address: '2001:db8::1' },
+          { type: 'InternalIP', address: '10.0.0.1' },
+          { type: 'InternalIP', address: '10.0.0.2' },
+        ]),
+      ),
+      ['10.0.0.1', '2001:db8::1'],
+    );
+    assert.deepEqual(nodeHostIPs(node(undefined)), []);
+    assert.deepEqual(nodeHostIPs(node([null, { type: 'InternalIP' }])), []);
   });
 });

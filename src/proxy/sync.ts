@@ -96,6 +96,22 @@ const sliceService = (o: KObject): string | undefined => {
   return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
 };
 
+/**
+ * A Node's primary address of each family: the first InternalIP of the family, else its first
+ * ExternalIP (as kubelet's GetNodeHostIPs orders them).
+ */
+export function nodeHostIPs(n: KObject): string[] {
+  const addresses = (n as { status?: { addresses?: Array<{ type?: string; address?: string }> } }).status
+    ?.addresses;
+  if (!Array.isArray(addresses)) return [];
+  const ordered = ['InternalIP', 'ExternalIP'].flatMap((t) =>
+    addresses.filter((a) => a?.type === t && typeof a.address === 'string').map((a) => a.address!),
+  );
+  const v4 = ordered.find((ip) => !ip.includes(':'));
+  const v6 = ordered.find((ip) => ip.includes(':'));
+  return [v4, v6].filter((ip) => ip !== undefined);
+}
+
 const sameState = (a: ServicePortState, b: ServicePortState): boolean =>
   JSON.stringify(a) === JSON.stringify(b);
 
@@ -119,6 +135,8 @@ export class ProxySync {
   private readonly abort = new AbortController();
   /** When the oldest change still waiting was seen (ms), for /healthz. */
   private oldestPending: number | undefined;
+  /** This node's primary address of each family (kube-proxy's node IPs), from its Node object. */
+  private nodeIPs: readonly string[] = [];
   private needFull = true;
   private synced = false;
   private stopped = false;
@@ -255,6 +273,15 @@ export class ProxySync {
 
   private node(n: KObject, deleted = false): void {
     const name = n.metadata.name ?? '';
+    if (name === this.o.node) {
+      // This node's addresses decide whether a load-balancer source range holds it (state.ts); they
+      // change rarely, so every Service is recomputed when they do.
+      const ips = deleted ? [] : nodeHostIPs(n);
+      if (ips.join() !== this.nodeIPs.join()) {
+        this.nodeIPs = ips;
+        this.mark(this.services.indexer.list().map((s) => objectKeyOf(s)));
+      }
+    }
     this.mark(this.index.setNode(name, deleted ? undefined : (n.metadata.labels ?? {})));
   }
 
@@ -297,7 +324,8 @@ export class ProxySync {
     this.dirty = new Set();
     for (const key of dirty) {
       const svc = this.services.indexer.get(key);
-      const next = svc === undefined ? [] : servicePortStates(svc, this.index.view(key), this.o.node);
+      const next =
+        svc === undefined ? [] : servicePortStates(svc, this.index.view(key), this.o.node, this.nodeIPs);
       const before = new Set(this.portsOf.get(key) ?? []);
       for (const sp of next) {
         before.delete(sp.key);

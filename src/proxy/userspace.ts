@@ -11,7 +11,13 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { bound, quietly, splice } from './userspace-sockets.js';
-import { listenerEndpoints, listenerId, plannedListeners, type Listener } from '../core/proxy/listen.js';
+import {
+  listenerEndpoints,
+  listenerId,
+  plannedListeners,
+  sourceFilter,
+  type Listener,
+} from '../core/proxy/listen.js';
 import type { ProxyState } from '../core/proxy/types.js';
 
 export type { Listener };
@@ -63,6 +69,7 @@ interface Wanted {
   listener: Listener;
   backends: readonly Backend[];
   affinityMs: number | undefined; // ClientIP affinity window; undefined without affinity
+  allows: (client: string | undefined) => boolean; // loadBalancerSourceRanges (sourceFilter)
 }
 
 interface Route extends Wanted {
@@ -182,7 +189,7 @@ export class UserspaceProxy {
       if (backends.length === 0) continue;
       const t = sp.affinityTimeoutSeconds;
       const affinityMs = t !== undefined && t > 0 ? t * 1000 : undefined;
-      wanted.set(listenerId(l), { listener: l, backends, affinityMs });
+      wanted.set(listenerId(l), { listener: l, backends, affinityMs, allows: sourceFilter(l) });
     }
 
     let closed = 0;
@@ -231,6 +238,7 @@ export class UserspaceProxy {
       p.listener.key === w.listener.key &&
       p.listener.kind === w.listener.kind &&
       p.affinityMs === w.affinityMs &&
+      String(p.listener.sourceRanges) === String(w.listener.sourceRanges) &&
       p.backends.length === w.backends.length &&
       p.backends.every((b, i) => b.id === w.backends[i]?.id);
     if (same) return false;
@@ -238,6 +246,7 @@ export class UserspaceProxy {
     p.listener = w.listener;
     p.backends = w.backends;
     p.affinityMs = w.affinityMs;
+    p.allows = w.allows;
     if (w.affinityMs === undefined) p.affinity.clear();
     for (const [ip, a] of p.affinity) if (!keep.has(a.backend)) p.affinity.delete(ip);
     // TCP connections to a removed endpoint drain on their own; UDP has no end to wait for.
@@ -308,6 +317,13 @@ export class UserspaceProxy {
   }
 
   private onConnection(p: TcpPort, client: net.Socket): void {
+    // Outside the load-balancer source ranges: iptables mode drops the SYN; a listener has already
+    // accepted, so the closest it can do is a reset.
+    if (!p.allows(client.remoteAddress)) {
+      client.on('error', noop);
+      client.resetAndDestroy();
+      return;
+    }
     this.connectionsTotal++;
     this.active++;
     this.sockets.add(client);
@@ -366,6 +382,7 @@ export class UserspaceProxy {
   }
 
   private onDatagram(p: UdpPort, msg: Buffer, from: dgram.RemoteInfo): void {
+    if (!p.allows(from.address)) return; // outside the source ranges: dropped, as in iptables mode
     const k = `${from.address}|${from.port}`;
     let s = p.sessions.get(k);
     if (s === undefined) {

@@ -303,6 +303,51 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
     assert.deepEqual([...new Set(answers)], ['10.244.0.10']);
   });
 
+  it('lets only loadBalancerSourceRanges reach a load-balancer IP, and accepts its health check node port', async () => {
+    const [nodeA, nodeB] = [layout.nodes[0]!.ip, layout.nodes[1]!.ip];
+    await apply([
+      service('lb', {
+        type: 'LoadBalancer',
+        externalTrafficPolicy: 'Local',
+        loadBalancerSourceRanges: [`${nodeB}/32`],
+      }),
+      slice('lb-1', 'lb', [['10.244.0.10', 'nodea']]),
+    ]);
+    // The load balancer's address is nodea's own, so traffic to it reaches nodea's rules.
+    await kubectl([
+      'patch',
+      'svc',
+      'lb',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { loadBalancer: { ingress: [{ ip: nodeA }] } } }),
+    ]);
+    const inRange = await until('the load-balancer IP answers nodeb', WAIT, async () => {
+      const got = await sampleInNetns(nsB(), nodeA, 80, 3);
+      return got.every((x) => x === '10.244.0.10') ? got : undefined;
+    });
+    assert.equal(inRange.length, 3);
+    // From the hub (outside the ranges) the SYN is dropped: the client times out.
+    assert.deepEqual(await sampleInNetns(layout.hub, nodeA, 80, 1), ['timeout']);
+    const hc = (await kubectl(['get', 'svc', 'lb', '-o', 'jsonpath={.spec.healthCheckNodePort}'])).trim();
+    // As iptables-save prints them (its own argument order).
+    const rules = await save(nsA());
+    const b = nodeB.replace(/\./g, '\\.');
+    for (const re of [
+      /-A KUBE-PROXY-FIREWALL -d \S+\/32 -p tcp -m comment --comment "default\/lb:http traffic not accepted by KUBE-FW-\w+" -m tcp --dport 80 -j DROP/,
+      new RegExp(
+        `-A KUBE-FW-\\w+ -s ${b}/32 -m comment --comment "default/lb:http loadbalancer IP" -j KUBE-EXT-`,
+      ),
+      /-A KUBE-FW-\w+ -m comment --comment "other traffic to default\/lb:http will be dropped by KUBE-PROXY-FIREWALL"\n/,
+      /-A KUBE-SERVICES -d \S+\/32 -p tcp -m comment --comment "default\/lb:http loadbalancer IP" -m tcp --dport 80 -j KUBE-FW-/,
+      new RegExp(
+        `-A KUBE-NODEPORTS -p tcp -m comment --comment "default/lb:http health check node port" -m tcp --dport ${hc} -j ACCEPT`,
+      ),
+    ])
+      assert.match(rules, re);
+  });
+
   it('moves a UDP flow that keeps its source port to the new endpoint (stale conntrack entries deleted)', async () => {
     const echo = inNs(nsB(), [process.execPath, '-e', UDP_ECHO, '10.244.1.10:5353', '10.244.1.11:5353']);
     children.push(echo);

@@ -57,9 +57,12 @@ class Kernel {
         } else if (op === '-A') {
           const rules = table.get(chain);
           assert.ok(rules !== undefined, `${where}: no chain ${chain}`);
-          const target = rest[rest.indexOf('-j') + 1];
-          assert.ok(target !== undefined, where);
-          assert.ok(TARGETS.has(target) || table.has(target), `${where}: no chain ${target}`);
+          // A rule without a target only counts packets (KUBE-FW-'s last rule).
+          if (rest.includes('-j')) {
+            const target = rest[rest.indexOf('-j') + 1];
+            assert.ok(target !== undefined, where);
+            assert.ok(TARGETS.has(target) || table.has(target), `${where}: no chain ${target}`);
+          }
           rules.push(rest.join(' '));
         } else if (op === '-X') {
           assert.ok(!BUILTIN[name]?.includes(chain), where);
@@ -108,7 +111,10 @@ const portStateArb = (key: string): fc.Arbitrary<ServicePortState> =>
       port: fc.constantFrom(80, 443),
       nodePort: fc.option(fc.constantFrom(30001, 30002), { nil: undefined }),
       externalIPs: fc.subarray(['192.0.2.1', '2001:db8::1']),
-      loadBalancerIPs: fc.subarray(['198.51.100.1']),
+      loadBalancerIPs: fc.subarray(['198.51.100.1', '2001:db8::2']),
+      sourceRanges: fc.subarray(['203.0.113.0/24', '10.0.0.0/8', '2001:db8:1::/48']),
+      holdNode: fc.subarray([4 as const, 6 as const]),
+      healthCheckNodePort: fc.option(fc.constantFrom(32000), { nil: undefined }),
       affinity: fc.option(fc.constantFrom(60, 10800), { nil: undefined }),
       internal: endpointsArb,
       external: fc.oneof(endpointsArb, fc.constant('same' as const)),
@@ -122,6 +128,9 @@ const portStateArb = (key: string): fc.Arbitrary<ServicePortState> =>
         ...(r.nodePort !== undefined ? { nodePort: r.nodePort } : {}),
         externalIPs: r.externalIPs,
         loadBalancerIPs: r.loadBalancerIPs,
+        ...(r.sourceRanges.length > 0 ? { loadBalancerSourceRanges: r.sourceRanges } : {}),
+        ...(r.holdNode.length > 0 ? { sourceRangesHoldNode: r.holdNode } : {}),
+        ...(r.healthCheckNodePort !== undefined ? { healthCheckNodePort: r.healthCheckNodePort } : {}),
         ...(r.affinity !== undefined ? { affinityTimeoutSeconds: r.affinity } : {}),
         internal: r.internal,
         external: r.external === 'same' ? r.internal : r.external,

@@ -1,8 +1,8 @@
 // The iptables rules of one Service port, in one address family: its dispatch rules (the lines it adds to
-// KUBE-SERVICES, KUBE-NODEPORTS and the filter table's REJECT/DROP chains) and its own chains (KUBE-SVC-,
-// KUBE-SVL-, KUBE-EXT-, KUBE-SEP-). Behaves like the per-service loop of kube-proxy's
+// KUBE-SERVICES, KUBE-NODEPORTS and the filter table's REJECT/DROP/ACCEPT chains) and its own chains
+// (KUBE-SVC-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-SEP-). Behaves like the per-service loop of kube-proxy's
 // pkg/proxy/iptables/proxier.go syncProxyRules and writeServiceToEndpointRules.
-import { extChain, hostPort, sepChain, svcChain, svlChain } from './chain-names.js';
+import { extChain, fwChain, hostPort, sepChain, svcChain, svlChain } from './chain-names.js';
 import type { ProxyEndpoint, ServicePortState } from './types.js';
 
 export const KUBE_SERVICES = 'KUBE-SERVICES';
@@ -59,15 +59,20 @@ export interface Prepared {
   readonly loadBalancerIPs: readonly string[];
   readonly internal: readonly ProxyEndpoint[];
   readonly external: readonly ProxyEndpoint[];
+  /** spec.loadBalancerSourceRanges of this family. */
+  readonly sourceRanges: readonly string[];
   readonly svc: string;
   readonly svl: string;
   readonly ext: string;
+  readonly fw: string;
   /** KUBE-SVC- exists: there are internal endpoints. */
   readonly usesSvc: boolean;
   /** KUBE-SVL- exists: external traffic load-balances over endpoints other than KUBE-SVC-'s. */
   readonly usesSvl: boolean;
   /** KUBE-EXT- exists: external destinations have somewhere to go (or local traffic to short-circuit). */
   readonly usesExt: boolean;
+  /** KUBE-FW- exists: load-balancer traffic is filtered by source range before KUBE-EXT-. */
+  readonly usesFw: boolean;
   /** `/32` or `/128`. */
   readonly host: string;
 }
@@ -112,6 +117,9 @@ export function prepare(s: ServicePortState, f: Family): Prepared | undefined {
   const usesSvc = internal.length > 0;
   const usesSvl = external.length > 0 && (s.externalLocal || !sameEndpoints(internal, external));
   const usesExt = accessible && (external.length > 0 || (s.externalLocal && usesSvc));
+  // kube-proxy: only ranges of this family count; with none, the load-balancer IPs are open to all.
+  const sourceRanges = (s.loadBalancerSourceRanges ?? []).filter((c) => familyOf(c) === f);
+  const usesFw = usesExt && loadBalancerIPs.length > 0 && sourceRanges.length > 0;
   return {
     s,
     p,
@@ -121,12 +129,15 @@ export function prepare(s: ServicePortState, f: Family): Prepared | undefined {
     loadBalancerIPs,
     internal,
     external,
+    sourceRanges,
     svc: svcChain(s.key, s.protocol),
     svl: svlChain(s.key, s.protocol),
     ext: extChain(s.key, s.protocol),
+    fw: fwChain(s.key, s.protocol),
     usesSvc,
     usesSvl,
     usesExt,
+    usesFw,
     host: f === 4 ? '/32' : '/128',
   };
 }
@@ -137,12 +148,17 @@ export interface DispatchSinks {
   readonly natNodePorts: string[];
   readonly filterServices: string[];
   readonly filterExternal: string[];
+  /** filter KUBE-NODEPORTS: health check node ports accepted. */
+  readonly filterNodePorts: string[];
+  /** filter KUBE-PROXY-FIREWALL: load-balancer traffic that KUBE-FW- did not pass, dropped. */
+  readonly filterFirewall: string[];
 }
 
 /** The chains this Service port's dispatch rules jump to (they must exist in the kernel). */
 export const dispatchTargets = (pp: Prepared): string[] => [
   ...(pp.usesSvc ? [pp.svc] : []),
   ...(pp.usesExt ? [pp.ext] : []),
+  ...(pp.usesFw ? [pp.fw] : []),
 ];
 
 /**
@@ -166,11 +182,11 @@ export function writeDispatch(pp: Prepared, out: DispatchSinks): void {
     else
       out.filterServices.push(`-A KUBE-SERVICES ${refusal} -d ${ip}${host} ${match} ${s.port} -j ${refuse}`);
   }
-  const externalDest = (ips: readonly string[], what: string): void => {
+  const externalDest = (ips: readonly string[], what: string, target: string): void => {
     for (const ip of ips) {
       if (pp.usesExt)
         out.natServices.push(
-          `-A KUBE-SERVICES -m comment --comment ${quote(`${key} ${what}`)} -d ${ip}${host} ${match} ${s.port} -j ${pp.ext}`,
+          `-A KUBE-SERVICES -m comment --comment ${quote(`${key} ${what}`)} -d ${ip}${host} ${match} ${s.port} -j ${target}`,
         );
       if (pp.external.length === 0)
         out.filterExternal.push(
@@ -178,8 +194,15 @@ export function writeDispatch(pp: Prepared, out: DispatchSinks): void {
         );
     }
   };
-  externalDest(pp.externalIPs, 'external IP');
-  externalDest(pp.loadBalancerIPs, 'loadbalancer IP');
+  externalDest(pp.externalIPs, 'external IP', pp.ext);
+  externalDest(pp.loadBalancerIPs, 'loadbalancer IP', pp.usesFw ? pp.fw : pp.ext);
+  // Load-balancer traffic that KUBE-FW- did not send on was not DNATed: its destination is still the
+  // load-balancer IP when it reaches the filter table, where it is dropped.
+  if (pp.usesFw)
+    for (const ip of pp.loadBalancerIPs)
+      out.filterFirewall.push(
+        `-A KUBE-PROXY-FIREWALL -m comment --comment ${quote(`${key} traffic not accepted by ${pp.fw}`)} -d ${ip}${host} ${match} ${s.port} -j DROP`,
+      );
   if (s.nodePort !== undefined) {
     if (pp.usesExt)
       out.natNodePorts.push(
@@ -190,6 +213,11 @@ export function writeDispatch(pp: Prepared, out: DispatchSinks): void {
         `-A KUBE-EXTERNAL-SERVICES ${refusal} -m addrtype --dst-type LOCAL ${match} ${s.nodePort} -j ${refuse}`,
       );
   }
+  // The load balancer's health checks reach the node whether or not it has local endpoints.
+  if (s.healthCheckNodePort !== undefined)
+    out.filterNodePorts.push(
+      `-A KUBE-NODEPORTS -m comment --comment ${quote(`${key} health check node port`)} -p tcp -m tcp --dport ${s.healthCheckNodePort} -j ACCEPT`,
+    );
 }
 
 /**
@@ -245,15 +273,26 @@ export function writeChains(pp: Prepared, o: ServiceRuleOptions, decl: string[],
           `${ext} -m comment --comment ${quote(`pod traffic for ${key} external destinations`)} -s ${cidr} -j ${pp.svc}`,
         );
       rules.push(
-        `${ext} -m comment --comment ${quote(`masquerade LOCAL traffic for ${key} LB IP`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
+        `${ext} -m comment --comment ${quote(`masquerade LOCAL traffic for ${key} external destinations`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
       );
       if (pp.usesSvc)
         rules.push(
-          `${ext} -m comment --comment ${quote(`route LOCAL traffic for ${key} LB IP to service chain`)} -m addrtype --src-type LOCAL -j ${pp.svc}`,
+          `${ext} -m comment --comment ${quote(`route LOCAL traffic for ${key} external destinations`)} -m addrtype --src-type LOCAL -j ${pp.svc}`,
         );
     }
     if (pp.usesSvl) rules.push(`${ext} -j ${pp.svl}`);
     else if (pp.external.length > 0) rules.push(`${ext} -j ${pp.svc}`);
+  }
+  if (pp.usesFw) {
+    owned.push(pp.fw);
+    const fw = `-A ${pp.fw} -m comment --comment ${quote(`${key} loadbalancer IP`)}`;
+    for (const cidr of pp.sourceRanges) rules.push(`${fw} -s ${cidr} -j ${pp.ext}`);
+    if (s.sourceRangesHoldNode?.includes(o.family) === true)
+      for (const ip of pp.loadBalancerIPs) rules.push(`${fw} -s ${ip}${host} -j ${pp.ext}`);
+    // Counts what falls through: KUBE-PROXY-FIREWALL drops it in the filter table.
+    rules.push(
+      `-A ${pp.fw} -m comment --comment ${quote(`other traffic to ${key} will be dropped by KUBE-PROXY-FIREWALL`)}`,
+    );
   }
   for (const c of owned) decl.push(`:${c} - [0:0]`);
 

@@ -178,8 +178,8 @@ describe('renderFull()', () => {
     const s2 = sep('10.0.0.2');
     assert.deepEqual(rulesOf(nat, EXT), [
       `-A ${EXT} -m comment --comment "pod traffic for default/web:http external destinations" -s 10.0.0.0/16 -j ${SVC}`,
-      `-A ${EXT} -m comment --comment "masquerade LOCAL traffic for default/web:http LB IP" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
-      `-A ${EXT} -m comment --comment "route LOCAL traffic for default/web:http LB IP to service chain" -m addrtype --src-type LOCAL -j ${SVC}`,
+      `-A ${EXT} -m comment --comment "masquerade LOCAL traffic for default/web:http external destinations" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
+      `-A ${EXT} -m comment --comment "route LOCAL traffic for default/web:http external destinations" -m addrtype --src-type LOCAL -j ${SVC}`,
       `-A ${EXT} -j ${SVL}`,
     ]);
     assert.deepEqual(rulesOf(nat, SVL), [
@@ -199,8 +199,8 @@ describe('renderFull()', () => {
     // Pods and the node itself still reach the Service through the node port.
     assert.equal(rulesOf(nat, 'KUBE-NODEPORTS').length, 1);
     assert.deepEqual(rulesOf(nat, EXT), [
-      `-A ${EXT} -m comment --comment "masquerade LOCAL traffic for default/web:http LB IP" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
-      `-A ${EXT} -m comment --comment "route LOCAL traffic for default/web:http LB IP to service chain" -m addrtype --src-type LOCAL -j ${SVC}`,
+      `-A ${EXT} -m comment --comment "masquerade LOCAL traffic for default/web:http external destinations" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
+      `-A ${EXT} -m comment --comment "route LOCAL traffic for default/web:http external destinations" -m addrtype --src-type LOCAL -j ${SVC}`,
     ]);
   });
 

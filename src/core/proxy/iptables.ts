@@ -115,6 +115,8 @@ class Render {
     natNodePorts: [],
     filterServices: [],
     filterExternal: [],
+    filterNodePorts: [],
+    filterFirewall: [],
   };
   /**
    * Per-service chains: their declarations (sorted at the end), and one string of rules per service port
@@ -159,7 +161,13 @@ class Render {
       ...sinks.natNodePorts,
       ...natFixedRules,
     ].concat(this.chainRules);
-    const filterRules = [...sinks.filterServices, ...sinks.filterExternal, ...filterFixedRules];
+    const filterRules = [
+      ...sinks.filterServices,
+      ...sinks.filterExternal,
+      ...sinks.filterNodePorts,
+      ...sinks.filterFirewall,
+      ...filterFixedRules,
+    ];
     const lines = ['*nat'].concat(
       natDecl,
       natRules,

@@ -7,6 +7,7 @@ import {
   listenerId,
   listenPort,
   plannedListeners,
+  sourceFilter,
   type Listener,
 } from './listen.js';
 import { portState, stateOf } from './testing/builders.js';
@@ -117,6 +118,67 @@ describe('plannedListeners', () => {
     assert.equal(conflicts.length, 1);
     assert.equal(conflicts[0]?.listener.key, 'ns/zeta');
     assert.equal(conflicts[0]?.with, 'ns/alpha');
+  });
+
+  it("gives a load-balancer IP's listener the Service's source ranges of its family; an external IP none", () => {
+    const state = stateOf(
+      servicePort({
+        key: 'default/web:http',
+        port: 80,
+        externalIPs: ['192.0.2.10'],
+        loadBalancerIPs: ['192.0.2.10', '198.51.100.1', '2001:db8::5'],
+        loadBalancerSourceRanges: ['203.0.113.0/24', '2001:db8:1::/48'],
+        sourceRangesHoldNode: [4],
+      }),
+    );
+    const { listeners } = plannedListeners(state, { nodePortAddresses: [] });
+    assert.deepEqual(
+      listeners.map((l) => [listenerId(l), l.sourceRanges]),
+      [
+        ['TCP/192.0.2.10:80', undefined],
+        ['TCP/198.51.100.1:80', ['203.0.113.0/24', '192.0.2.10/32', '198.51.100.1/32']],
+        ['TCP/[2001:db8::5]:80', ['2001:db8:1::/48']],
+      ],
+    );
+    const open = plannedListeners(
+      stateOf(
+        servicePort({
+          key: 'default/web:http',
+          loadBalancerIPs: ['2001:db8::5'],
+          loadBalancerSourceRanges: ['10.0.0.0/8'],
+        }),
+      ),
+      { nodePortAddresses: [] },
+    ).listeners;
+    assert.equal(
+      open[0]?.sourceRanges,
+      undefined,
+      'ranges of the other family only: open, as in iptables mode',
+    );
+  });
+
+  it('lets a client through a firewalled listener only from its ranges', () => {
+    const l: Listener = {
+      key: 'k',
+      kind: 'external',
+      protocol: 'TCP',
+      address: '198.51.100.1',
+      port: 80,
+      sourceRanges: ['203.0.113.0/24', '2001:db8:1::/48'],
+    };
+    const allow = sourceFilter(l);
+    const table: Array<[string | undefined, boolean]> = [
+      ['203.0.113.7', true],
+      ['::ffff:203.0.113.7', true],
+      ['203.0.114.1', false],
+      ['2001:db8:1:2::1', true],
+      ['2001:db8:2::1', false],
+      ['garbage', false],
+      [undefined, false],
+    ];
+    for (const [address, want] of table) assert.equal(allow(address), want, String(address));
+    const { sourceRanges: _r, ...open } = l;
+    assert.equal(sourceFilter(open)('192.0.2.1'), true);
   });
 
   it('plans no node-port listeners when the service port has no node port', () => {

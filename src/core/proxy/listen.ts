@@ -5,7 +5,7 @@
 // a local route). Pure: the data plane (src/proxy/userspace.ts) opens what this plans.
 // Kube-proxy's removed userspace mode opened one "portal" per Service port the same way: cluster IP,
 // node ports, external IPs and load-balancer ingress IPs (pkg/proxy/userspace/proxier.go, by behaviour).
-import { cidrSize, formatAddress, parseAddress, parseCidrRange } from '../allocator/cidr.js';
+import { cidrContains, cidrSize, formatAddress, parseAddress, parseCidrRange } from '../allocator/cidr.js';
 import type { Protocol, ProxyEndpoint, ProxyState, ServicePortState } from './types.js';
 
 export interface Listener {
@@ -17,6 +17,11 @@ export interface Listener {
   /** Canonical address text. */
   readonly address: string;
   readonly port: number;
+  /**
+   * A load-balancer IP's listener of a Service with loadBalancerSourceRanges: the CIDRs its clients must
+   * come from (iptables mode's KUBE-FW- chain). Absent: every client.
+   */
+  readonly sourceRanges?: readonly string[];
 }
 
 export interface ListenerConflict {
@@ -88,8 +93,15 @@ export function plannedListeners(
     if (sp === undefined) continue;
     // Keyed by role and socket, so one role asking twice for a socket counts once.
     const wanted = new Map<string, Listener>();
-    const add = (kind: Listener['kind'], address: string, port: number): void => {
-      const l: Listener = { key, kind, protocol: sp.protocol, address, port };
+    const add = (kind: Listener['kind'], address: string, port: number, ranges?: string[]): void => {
+      const l: Listener = {
+        key,
+        kind,
+        protocol: sp.protocol,
+        address,
+        port,
+        ...(ranges !== undefined ? { sourceRanges: ranges } : {}),
+      };
       const id = `${kind} ${listenerId(l)}`;
       if (!wanted.has(id)) wanted.set(id, l);
     };
@@ -101,8 +113,13 @@ export function plannedListeners(
     if (sp.nodePort !== undefined && sp.nodePort > 0) {
       for (const address of nodePortAddresses) add('nodePort', address, sp.nodePort);
     }
-    for (const address of canonicalAll([...sp.externalIPs, ...sp.loadBalancerIPs])) {
+    // External IPs first: an address that is also a load-balancer IP is not firewalled (in iptables mode
+    // its external-IP rule matches first, before KUBE-FW-).
+    for (const address of canonicalAll(sp.externalIPs)) {
       if (port !== undefined) add('external', address, port);
+    }
+    for (const address of canonicalAll(sp.loadBalancerIPs)) {
+      if (port !== undefined) add('external', address, port, firewallOf(sp, address));
     }
     for (const l of wanted.values()) {
       const id = listenerId(l);
@@ -116,6 +133,34 @@ export function plannedListeners(
     }
   }
   return { listeners, conflicts };
+}
+
+/**
+ * The source ranges a load-balancer IP's clients must come from: the Service's ranges of the address's
+ * family, plus its load-balancer IPs of that family when a range holds the node (kube-proxy's
+ * allowFromNode). undefined when the family has no ranges (every client may connect).
+ */
+function firewallOf(sp: ServicePortState, address: string): string[] | undefined {
+  const v6 = address.includes(':');
+  const ranges = (sp.loadBalancerSourceRanges ?? []).filter((c) => c.includes(':') === v6);
+  if (ranges.length === 0) return undefined;
+  if (sp.sourceRangesHoldNode?.includes(v6 ? 6 : 4) === true)
+    for (const ip of canonicalAll(sp.loadBalancerIPs))
+      if (ip.includes(':') === v6) ranges.push(`${ip}/${v6 ? 128 : 32}`);
+  return ranges;
+}
+
+/**
+ * Whether a client address may use the listener: always without source ranges, else when a range holds
+ * it (an IPv4-mapped IPv6 address counts as IPv4). An unknown address is refused.
+ */
+export function sourceFilter(l: Listener): (address: string | undefined) => boolean {
+  if (l.sourceRanges === undefined) return () => true;
+  const ranges = l.sourceRanges.map(parseCidrRange).filter((c) => c !== undefined);
+  return (address) => {
+    const a = address === undefined ? undefined : parseAddress(address);
+    return a !== undefined && ranges.some((c) => cidrContains(c, a));
+  };
 }
 
 /** Canonical spellings, invalid ones dropped, duplicates once, order kept. */

@@ -153,6 +153,50 @@ describe('servicePortStates()', () => {
     assert.equal(s?.externalLocal, true);
   });
 
+  it('reads loadBalancerSourceRanges as network CIDRs (trimmed, invalid ones skipped) and whether one holds the node', () => {
+    const lb = (ranges: unknown, nodeIPs: string[] = []) =>
+      servicePortStates(
+        service({
+          type: 'LoadBalancer',
+          ports: [{ name: 'http', port: 80, nodePort: 30080 }],
+          lbIngress: [{ ip: '198.51.100.1' }],
+          loadBalancerSourceRanges: ranges as string[],
+        }),
+        undefined,
+        NODE,
+        nodeIPs,
+      )[0];
+    const s = lb(
+      [' 10.1.2.3/16 ', '2001:db8:1::5/48', 'not-a-cidr', '10.1.0.0/16', 7],
+      ['10.1.9.9', 'fd00::9'],
+    );
+    assert.deepEqual(s?.loadBalancerSourceRanges, ['10.1.0.0/16', '2001:db8:1::/48']);
+    assert.deepEqual(s?.sourceRangesHoldNode, [4]);
+    assert.equal(lb(['10.1.0.0/16'], ['10.2.0.1'])?.sourceRangesHoldNode, undefined);
+    assert.equal(lb([])?.loadBalancerSourceRanges, undefined);
+    assert.equal(lb('10.0.0.0/8')?.loadBalancerSourceRanges, undefined);
+  });
+
+  it('reads healthCheckNodePort only on a LoadBalancer Service with externalTrafficPolicy Local', () => {
+    const hc = (type: string, etp: string, port: unknown) =>
+      servicePortStates(
+        service({
+          type,
+          ports: [{ name: 'http', port: 80, nodePort: 30080 }],
+          externalTrafficPolicy: etp,
+          healthCheckNodePort: port as number,
+        }),
+        undefined,
+        NODE,
+      )[0]?.healthCheckNodePort;
+    assert.equal(hc('LoadBalancer', 'Local', 32000), 32000);
+    assert.equal(hc('LoadBalancer', 'Cluster', 32000), undefined);
+    assert.equal(hc('NodePort', 'Local', 32000), undefined);
+    assert.equal(hc('LoadBalancer', 'Local', 0), undefined);
+    assert.equal(hc('LoadBalancer', 'Local', 70000), undefined);
+    assert.equal(hc('LoadBalancer', 'Local', '32000'), undefined);
+  });
+
   it('reads externalTrafficPolicy Local only on an externally accessible Service, and internalTrafficPolicy Local', () => {
     const [s] = servicePortStates(
       service({ externalTrafficPolicy: 'Local', internalTrafficPolicy: 'Local' }),

@@ -3,6 +3,7 @@
 // are proxied and what is read from them) and EndpointsMap (pkg/proxy/endpointslicecache.go: slice ports
 // matched to Service ports by name), except that the endpoints come from the topology engine's view of the
 // Service for this node, so topology rules and traffic policies are already applied.
+import { cidrContains, formatCidr, parseAddress, parseCidrRange } from '../allocator/cidr.js';
 import { int, list, optStr, rec } from '../endpoints/read.js';
 import { poolPorts } from '../topology/endpoints.js';
 import type { TopologyView } from '../topology/index.js';
@@ -37,6 +38,23 @@ function affinity(spec: Record<string, unknown>): number | undefined {
   if (spec['sessionAffinity'] !== 'ClientIP') return undefined;
   const t = int(rec(rec(spec['sessionAffinityConfig'])['clientIP'])['timeoutSeconds']);
   return t !== undefined && t > 0 && t <= MAX_AFFINITY_SECONDS ? t : DEFAULT_AFFINITY_SECONDS;
+}
+
+/**
+ * spec.loadBalancerSourceRanges as network CIDRs (kube-proxy trims the spaces validation lets through and
+ * skips what does not parse), and the families in which one of them holds an address of this node.
+ */
+function sourceRanges(
+  spec: Record<string, unknown>,
+  nodeIPs: readonly string[],
+): { ranges: string[]; holdNode: (4 | 6)[] } {
+  const parsed = strings(spec['loadBalancerSourceRanges'])
+    .map((r) => parseCidrRange(r.trim()))
+    .filter((c) => c !== undefined);
+  const node = nodeIPs.map(parseAddress).filter((a) => a !== undefined);
+  const holdNode = new Set<4 | 6>();
+  for (const c of parsed) if (node.some((a) => cidrContains(c, a))) holdNode.add(c.family === 'IPv4' ? 4 : 6);
+  return { ranges: [...new Set(parsed.map(formatCidr))], holdNode: [...holdNode].sort() };
 }
 
 /** The service port's number in each pool, parsed once per pool for all the endpoints in it. */
@@ -87,6 +105,7 @@ export function servicePortStates(
   svc: unknown,
   view: TopologyView | undefined,
   node: string,
+  nodeIPs: readonly string[] = [],
 ): ServicePortState[] {
   const s = rec(svc);
   const meta = rec(s['metadata']);
@@ -104,6 +123,12 @@ export function servicePortStates(
     .filter((i) => i['ipMode'] !== 'Proxy')
     .map((i) => optStr(i['ip']) ?? '')
     .filter((ip) => ip !== '');
+  const firewall = sourceRanges(spec, nodeIPs);
+  // kube-proxy's NeedsHealthCheck: a LoadBalancer Service with externalTrafficPolicy Local.
+  const healthCheck =
+    spec['type'] === 'LoadBalancer' && spec['externalTrafficPolicy'] === 'Local'
+      ? (int(spec['healthCheckNodePort']) ?? 0)
+      : 0;
   const affinityTimeoutSeconds = affinity(spec);
   const internalLocal = spec['internalTrafficPolicy'] === 'Local';
   const out: ServicePortState[] = [];
@@ -130,6 +155,9 @@ export function servicePortStates(
       ...(nodePort > 0 ? { nodePort } : {}),
       externalIPs,
       loadBalancerIPs,
+      ...(firewall.ranges.length > 0 ? { loadBalancerSourceRanges: firewall.ranges } : {}),
+      ...(firewall.holdNode.length > 0 ? { sourceRangesHoldNode: firewall.holdNode } : {}),
+      ...(healthCheck > 0 && healthCheck <= 65535 ? { healthCheckNodePort: healthCheck } : {}),
       ...(affinityTimeoutSeconds !== undefined ? { affinityTimeoutSeconds } : {}),
       internal: view === undefined ? [] : proxyEndpoints(view.internal, portIn, node),
       external: view?.external === undefined ? [] : proxyEndpoints(view.external, portIn, node),
@@ -149,12 +177,14 @@ export function proxyState(
   services: Iterable<unknown>,
   view: (key: string) => TopologyView | undefined,
   node: string,
+  nodeIPs: readonly string[] = [],
 ): Map<string, ServicePortState> {
   const out = new Map<string, ServicePortState>();
   for (const svc of services) {
     const meta = rec(rec(svc)['metadata']);
     const key = `${optStr(meta['namespace']) ?? ''}/${optStr(meta['name']) ?? ''}`;
-    for (const st of servicePortStates(svc, view(key), node)) if (!out.has(st.key)) out.set(st.key, st);
+    for (const st of servicePortStates(svc, view(key), node, nodeIPs))
+      if (!out.has(st.key)) out.set(st.key, st);
   }
   return out;
 }

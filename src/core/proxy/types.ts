@@ -31,6 +31,18 @@ export interface ServicePortState {
   readonly nodePort?: number;
   readonly externalIPs: readonly string[];
   readonly loadBalancerIPs: readonly string[];
+  /**
+   * spec.loadBalancerSourceRanges, as network CIDRs (both families): when present, only clients in them
+   * reach the Service through its load-balancer IPs. Absent when the Service lists none.
+   */
+  readonly loadBalancerSourceRanges?: readonly string[];
+  /**
+   * The families (4, 6) in which a source range holds this node's address: traffic from the node to a
+   * load-balancer IP it owns arrives from that IP, which is then allowed too (kube-proxy's allowFromNode).
+   */
+  readonly sourceRangesHoldNode?: readonly (4 | 6)[];
+  /** spec.healthCheckNodePort of a LoadBalancer Service with externalTrafficPolicy Local. */
+  readonly healthCheckNodePort?: number;
   /** ClientIP affinity: how long a client sticks to its endpoint. Absent for `None`. */
   readonly affinityTimeoutSeconds?: number;
   /** Backends for traffic to the cluster IP (internal traffic): the topology view's internal endpoints. */

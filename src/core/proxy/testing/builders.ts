@@ -30,6 +30,8 @@ export interface ServiceSpec {
   readonly affinityTimeout?: number;
   readonly externalTrafficPolicy?: string;
   readonly internalTrafficPolicy?: string;
+  readonly loadBalancerSourceRanges?: readonly string[];
+  readonly healthCheckNodePort?: number;
 }
 
 /** A v1 Service as JSON. */
@@ -46,6 +48,8 @@ export function service(o: ServiceSpec = {}): Record<string, unknown> {
     spec['sessionAffinityConfig'] = { clientIP: { timeoutSeconds: o.affinityTimeout } };
   if (o.externalTrafficPolicy !== undefined) spec['externalTrafficPolicy'] = o.externalTrafficPolicy;
   if (o.internalTrafficPolicy !== undefined) spec['internalTrafficPolicy'] = o.internalTrafficPolicy;
+  if (o.loadBalancerSourceRanges !== undefined) spec['loadBalancerSourceRanges'] = o.loadBalancerSourceRanges;
+  if (o.healthCheckNodePort !== undefined) spec['healthCheckNodePort'] = o.healthCheckNodePort;
   return {
     apiVersion: 'v1',
     kind: 'Service',
