@@ -2,7 +2,8 @@
 // iptables-restore --noflush in the network namespace the proxy runs in.
 //
 // - A full sync (start, --sync-period, after any failure) ensures kube-proxy's jumps from the built-in
-//   chains, reads which KUBE-* chains exist (iptables-save), and rewrites every chain, deleting stale ones.
+//   chains, reads which KUBE-* chains exist (iptables-save), and rewrites every chain, deleting stale ones
+//   (when iptables-save fails, stale chains stay until a later full sync, as in kube-proxy).
 // - A partial sync rewrites the dispatch chains and only the changed service ports' chains (KEP-3453).
 // - iptables-restore commits each table atomically: a failed restore leaves every table either as it was
 //   or fully rewritten (an error in *filter comes after *nat was committed), never half-written. The
@@ -94,6 +95,26 @@ export class IptablesBackend implements ProxyBackend {
     return deletes.length;
   }
 
+  /**
+   * The chains iptables-save lists, for a full sync to find stale ones. When it fails (iptables-nft 1.8.9's
+   * save crashed on a 10,000-Service table by hand), the sync goes on without deleting stale chains, as
+   * kube-proxy does: they are not jumped to, and the next full sync tries again.
+   */
+  private async existingChains(signal?: AbortSignal): Promise<{ nat: string[]; filter: string[] }> {
+    try {
+      return {
+        nat: parseSaveChains(await this.o.runner.save('nat', signal)).nat,
+        filter: parseSaveChains(await this.o.runner.save('filter', signal)).filter,
+      };
+    } catch (err) {
+      if (signal?.aborted === true) throw err;
+      this.o.log.warn('iptables-save failed: stale chains will not be deleted in this sync', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return { nat: [], filter: [] };
+    }
+  }
+
   async apply(
     state: ProxyState,
     changed: ReadonlySet<string> | 'full',
@@ -101,11 +122,7 @@ export class IptablesBackend implements ProxyBackend {
   ): Promise<BackendResult> {
     if (changed === 'full' || this.applied === undefined) {
       for (const j of jumpRules()) await this.o.runner.ensureRule(j.table, j.chain, j.args, targetOf(j.args));
-      const existing = {
-        nat: parseSaveChains(await this.o.runner.save('nat', signal)).nat,
-        filter: parseSaveChains(await this.o.runner.save('filter', signal)).filter,
-      };
-      const plan = renderFull(state, existing, this.o.render);
+      const plan = renderFull(state, await this.existingChains(signal), this.o.render);
       await this.restore(plan.text, signal);
       this.applied = plan.applied;
       const flows = await this.clearConntrack(
