@@ -36,7 +36,7 @@ const PINNED = {
   'better-sqlite3': 'src/storage/sqlite/sqlite-store.ts',
   cockatiel: 'src/storage/etcd/etcd-store.ts',
   etcd3: 'src/storage/etcd/etcd-store.ts',
-  '@kubernetes/client-node': 'src/runtime/kubeconfig-worker.ts', // in a worker thread only: see kubeconfig.ts
+  '@kubernetes/client-node': 'src/runtime/kubeconfig-load.ts', // in a child process or worker thread only: see kubeconfig.ts
   'node-forge': 'src/apiserver/auth/pki.ts',
 };
 

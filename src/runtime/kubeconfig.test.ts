@@ -1,6 +1,6 @@
-// Loading a kubeconfig through the worker thread: static credentials arrive with the answer and the
-// worker is gone afterwards; an exec plugin's are asked for per request from a worker that stays but never
-// keeps the process alive; a missing file, malformed YAML or an unknown context throw what they always did.
+// Loading a kubeconfig: static credentials come from a child process, and no worker thread is started;
+// an exec plugin's are asked for per request from a worker thread that stays but never keeps the process
+// alive; a missing file, malformed YAML or an unknown context throw what they always did.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   crashKubeconfigWorkers,
+  kubeconfigChildRuns,
   kubeconfigTransport,
   liveKubeconfigWorkers,
   loadKubeconfig,
@@ -80,9 +81,13 @@ describe('loadKubeconfig', () => {
   it('a static token and CA: server, namespace and credentials at once, and no worker afterwards', async () => {
     const caFile = path.join(dir, 'ca.crt');
     writeFileSync(caFile, CA);
+    const runs = kubeconfigChildRuns();
     const kc = loadKubeconfig({
       path: kubeconfig({ token: 'static-token' }, { 'certificate-authority': caFile }, 'team-a'),
     });
+    // Read by a child process: no worker thread was started at all.
+    assert.equal(kubeconfigChildRuns(), runs + 1);
+    assert.equal(liveKubeconfigWorkers(), 0);
     assert.equal(kc.server, 'https://127.0.0.1:6443');
     assert.equal(kc.namespace, 'team-a');
     const creds = await kc.credentials();

@@ -3,15 +3,18 @@
 // interface, so the same controllers run against svcplane's apiserver, any real kube-apiserver, or an
 // in-memory fake in tests.
 //
-// @kubernetes/client-node reads the kubeconfig, but never on this thread: importing it costs ~70 MiB of
-// RSS (its generated API models), more than the node-local wrapper may use in all. kubeconfig-worker.ts
-// loads it in a worker thread instead. Loading stays synchronous for the callers (a bad file or context
-// throws here, as it always has): this thread blocks on Atomics.wait until the worker has answered, which
-// takes the time client-node takes to load, as importing it here used to. Static credentials come with
-// that answer and the worker ends, giving back what it can (client-node's heap; about half of the RSS, as
-// the allocator keeps the rest for later use). Credentials that change (exec plugins, auth providers, the
-// in-cluster token) keep the worker, unref'd so it never holds the process open, and are asked for before
-// each request, as the transport always has.
+// @kubernetes/client-node reads the kubeconfig, but never in this process's main thread: importing it
+// costs ~70 MiB of RSS (its generated API models), more than the node-local wrapper may use in all.
+// Loading stays synchronous for the callers (a bad file or context throws here, as it always has):
+// - first a child process (kubeconfig-child.ts) loads it and prints its answer. Static credentials come
+//   with it, and client-node's memory leaves with the process (a worker thread that ended left ~28 MiB
+//   behind: the allocator keeps what it freed);
+// - credentials that change (exec plugins, auth providers, the in-cluster token) need client-node for as
+//   long as the process runs: a worker thread (kubeconfig-worker.ts) loads the kubeconfig again and stays,
+//   unref'd so it never holds the process open, and is asked before each request, as the transport always
+//   has. This thread blocks on Atomics.wait until the worker has answered. The worker is also the way
+//   when the child process cannot be run.
+import { spawnSync } from 'node:child_process';
 import {
   MessageChannel,
   receiveMessageOnPort,
@@ -20,14 +23,15 @@ import {
   type MessagePort,
 } from 'node:worker_threads';
 import { httpTransport, type HttpCredentials } from './http-transport.js';
-import type {
-  CredentialsAnswer,
-  CredentialsReply,
-  CredentialsRequest,
-  KubeconfigWorkerData,
-  LoadAnswer,
-  WireError,
-} from './kubeconfig-worker.js';
+import {
+  ANSWER_PREFIX,
+  type CredentialsAnswer,
+  type CredentialsReply,
+  type CredentialsRequest,
+  type LoadAnswer,
+  type WireError,
+} from './kubeconfig-load.js';
+import type { KubeconfigWorkerData } from './kubeconfig-worker.js';
 import type { Transport } from './transport.js';
 
 export interface KubeconfigTransportOptions {
@@ -128,11 +132,65 @@ export interface LoadedKubeconfig {
   close(): void;
 }
 
+// Compiled, kubeconfig-child.js; from the sources, the .ts file under tsx (as the worker).
+const CHILD_PATH = new URL(
+  import.meta.url.endsWith('.ts') ? './kubeconfig-child.ts' : './kubeconfig-child.js',
+  import.meta.url,
+).pathname;
+
+/** Counts the child processes run (for tests). */
+let childRuns = 0;
+export const kubeconfigChildRuns = (): number => childRuns;
+
 /**
- * Loads a kubeconfig in a worker thread, blocking until it has answered. Throws what client-node throws
- * (a missing or malformed file), and 'the kubeconfig has no current cluster' (also for an unknown context).
+ * The child process's answer, or undefined when it could not be run or said nothing (then the worker
+ * thread loads the kubeconfig instead).
+ */
+function childAnswer(opts: KubeconfigTransportOptions): LoadAnswer | undefined {
+  const tsx = tsxApi();
+  childRuns++;
+  const r = spawnSync(
+    process.execPath,
+    [
+      ...(tsx === undefined ? [] : ['--import', import.meta.resolve('tsx')]),
+      CHILD_PATH,
+      JSON.stringify({ path: opts.path, context: opts.context }),
+    ],
+    { encoding: 'utf8', timeout: LOAD_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
+  );
+  const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith(ANSWER_PREFIX));
+  if (line === undefined) return undefined;
+  try {
+    return JSON.parse(line.slice(ANSWER_PREFIX.length), (_k, v: unknown) =>
+      v !== null && typeof v === 'object' && typeof (v as { $base64?: unknown }).$base64 === 'string'
+        ? Buffer.from((v as { $base64: string }).$base64, 'base64')
+        : v,
+    ) as LoadAnswer;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Loads a kubeconfig (a child process first, a worker thread for credentials that change), blocking until
+ * it is read. Throws what client-node throws (a missing or malformed file), and 'the kubeconfig has no
+ * current cluster' (also for an unknown context).
  */
 export function loadKubeconfig(opts: KubeconfigTransportOptions = {}): LoadedKubeconfig {
+  const first = childAnswer(opts);
+  if (first !== undefined && !(first.ok && first.dynamic === true)) {
+    if (!first.ok) throw toError(first.error);
+    const loaded = { server: first.server, namespace: first.namespace };
+    if (first.credentials !== undefined) {
+      const fixed = first.credentials;
+      return { ...loaded, credentials: async () => credentialsFrom(fixed), close: () => {} };
+    }
+  }
+  return loadInWorker(opts);
+}
+
+/** Loads a kubeconfig in a worker thread, blocking until it has answered. */
+function loadInWorker(opts: KubeconfigTransportOptions): LoadedKubeconfig {
   const signal = new Int32Array(new SharedArrayBuffer(4));
   const { port1: port, port2 } = new MessageChannel();
   const data: KubeconfigWorkerData = {
