@@ -417,7 +417,13 @@ async function floorFanout(
     const conn: Conn = { host: '127.0.0.1', port: l.port, token: l.token, ca: l.ca };
     await Promise.all(clients.map((w, i) => w.call({ op: 'start', conn, rv: '0', count: per[i]! })));
     const total = per.reduce((a, n) => a + n, 0);
-    while ((await server.call<number>({ op: 'watchers' })) < total) await sleep(50);
+    const connectBy = performance.now() + z.eventTimeoutMs;
+    for (;;) {
+      const open = await server.call<number>({ op: 'watchers' });
+      if (open >= total) break;
+      if (performance.now() > connectBy) throw new Error(`P7 floor: ${open} of ${total} watches open`);
+      await sleep(50);
+    }
     await sleep(500);
     await Promise.all(clients.map((w) => w.call({ op: 'begin', writes: z.writes })));
     const writeT0: number[] = [];

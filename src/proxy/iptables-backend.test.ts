@@ -64,8 +64,33 @@ describe('IptablesBackend full sync', () => {
     assert.equal(runner.restores.length, 1);
     assert.doesNotMatch(runner.restores[0]!, /^-X /m);
     assert.match(runner.restores[0]!, /^-A KUBE-SERVICES .* -j KUBE-SVC-/m);
-    assert.deepEqual(warnings, ['iptables-save failed: stale chains will not be deleted in this sync']);
+    assert.deepEqual(warnings, [
+      'iptables-save failed: only the chains this proxy wrote are checked for deletion',
+    ]);
     // The next sync can be partial: what was applied is known.
     assert.equal((await backend.apply(state, new Set(['default/web:http']))).partial, true);
+  });
+
+  it('still deletes the chains it wrote itself when iptables-save fails', async () => {
+    const runner = new FakeRunner();
+    const quiet = { info() {}, warn() {}, error() {} };
+    const backend = new IptablesBackend({ runner, render: { family: 4 }, log: quiet });
+    const fw = (ranges: string[]) =>
+      stateOf(
+        portState('default/web:http', {
+          internal: [ep('10.0.0.1')],
+          external: [ep('10.0.0.1')],
+          nodePort: 30080,
+          loadBalancerIPs: ['5.6.7.8'],
+          ...(ranges.length > 0 ? { loadBalancerSourceRanges: ranges } : {}),
+        }),
+      );
+    await backend.apply(fw(['10.0.0.0/8']), 'full');
+    const fwChain = /^:(KUBE-FW-\w+) /m.exec(runner.restores[0]!)?.[1];
+    assert.ok(fwChain !== undefined);
+    runner.saveFails = true;
+    await backend.apply(fw([]), 'full'); // the ranges are gone; the periodic full sync, save crashing
+    assert.match(runner.restores[1]!, new RegExp(`^-X ${fwChain}$`, 'm'));
+    assert.doesNotMatch(runner.restores[1]!, /^-X KUBE-SVC-STALE/m, 'a chain it never wrote is left alone');
   });
 });

@@ -38,6 +38,8 @@ const targetOf = (args: readonly string[]): string | undefined => {
   return i < 0 ? undefined : args[i + 1];
 };
 
+const chainsOf = (applied: ReadonlyMap<string, readonly string[]>): string[] => [...applied.values()].flat();
+
 const countRules = (text: string): { nat: number; filter: number } => {
   const out = { nat: 0, filter: 0 };
   let table: 'nat' | 'filter' | undefined;
@@ -53,6 +55,11 @@ export class IptablesBackend implements ProxyBackend {
   readonly mode = 'iptables';
   /** What the last successful restore left, per service port; undefined: unknown (full sync next). */
   private applied: Map<string, string[]> | undefined;
+  /**
+   * Every per-service chain a restore of this process may have left in the kernel (kept across a failed
+   * restore, which forgets `applied`): what a full sync deletes when iptables-save fails.
+   */
+  private written: Set<string> | undefined;
   /** The state the rules were last written from (for the UDP conntrack clean-up); undefined before the first. */
   private last: Map<string, ServicePortState> | undefined;
   private warnedConntrack = false;
@@ -96,23 +103,30 @@ export class IptablesBackend implements ProxyBackend {
   }
 
   /**
-   * The chains iptables-save lists, for a full sync to find stale ones. When it fails (iptables-nft 1.8.9's
-   * save crashed on a 10,000-Service table by hand), the sync goes on without deleting stale chains, as
-   * kube-proxy does: they are not jumped to, and the next full sync tries again.
+   * The nat chains iptables-save lists, for a full sync to find stale ones (the filter table has no
+   * per-service chains). When it fails (iptables-nft 1.8.9's save crashed on a 10,000-Service table by
+   * hand), the sync goes on, as kube-proxy does, with the chains this process knows it wrote: those are
+   * still deleted when the state no longer has them (a partial sync could not delete a chain that a
+   * forgotten one still jumps to); others stay until a full sync whose save works.
    */
   private async existingChains(signal?: AbortSignal): Promise<{ nat: string[]; filter: string[] }> {
     try {
-      return {
-        nat: parseSaveChains(await this.o.runner.save('nat', signal)).nat,
-        filter: parseSaveChains(await this.o.runner.save('filter', signal)).filter,
-      };
+      return { nat: parseSaveChains(await this.o.runner.save('nat', signal)).nat, filter: [] };
     } catch (err) {
       if (signal?.aborted === true) throw err;
-      this.o.log.warn('iptables-save failed: stale chains will not be deleted in this sync', {
+      const known = [...new Set([...(this.written ?? [])])];
+      this.o.log.warn('iptables-save failed: only the chains this proxy wrote are checked for deletion', {
         error: err instanceof Error ? err.message : String(err),
+        known: known.length,
       });
-      return { nat: [], filter: [] };
+      return { nat: known, filter: [] };
     }
+  }
+
+  /** Notes the chains a restore is about to write (before it runs: a failed one may have written some). */
+  private remember(applied: ReadonlyMap<string, readonly string[]>): void {
+    this.written ??= new Set();
+    for (const c of chainsOf(applied)) this.written.add(c);
   }
 
   async apply(
@@ -123,8 +137,11 @@ export class IptablesBackend implements ProxyBackend {
     if (changed === 'full' || this.applied === undefined) {
       for (const j of jumpRules()) await this.o.runner.ensureRule(j.table, j.chain, j.args, targetOf(j.args));
       const plan = renderFull(state, await this.existingChains(signal), this.o.render);
+      this.remember(plan.applied);
       await this.restore(plan.text, signal);
       this.applied = plan.applied;
+      // Everything else a full sync found was deleted: what is left is what the state owns.
+      this.written = new Set(chainsOf(plan.applied));
       const flows = await this.clearConntrack(
         state,
         new Set([...(this.last?.keys() ?? []), ...state.keys()]),
@@ -136,6 +153,7 @@ export class IptablesBackend implements ProxyBackend {
       };
     }
     const plan = renderPartial(state, changed, this.applied, this.o.render);
+    this.remember(plan.applied);
     await this.restore(plan.text, signal);
     this.applied = plan.applied;
     const flows = await this.clearConntrack(state, changed, signal);

@@ -16,4 +16,5 @@ const json = JSON.stringify(answer, (_k, v: unknown) =>
     ? { $base64: Buffer.from((v as { data: number[] }).data).toString('base64') }
     : v,
 );
-process.stdout.write(`\n${ANSWER_PREFIX}${json}\n`);
+// Exits once the answer is out: a handle a dependency left open must not keep the caller waiting.
+process.stdout.write(`\n${ANSWER_PREFIX}${json}\n`, () => process.exit(0));

@@ -15,6 +15,7 @@
 //   has. This thread blocks on Atomics.wait until the worker has answered. The worker is also the way
 //   when the child process cannot be run.
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import {
   MessageChannel,
   receiveMessageOnPort,
@@ -133,10 +134,12 @@ export interface LoadedKubeconfig {
 }
 
 // Compiled, kubeconfig-child.js; from the sources, the .ts file under tsx (as the worker).
-const CHILD_PATH = new URL(
-  import.meta.url.endsWith('.ts') ? './kubeconfig-child.ts' : './kubeconfig-child.js',
-  import.meta.url,
-).pathname;
+const CHILD_PATH = fileURLToPath(
+  new URL(
+    import.meta.url.endsWith('.ts') ? './kubeconfig-child.ts' : './kubeconfig-child.js',
+    import.meta.url,
+  ),
+);
 
 /** Counts the child processes run (for tests). */
 let childRuns = 0;

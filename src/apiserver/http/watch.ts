@@ -120,10 +120,11 @@ function chunkFrame(line: string | Buffer): Buffer {
  * this turn's deliveries, and the events delivered, added to their counters once. One nextTick per turn
  * instead of one per watcher.
  *
- * A stream's first write of a turn goes out at once, when nothing is queued on it: with one event for a
- * thousand watchers, the first watcher's bytes leave while the rest are still being dispatched, instead
- * of every watcher waiting for the whole dispatch. Its later writes of the turn are corked, so a burst
- * (a relabel's hundred slices, a replay) still leaves as one TLS write at the end of the turn.
+ * A lone event (a store batch of one) goes out at once on a stream with nothing queued: with one event
+ * for a thousand watchers, the first watcher's bytes leave while the rest are still being dispatched,
+ * instead of every watcher waiting for the whole dispatch. The events of a bigger batch (a relabel's
+ * hundred slices, a busy server's group commit) are corked and leave as one TLS write per stream at the
+ * end of the turn, as do any later writes to a stream in the same turn.
  */
 const endOfTurn = {
   touched: new Set<Writable>(),
@@ -144,9 +145,12 @@ const endOfTurn = {
     for (const [counter, n] of this.counts) counter.inc(n);
     this.counts.clear();
   },
-  /** Writes `buf` to `w`: at once if it is w's first write of this turn and w has nothing queued. */
-  send(w: Writable, buf: Buffer | string): void {
-    if (!this.touched.has(w)) {
+  /**
+   * Writes `buf` to `w`: at once if it is w's first write of this turn, w has nothing queued, and no more
+   * events of the same batch follow (`more`: they will be written together at the end of the turn).
+   */
+  send(w: Writable, buf: Buffer | string, more = false): void {
+    if (!more && !this.touched.has(w)) {
       this.touched.add(w);
       this.schedule();
       if (w.writableLength === 0 && w.writableCorked === 0) {
@@ -246,15 +250,15 @@ export async function serveWatch(
   // queue limit until they drain; a client that never reads still overflows on live events.
   let replaying = false;
   let allowance = 0;
-  /** Writes a framed chunk (renderEvent, chunkFrame). */
-  const write = (framed: Buffer): void => {
+  /** Writes a framed chunk (renderEvent, chunkFrame); `more`: events of the same batch follow. */
+  const write = (framed: Buffer, more = false): void => {
     if (closed) return;
     if (!replaying) allowance = Math.min(allowance, res.writableLength);
     if (sock !== undefined) {
       if (!sock.writable) return; // the client hung up; 'close' finishes the watch
-      endOfTurn.send(sock, framed);
+      endOfTurn.send(sock, framed, more);
     } else {
-      endOfTurn.send(res, unframe(framed));
+      endOfTurn.send(res, unframe(framed), more);
     }
     if (!replaying && res.writableLength - allowance > opts.maxQueuedBytes) {
       metrics.terminatedWatchers.inc({ resource: r.resource });
@@ -269,11 +273,11 @@ export async function serveWatch(
   };
 
   const sink = {
-    deliver: (type: WatchEventType, obj: CachedObject): void => {
+    deliver: (type: WatchEventType, obj: CachedObject, more?: boolean): void => {
       if (closed) return;
       lastRevision = Math.max(lastRevision, obj.rv);
       endOfTurn.count(eventsCounter);
-      write(renderEvent(r, type, obj, req.rendering, opts.now()));
+      write(renderEvent(r, type, obj, req.rendering, opts.now()), more);
     },
     expire: (message: string): void => finish(errorEventLine(statusErrors.expired(message).status)),
   };

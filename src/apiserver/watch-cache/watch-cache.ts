@@ -54,8 +54,11 @@ export interface WatchFilter {
 }
 
 export interface WatchSink {
-  /** One event for this watcher. Must not throw. */
-  deliver(type: WatchEventType, obj: CachedObject): void;
+  /**
+   * One event for this watcher. Must not throw. `more`: further events of the same store batch follow in
+   * this turn, so the sink may hold this one back and write them together.
+   */
+  deliver(type: WatchEventType, obj: CachedObject, more?: boolean): void;
   /** The cache can no longer serve this watcher (re-initialised); the client must relist. */
   expire(message: string): void;
 }
@@ -247,7 +250,8 @@ export class WatchCache {
 
   private apply(batch: readonly WatchEvent[]): void {
     const events: CacheEvent[] = [];
-    for (const e of batch) {
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i]!;
       const state = this.stateForKey(e.key);
       if (state !== undefined) {
         const prev = state.objects.get(e.key);
@@ -267,7 +271,7 @@ export class WatchCache {
         const ev: CacheEvent = { revision: e.revision, resource: state.info, type: e.type, cur, prev };
         events.push(ev);
         this.record(ev);
-        this.dispatch(state, ev);
+        this.dispatch(state, ev, i < batch.length - 1);
       }
     }
     const last = batch[batch.length - 1];
@@ -300,8 +304,8 @@ export class WatchCache {
     return lo;
   }
 
-  private dispatch(state: ResourceState, ev: CacheEvent): void {
-    for (const w of state.watchers) deliverTo(w, ev);
+  private dispatch(state: ResourceState, ev: CacheEvent, more: boolean): void {
+    for (const w of state.watchers) deliverTo(w, ev, more);
   }
 
   private setRevision(rev: number): void {
@@ -480,19 +484,19 @@ function restamp(r: ResourceInfo, o: CachedObject, rev: number): CachedObject {
   return toCached(r, o.key, obj);
 }
 
-function deliverTo(w: Watcher, ev: CacheEvent): void {
+function deliverTo(w: Watcher, ev: CacheEvent, more = false): void {
   const f = w.filter;
   if (f.namespace !== undefined && f.namespace !== '' && ev.cur.namespace !== f.namespace) return;
   const prevPasses = ev.prev !== undefined && matches(f, ev.prev);
   if (ev.type === 'DELETE') {
-    if (prevPasses) w.sink.deliver('DELETED', ev.cur);
+    if (prevPasses) w.sink.deliver('DELETED', ev.cur, more);
     return;
   }
   const curPasses = matches(f, ev.cur);
-  if (curPasses) w.sink.deliver(prevPasses ? 'MODIFIED' : 'ADDED', ev.cur);
+  if (curPasses) w.sink.deliver(prevPasses ? 'MODIFIED' : 'ADDED', ev.cur, more);
   else if (prevPasses) {
     ev.prevAtRevision ??= restamp(ev.resource, ev.prev!, ev.revision);
-    w.sink.deliver('DELETED', ev.prevAtRevision);
+    w.sink.deliver('DELETED', ev.prevAtRevision, more);
   }
 }
 
