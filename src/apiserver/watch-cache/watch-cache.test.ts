@@ -234,6 +234,42 @@ describe('WatchCache', () => {
     }
   });
 
+  it('tells a sink when more events of the same store batch follow (so it can write them together)', async () => {
+    const inner = new MemoryStore();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // A store whose watch hands the cache everything after `from` as one batch, once released.
+    const store = Object.assign(Object.create(inner) as MemoryStore, {
+      watch: async function* (prefix: string, from: number, signal: AbortSignal) {
+        await gate;
+        yield inner.readAfter(prefix, from, 100).events;
+        await new Promise((r) => signal.addEventListener('abort', r));
+      },
+    });
+    const cache = await started(store);
+    try {
+      const seen: Array<[string, boolean | undefined]> = [];
+      cache.watch(
+        SERVICES,
+        everything(),
+        { deliver: (_t, o, more) => seen.push([o.name, more]), expire: () => {} },
+        { fromRevision: cache.revision },
+      );
+      await put(inner, service('a'));
+      await put(inner, service('b', { ns: 'other' }));
+      const last = await put(inner, service('c'));
+      release();
+      await cache.waitFor(last);
+      assert.deepEqual(seen, [
+        ['a', true],
+        ['b', true],
+        ['c', false],
+      ]);
+    } finally {
+      await cache.stop();
+    }
+  });
+
   it('an initial watch replays the current state as ADDED, then goes live', async () => {
     const store = new MemoryStore();
     await put(store, service('a'));
