@@ -106,7 +106,7 @@ import {
 } from './lib/preload.js';
 import { memory, serveWorker, sleep, Worker } from './lib/process.js';
 import { Watch, type WatchEventLine } from './lib/watch.js';
-import { median, percentile, type BenchContext, type BenchResult } from './run.js';
+import { median, percentile, round, type BenchContext, type BenchResult } from './run.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROLE_ENV = 'SVCPLANE_PROXY_BENCH_ROLE';
@@ -253,15 +253,6 @@ function legacyShim(dir: string): string | undefined {
   for (const [name, target] of targets) symlinkSync(target!, path.join(shim, name));
   return shim;
 }
-
-const round = (x: number): number =>
-  !Number.isFinite(x)
-    ? x
-    : Math.abs(x) >= 100
-      ? Math.round(x)
-      : Math.abs(x) >= 1
-        ? Math.round(x * 100) / 100
-        : Number(x.toPrecision(3));
 
 /** A free TCP port on `host` (bound, read, closed). */
 function freePort(host: string): Promise<number> {

@@ -76,6 +76,16 @@ export function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/** A figure for a table: whole above 100, two decimals above 1, three significant digits below. */
+export const round = (x: number): number =>
+  !Number.isFinite(x)
+    ? x
+    : Math.abs(x) >= 100
+      ? Math.round(x)
+      : Math.abs(x) >= 1
+        ? Math.round(x * 100) / 100
+        : Number(x.toPrecision(3));
+
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;

@@ -74,7 +74,7 @@ import { agentFor, epochMs, request, type Conn } from './lib/http.js';
 import { cpuSeconds, memory, serveWorker, sleep, startServer, stopServer, Worker } from './lib/process.js';
 import { Watch, type WatchEventLine } from './lib/watch.js';
 import { FLOOR_ROLE_ENV, type FloorListening, type FloorRequest } from './lib/fanout-floor.js';
-import { median, percentile, type BenchContext, type BenchResult } from './run.js';
+import { median, percentile, round, type BenchContext, type BenchResult } from './run.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const FLOOR_MODULE = fileURLToPath(new URL('./lib/fanout-floor.ts', import.meta.url));
@@ -651,15 +651,6 @@ function dirBytes(dir: string): number {
   }
   return n;
 }
-
-const round = (x: number): number =>
-  !Number.isFinite(x)
-    ? x
-    : Math.abs(x) >= 100
-      ? Math.round(x)
-      : Math.abs(x) >= 1
-        ? Math.round(x * 100) / 100
-        : Number(x.toPrecision(3));
 
 /** The Service as the wrapper's index sees it (sync.ts leaves the traffic policies to kube-proxy). */
 function withoutPolicies(svc: KObject): KObject {
