@@ -4,8 +4,10 @@
 //     changed ones, and to find the deleted ones);
 //   - Services and Nodes are served unchanged, so their stored form is held (by sync.ts) only until it is
 //     written: the watch cache holds it from then on; the index keeps what it reads (rules, labels);
-//   - EndpointSlices and Endpoints are re-served whenever their view changes, so each is kept as its
-//     stored form, deflated (about a fifth of the JSON); the index keeps each endpoint's topology.
+//   - EndpointSlices and Endpoints are re-served whenever their view changes, so each is kept deflated
+//     (about a fifth of the JSON): an Endpoints object as its stored form, a slice as sliceText() (its
+//     JSON cut around each endpoint, so a served form is a concatenation, not a parse); the index keeps
+//     each endpoint's topology.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { KObject } from '../api/object.js';
 import { hash53 } from '../core/hash.js';
@@ -14,8 +16,13 @@ import type { ReflectorStore } from '../runtime/reflector.js';
 
 /** The stored form: no resourceVersion (the store assigns it) and no managedFields. */
 export function storedForm(obj: KObject): string {
+  return JSON.stringify(storedObject(obj));
+}
+
+/** The object as storedForm() serializes it. */
+export function storedObject(obj: KObject): KObject {
   const { resourceVersion: _rv, managedFields: _mf, ...meta } = obj.metadata;
-  return JSON.stringify({ ...obj, metadata: meta });
+  return { ...obj, metadata: meta };
 }
 
 /** What a mirror tells the sync about one upstream object. */
@@ -105,5 +112,6 @@ export class Mirror implements ReflectorStore {
 // objects of a few KiB and keeps zlib's per-call state small.
 const DEFLATE = { windowBits: 12, memLevel: 5 };
 export const deflate = (form: string): string => deflateRawSync(form, DEFLATE).toString('latin1');
-export const inflate = (raw: string): KObject =>
-  JSON.parse(inflateRawSync(Buffer.from(raw, 'latin1')).toString('utf8')) as KObject;
+export const inflateText = (raw: string): string =>
+  inflateRawSync(Buffer.from(raw, 'latin1')).toString('utf8');
+export const inflate = (raw: string): KObject => JSON.parse(inflateText(raw)) as KObject;

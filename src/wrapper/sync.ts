@@ -14,14 +14,15 @@ import type { KObject } from '../api/object.js';
 import { mustFindResource, type ResourceInfo } from '../api/resources.js';
 import { hash53 } from '../core/hash.js';
 import { TopologyIndex } from '../core/topology/index.js';
-import { servedEndpoints, servedSlice } from '../core/topology/served.js';
+import { servedEndpoints } from '../core/topology/served.js';
+import { servedSliceText, sliceText } from '../core/topology/served-text.js';
 import { objectKey, resourcePrefix } from '../api/codec.js';
 import type { Store } from '../storage/store.js';
 import { isStoreError } from '../storage/store.js';
 import type { Client } from '../runtime/client.js';
 import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
 import { DirtyQueue } from './dirty-queue.js';
-import { Mirror, deflate, inflate, storedForm } from './mirror.js';
+import { Mirror, deflate, inflate, inflateText, storedForm, storedObject } from './mirror.js';
 import { UpstreamLog, type Logger } from './upstream-log.js';
 
 export type { Logger };
@@ -88,7 +89,7 @@ export class WrapperSync {
   private readonly dirty = new DirtyQueue<Dirty>((d) => d.r === ENDPOINTSLICES || d.r === ENDPOINTS);
   /** Services and Nodes: the stored form to write (null: to delete), until it has been written. */
   private readonly outgoing = new Map<string, string | null>();
-  /** EndpointSlices by `namespace/name`: their Service and their stored form, deflated. */
+  /** EndpointSlices by `namespace/name`: their Service and their stored form as sliceText(), deflated. */
   private readonly slices = new Map<string, { readonly svc: string | undefined; readonly raw: string }>();
   /** Service `namespace/name` → its slices' `namespace/name`. */
   private readonly slicesOf = new Map<string, Set<string>>();
@@ -133,8 +134,8 @@ export class WrapperSync {
       }),
       slices: new Mirror({
         relisting,
-        put: (key, o, form) => this.putSlice(key, o, form),
-        remove: (key) => this.putSlice(key, undefined, undefined),
+        put: (key, o) => this.putSlice(key, o),
+        remove: (key) => this.putSlice(key, undefined),
       }),
       endpoints: new Mirror({
         relisting,
@@ -293,7 +294,7 @@ export class WrapperSync {
     this.changed(r, key, this.timed(apply));
   }
 
-  private putSlice(key: string, o: KObject | undefined, form: string | undefined): void {
+  private putSlice(key: string, o: KObject | undefined): void {
     const old = this.slices.get(key);
     const svc = o === undefined ? undefined : sliceService(o);
     const name = key.slice(key.indexOf('/') + 1);
@@ -305,9 +306,9 @@ export class WrapperSync {
       set?.delete(key);
       if (set?.size === 0) this.slicesOf.delete(old.svc);
     }
-    if (o === undefined || form === undefined) this.slices.delete(key);
+    if (o === undefined) this.slices.delete(key);
     else {
-      this.slices.set(key, { svc, raw: deflate(form) });
+      this.slices.set(key, { svc, raw: deflate(sliceText(storedObject(o))) });
       if (svc !== undefined) {
         let set = this.slicesOf.get(svc);
         if (set === undefined) this.slicesOf.set(svc, (set = new Set()));
@@ -354,7 +355,7 @@ export class WrapperSync {
         const s = this.slices.get(id);
         if (s === undefined) return { gone: true };
         const view = s.svc === undefined ? undefined : this.index.view(s.svc);
-        return { form: storedForm(servedSlice(inflate(s.raw), view)) };
+        return { form: servedSliceText(inflateText(s.raw), view) };
       }
     }
   }

@@ -30,7 +30,7 @@ export const viewFilters = (view: TopologyView | undefined): boolean =>
 
 // A view is immutable (the index replaces it on change), so its id set is built once for all its slices.
 const idSets = new WeakMap<TopologyView, Set<string>>();
-const keptIds = (view: TopologyView): Set<string> => {
+export const keptIds = (view: TopologyView): Set<string> => {
   let ids = idSets.get(view);
   if (ids === undefined) idSets.set(view, (ids = new Set(view.internal.map((e: TopologyEndpoint) => e.id))));
   return ids;
@@ -53,7 +53,7 @@ export function localApiserver(obj: KObject): { ip: string; port: number } | und
   return port >= 1 && port <= 65535 ? { ip, port } : undefined;
 }
 
-const isKubernetes = (obj: KObject, serviceName: string | undefined): boolean =>
+export const isKubernetes = (obj: KObject, serviceName: string | undefined): boolean =>
   obj.metadata.namespace === 'default' && serviceName === 'kubernetes';
 
 /** The slice as served to this node. `view` is its Service's view (undefined: no Service, pass through). */
