@@ -53,6 +53,8 @@ interface Entry {
   fresh?: TopologyEndpoint[] | undefined;
   /** Label keys the Service's rules read, on any node. */
   keys: ReadonlySet<string>;
+  /** The Service `keys` were computed from (they depend on nothing else). */
+  keysFor?: TopologyService | undefined;
   view: TopologyView | undefined;
   fingerprint: number;
 }
@@ -69,6 +71,21 @@ function fingerprintOf(v: TopologyView | undefined): number {
 export interface TopologyIndexOptions {
   /** Keep each endpoint's targetRef (only explain prints it). Default true. */
   readonly targetRefs?: boolean;
+}
+
+/**
+ * The node label keys a Service's rules read. Every rule it carries, not just the winners: cheap, and
+ * always a superset.
+ */
+function keysOf(svc: TopologyService | undefined): Set<string> {
+  const keys = new Set<string>();
+  if (svc === undefined) return keys;
+  const rules = serviceRules(svc);
+  for (const r of [rules.ordered, rules.superedge, rules.openyurt]) ruleKeys(r, keys);
+  const chosen = chooseRules(svc, rules);
+  ruleKeys(chosen.internal, keys);
+  ruleKeys(chosen.external, keys);
+  return keys;
 }
 
 /** Strings shared between endpoints are kept once; past this many distinct ones the table starts over. */
@@ -333,7 +350,6 @@ export class TopologyIndex {
       if (e === undefined) continue;
       this.recomputed++;
       let view: TopologyView | undefined;
-      const newKeys = new Set<string>();
       if (e.svc !== undefined) {
         const d = this.decideEntry(e);
         view = {
@@ -343,16 +359,13 @@ export class TopologyIndex {
           internalRule: d.internal.rule,
           ...(d.external !== undefined ? { externalRule: d.external.rule } : {}),
         };
-        // Index by every rule the Service carries, not just the winners: cheap, and always a superset.
-        const rules = serviceRules(e.svc);
-        for (const r of [rules.ordered, rules.superedge, rules.openyurt]) ruleKeys(r, newKeys);
-        const chosen = chooseRules(e.svc, rules);
-        ruleKeys(chosen.internal, newKeys);
-        ruleKeys(chosen.external, newKeys);
       }
-      const keys = this.sharedKeys(newKeys);
-      this.rekey(key, e.keys, keys);
-      e.keys = keys;
+      if (e.keysFor !== e.svc || e.svc === undefined) {
+        const keys = this.sharedKeys(keysOf(e.svc));
+        this.rekey(key, e.keys, keys);
+        e.keys = keys;
+        e.keysFor = e.svc;
+      }
       e.view = view;
       const fp = fingerprintOf(view);
       if (fp !== e.fingerprint) {
