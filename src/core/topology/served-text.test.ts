@@ -10,7 +10,19 @@ import type { RuleKind, TopologyEndpoint } from './types.js';
 
 const KINDS: RuleKind[] = ['ordered-keys', 'superedge', 'openyurt', 'local', 'hints', 'none'];
 // Addresses with what JSON must escape, so the text's separators are tested against them.
-const ADDRESSES = ['10.0.0.1', '10.0.0.2', 'fd00::1', 'a"b', 'a\\b', 'a\nb', 'a\tb', '', '\u0001x'];
+const ADDRESSES = [
+  '10.0.0.1',
+  '10.0.0.2',
+  'fd00::1',
+  'a"b',
+  'a\\b',
+  'a\nb',
+  'a\tb',
+  '',
+  '\u0001x',
+  '\ud800',
+  '\u2028',
+];
 
 const endpointArb: fc.Arbitrary<unknown> = fc.oneof(
   {
@@ -44,11 +56,16 @@ const sliceArb: fc.Arbitrary<KObject> = fc
       { weight: 1, arbitrary: fc.constantFrom(null, undefined, 'x') },
     ),
     endpointsFirst: fc.boolean(),
-    extra: fc.option(fc.dictionary(fc.constantFrom('z', '1', 'x\ny', '__proto__'), fc.integer()), {
-      nil: undefined,
-    }),
+    // The pool line is JSON too: port names with separators in them.
+    portName: fc.constantFrom('http', 'a\tb', 'a\nb', '\ud800'),
+    extra: fc.option(
+      fc.dictionary(fc.constantFrom('z', '1', '4294967295', 'x\ny', '__proto__', 'toJSON'), fc.integer()),
+      {
+        nil: undefined,
+      },
+    ),
   })
-  .map(({ namespace, service, local, endpoints, endpointsFirst, extra }) => {
+  .map(({ namespace, service, local, endpoints, endpointsFirst, portName, extra }) => {
     const metadata = {
       namespace,
       name: 's',
@@ -57,7 +74,7 @@ const sliceArb: fc.Arbitrary<KObject> = fc
         ? { annotations: { [LOCAL_ENDPOINT_ANNOTATION]: '10.9.9.9', [LOCAL_PORT_ANNOTATION]: '6443' } }
         : {}),
     };
-    const ports = [{ name: 'http', port: 80, protocol: 'TCP' }];
+    const ports = [{ name: portName, port: 80, protocol: 'TCP' }];
     const o: Record<string, unknown> = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice' };
     if (endpointsFirst && endpoints !== undefined) o['endpoints'] = endpoints;
     o['metadata'] = metadata;
