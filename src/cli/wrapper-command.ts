@@ -1,21 +1,11 @@
 // `svcplane wrapper`: flags → PKI, tokens, store → the wrapper server (wrapper-server.ts).
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
 import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
 import { jsonLogger } from '../apiserver/logger.js';
 import { Client } from '../runtime/client.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
-import { WriteBehindStore, type Lease } from '../storage/write-behind/write-behind-store.js';
 import { UsageError, hostPort, parseFlags } from './flags.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
 import { ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
@@ -117,23 +107,12 @@ export async function wrapperCommand(
   const tokensFile = join(dataDir, 'pki', 'tokens.csv');
   const token = ensureReaderToken(tokensFile);
   const tokens = parseTokenFile(readFileSync(tokensFile, 'utf8'));
-  let store: WriteBehindStore;
+  let store: SqliteStore;
   try {
     // The served views: derived, so not worth an fsync each; kept so a restart serves them at once. The
     // store's only watcher is the wrapper's watch cache, which keeps up: a short in-memory tail (the
-    // default 20,000 changes held ~18 MiB) is enough, and a watcher behind it reads from SQLite. Writes
-    // reach the watch cache at once and SQLite a moment later (write-behind-store.ts), under a revision
-    // lease kept next to the database.
-    const views = join(dataDir, 'views');
-    store = await WriteBehindStore.open({
-      inner: SqliteStore.open({ dataDir: views, synchronous: 'NORMAL', tailSize: 1024 }),
-      loadLease: () => loadLease(join(views, LEASE_FILE)),
-      saveLease: (n) => saveLease(join(views, LEASE_FILE), n),
-      // The initial sync (tens of thousands of writes) goes at SQLite's pace; write-behind starts once it
-      // is written (below). Acknowledging the sync's writes at once raised the peak RSS by 30-50 MiB.
-      writeThrough: true,
-      log: (msg, fields) => log.error(msg, fields),
-    });
+    // default 20,000 changes held ~18 MiB) is enough, and a watcher behind it reads from SQLite.
+    store = SqliteStore.open({ dataDir: join(dataDir, 'views'), synchronous: 'NORMAL', tailSize: 1024 });
   } catch (err) {
     transport.close();
     throw new UsageError(`--data-dir: ${firstLine(err)}`);
@@ -158,7 +137,6 @@ export async function wrapperCommand(
     transport.close();
     throw err;
   });
-  void wrapper.sync.waitForSync().then(() => (store.writeThrough = false));
   const kubeconfig = join(dataDir, 'kubeconfig');
   writeFileAtomic(
     kubeconfig,
@@ -178,43 +156,4 @@ export async function wrapperCommand(
   await store.close();
   transport.close();
   return 0;
-}
-
-/** The served store's revision lease, next to its database (write-behind-store.ts). */
-const LEASE_FILE = 'revision-lease';
-
-function loadLease(file: string): Lease | undefined {
-  if (!existsSync(file)) return undefined;
-  const text = readFileSync(file, 'utf8');
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    v = undefined;
-  }
-  const l = v as Partial<Lease> | undefined;
-  if (
-    l === undefined ||
-    l === null ||
-    typeof l.offset !== 'number' ||
-    typeof l.lease !== 'number' ||
-    typeof l.clean !== 'boolean'
-  )
-    throw new Error(
-      `${file} is not a revision lease (${JSON.stringify(text.slice(0, 60))}); the served views are derived: remove the views directory to start afresh`,
-    );
-  return { offset: l.offset, lease: l.lease, clean: l.clean };
-}
-
-/** Writes the lease durably: a new file, fsynced, renamed over the old one. */
-function saveLease(file: string, lease: Lease): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(lease)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
 }

@@ -375,9 +375,6 @@ export class WrapperSync {
       const batch = this.dirty.take(DRAIN_BATCH);
       const failed = (await Promise.all(batch.map(([key, d]) => this.write(key, d)))).some((ok) => !ok);
       this.backoffMs = failed ? Math.min(Math.max(this.backoffMs * 2, 50), 5_000) : 0;
-      // A turn of the event loop between rounds (the store may acknowledge writes at once): clients are
-      // served meanwhile, and the collector keeps up with the initial sync instead of growing the heap.
-      if (this.dirty.size > 0) await new Promise((r) => setImmediate(r));
     }
   }
 
