@@ -649,6 +649,29 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
       assert.equal(gone.object.reason, 'Expired');
       assert.equal(await old.ended, 'end');
     } else assert.equal(old.status, 410, old.body);
+
+    // A crash (SIGKILL): every served write was committed before a client could see it, so the restarted
+    // wrapper serves the same views at the same resourceVersions, and a watch resumes from the last one
+    // a client saw (no relist).
+    const seen = await getJson(w1, '/api/v1/namespaces/default/services');
+    const exited = new Promise((r) => w1.proc.once('exit', r));
+    w1.proc.kill('SIGKILL');
+    await exited;
+    w1 = await startWrapper(srv, 'node1', w1.dataDir, { port: w1.port });
+    const afterCrash = await getJson(w1, '/api/v1/namespaces/default/services');
+    assert.deepEqual(
+      sorted(afterCrash.items.map((s) => `${s.metadata.name}@${s.metadata.resourceVersion}`)),
+      sorted(seen.items.map((s) => `${s.metadata.name}@${s.metadata.resourceVersion}`)),
+      'after a crash the wrapper serves the views clients saw, at their resourceVersions',
+    );
+    const resumed = new RawWatch(
+      w1,
+      `/api/v1/namespaces/default/services?watch=1&resourceVersion=${seen.metadata.resourceVersion}&timeoutSeconds=1`,
+    );
+    await resumed.response;
+    assert.equal(resumed.status, 200, resumed.body);
+    assert.equal(await resumed.ended, 'end');
+    assert.ok(!resumed.events.some((e) => e.type === 'ERROR'), JSON.stringify(resumed.events));
   });
 
   it('watchers: 500 abandoned watches are unregistered; a watcher that never reads is closed', async () => {
