@@ -632,13 +632,18 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
       path.join(w1.dataDir, 'pki', 'tokens.csv'),
       'outsider-token-0123456789,outsider,outsider-uid,"team:ops"\n',
     );
-    const w1Before = await getJson(w1, '/api/v1/namespaces/default/services');
+    const servicesAtRv = async (): Promise<string[]> =>
+      sorted(
+        (await getJson(w1, '/api/v1/namespaces/default/services')).items.map(
+          (s) => `${s.metadata.name}@${s.metadata.resourceVersion}`,
+        ),
+      );
+    const w1Before = await servicesAtRv();
     assert.equal(await w1.stop(), 0, 'the wrapper exits 0 on SIGTERM');
     w1 = await startWrapper(srv, 'node1', w1.dataDir, { port: w1.port });
-    const w1After = await getJson(w1, '/api/v1/namespaces/default/services');
     assert.deepEqual(
-      sorted(w1After.items.map((s) => `${s.metadata.name}@${s.metadata.resourceVersion}`)),
-      sorted(w1Before.items.map((s) => `${s.metadata.name}@${s.metadata.resourceVersion}`)),
+      await servicesAtRv(),
+      w1Before,
       'a restarted wrapper serves the views it held, at their resourceVersions',
     );
     const old = new RawWatch(w1, '/api/v1/namespaces/default/services?watch=1&resourceVersion=1');
@@ -654,14 +659,14 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     // wrapper serves the same views at the same resourceVersions, and a watch resumes from the last one
     // a client saw (no relist).
     const seen = await getJson(w1, '/api/v1/namespaces/default/services');
+    const seenAtRv = await servicesAtRv();
     const exited = new Promise((r) => w1.proc.once('exit', r));
     w1.proc.kill('SIGKILL');
     await exited;
     w1 = await startWrapper(srv, 'node1', w1.dataDir, { port: w1.port });
-    const afterCrash = await getJson(w1, '/api/v1/namespaces/default/services');
     assert.deepEqual(
-      sorted(afterCrash.items.map((s) => `${s.metadata.name}@${s.metadata.resourceVersion}`)),
-      sorted(seen.items.map((s) => `${s.metadata.name}@${s.metadata.resourceVersion}`)),
+      await servicesAtRv(),
+      seenAtRv,
       'after a crash the wrapper serves the views clients saw, at their resourceVersions',
     );
     const resumed = new RawWatch(
