@@ -27,7 +27,7 @@ export function storedObject(obj: KObject): KObject {
 
 /** What a mirror tells the sync about one upstream object. */
 export interface MirrorHandlers {
-  /** The object is new, or its stored form changed. `form` is that stored form. */
+  /** The object is new, or its form changed. `form` is that form (the stored form, by default). */
   put(key: string, obj: KObject, form: string): void;
   /** The object is gone. */
   remove(key: string): void;
@@ -42,7 +42,13 @@ export class Mirror implements ReflectorStore {
   /** During a relist: the keys its pages have held so far. */
   private seen: Set<string> | undefined;
 
-  constructor(private readonly on: MirrorHandlers & { relisting(active: boolean): void }) {}
+  constructor(
+    private readonly on: MirrorHandlers & {
+      relisting(active: boolean): void;
+      /** The form hashed and handed to `put` (default storedForm; slices use their sliceText). */
+      form?: (obj: KObject) => string;
+    },
+  ) {}
 
   has(key: string): boolean {
     return this.known.has(key);
@@ -97,7 +103,7 @@ export class Mirror implements ReflectorStore {
 
   private put(obj: KObject): string {
     const key = objectKeyOf(obj);
-    const form = storedForm(obj);
+    const form = (this.on.form ?? storedForm)(obj);
     const h = hash53(form);
     if (this.known.get(key) !== h) {
       this.known.set(key, h);

@@ -6,10 +6,8 @@
 // wrapper, emits exactly the differences.
 //
 // The upstream objects are not kept the way an informer keeps them (mirror.ts): a node agent is judged
-// by its memory.
-//
-// Until every reflector has synced once, nothing is written: the store keeps serving the last good views
-// (from before a restart, or before the upstream went away).
+// by its memory. Until every reflector has synced once, nothing is written: the store keeps serving the
+// last good views (from before a restart, or before the upstream went away).
 import type { KObject } from '../api/object.js';
 import { mustFindResource, type ResourceInfo } from '../api/resources.js';
 import { hash53 } from '../core/hash.js';
@@ -134,8 +132,10 @@ export class WrapperSync {
       }),
       slices: new Mirror({
         relisting,
-        put: (key, o) => this.putSlice(key, o),
-        remove: (key) => this.putSlice(key, undefined),
+        // A slice's text holds everything its stored form does: hashed once, and kept (deflated).
+        form: (o) => sliceText(storedObject(o)),
+        put: (key, o, text) => this.putSlice(key, o, text),
+        remove: (key) => this.putSlice(key, undefined, undefined),
       }),
       endpoints: new Mirror({
         relisting,
@@ -294,7 +294,7 @@ export class WrapperSync {
     this.changed(r, key, this.timed(apply));
   }
 
-  private putSlice(key: string, o: KObject | undefined): void {
+  private putSlice(key: string, o: KObject | undefined, text: string | undefined): void {
     const old = this.slices.get(key);
     const svc = o === undefined ? undefined : sliceService(o);
     const name = key.slice(key.indexOf('/') + 1);
@@ -306,9 +306,9 @@ export class WrapperSync {
       set?.delete(key);
       if (set?.size === 0) this.slicesOf.delete(old.svc);
     }
-    if (o === undefined) this.slices.delete(key);
+    if (o === undefined || text === undefined) this.slices.delete(key);
     else {
-      this.slices.set(key, { svc, raw: deflate(sliceText(storedObject(o))) });
+      this.slices.set(key, { svc, raw: deflate(text) });
       if (svc !== undefined) {
         let set = this.slicesOf.get(svc);
         if (set === undefined) this.slicesOf.set(svc, (set = new Set()));
