@@ -114,7 +114,7 @@ export class IptablesBackend implements ProxyBackend {
       return { nat: parseSaveChains(await this.o.runner.save('nat', signal)).nat, filter: [] };
     } catch (err) {
       if (signal?.aborted === true) throw err;
-      const known = [...new Set([...(this.written ?? [])])];
+      const known = [...(this.written ?? [])];
       this.o.log.warn('iptables-save failed: only the chains this proxy wrote are checked for deletion', {
         error: err instanceof Error ? err.message : String(err),
         known: known.length,
