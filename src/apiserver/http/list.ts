@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { KObject } from '../../api/object.js';
 import { groupVersion, type ResourceInfo } from '../../api/resources.js';
 import { listObjects, listOptionsInvalid } from '../registry/lister.js';
-import type { CachedObject } from '../watch-cache/watch-cache.js';
+import type { CachedObject } from '../watch-cache/cached-object.js';
 import { type Rendering } from './negotiation.js';
 import { headers, writeJson } from './respond.js';
 import { parseIncludeObject, partialMetadata, table } from './table.js';

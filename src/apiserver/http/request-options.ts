@@ -7,7 +7,7 @@ import { statusErrors } from '../../api/status.js';
 import { checkSupportedFields, parseFieldSelector } from '../../core/selectors/fields.js';
 import { parseLabelSelector } from '../../core/selectors/labels.js';
 import type { DeleteOptions, FieldValidation, WriteContext } from '../registry/registry.js';
-import type { WatchFilter } from '../watch-cache/watch-cache.js';
+import type { WatchFilter } from '../watch-cache/delivery.js';
 import { parseJson } from './body.js';
 import { negotiate, type Rendering } from './negotiation.js';
 import { pathSegmentNameError, queryTrue, type ResourceRequestInfo } from './request-info.js';

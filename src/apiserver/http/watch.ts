@@ -9,13 +9,9 @@ import { groupVersion, type ResourceInfo } from '../../api/resources.js';
 import type { Status } from '../../api/status.js';
 import { statusErrors } from '../../api/status.js';
 import type { ApiMetrics } from '../metrics.js';
-import {
-  CacheError,
-  type CachedObject,
-  type WatchCache,
-  type WatchEventType,
-  type WatchFilter,
-} from '../watch-cache/watch-cache.js';
+import type { CachedObject } from '../watch-cache/cached-object.js';
+import type { WatchEventType, WatchFilter } from '../watch-cache/delivery.js';
+import { CacheError, type WatchCache } from '../watch-cache/watch-cache.js';
 import { partialMetadata, table, type IncludeObject } from './table.js';
 
 export type WatchRendering =

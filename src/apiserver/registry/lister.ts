@@ -10,14 +10,9 @@ import { statusErrors, type StatusError } from '../../api/status.js';
 import { isStoreError } from '../../storage/store.js';
 import { encodeContinue as encodeStoreContinue } from '../../storage/keys.js';
 import { decodeObject, resourcePrefix } from '../codec.js';
-import {
-  CacheError,
-  matches,
-  toCached,
-  type CachedObject,
-  type WatchCache,
-  type WatchFilter,
-} from '../watch-cache/watch-cache.js';
+import { toCached, type CachedObject } from '../watch-cache/cached-object.js';
+import { matches, type WatchFilter } from '../watch-cache/delivery.js';
+import { CacheError, type WatchCache } from '../watch-cache/watch-cache.js';
 import type { Store } from '../../storage/store.js';
 
 export interface ListRequest {

@@ -6,13 +6,9 @@ import { parseFieldSelector } from '../../core/selectors/fields.js';
 import { parseLabelSelector } from '../../core/selectors/labels.js';
 import { MemoryStore } from '../../storage/memory/memory-store.js';
 import { encodeObject, objectKey } from '../codec.js';
-import {
-  CacheError,
-  WatchCache,
-  type CachedObject,
-  type WatchEventType,
-  type WatchFilter,
-} from './watch-cache.js';
+import type { CachedObject } from './cached-object.js';
+import type { WatchEventType, WatchFilter } from './delivery.js';
+import { CacheError, WatchCache } from './watch-cache.js';
 
 const SERVICES = mustFindResource('', 'services');
 const PODS = mustFindResource('', 'pods');

@@ -11,63 +11,19 @@
 // resourceVersion "" waits until the cache has caught up with the store's current revision (consistent
 // reads from cache, KEP-2340); a watch from a revision older than the history gets 410 Expired.
 import type { KObject } from '../../api/object.js';
-import { RESOURCES, objectFields, type ResourceInfo } from '../../api/resources.js';
-import type { FieldSelector } from '../../core/selectors/fields.js';
-import { matchesFields } from '../../core/selectors/fields.js';
-import { matchesLabels, type LabelSelector } from '../../core/selectors/labels.js';
+import { RESOURCES, type ResourceInfo } from '../../api/resources.js';
 import type { Store, WatchEvent } from '../../storage/store.js';
 import { isStoreError } from '../../storage/store.js';
-import { schemaFor } from '../../api/schema/index.js';
-import { withZeroValues } from '../../api/schema/zero-values.js';
 import { decodeObject } from '../codec.js';
-
-export interface CachedObject {
-  readonly key: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly rv: number;
-  /** The object as JSON, with metadata.resourceVersion = rv. */
-  readonly json: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly fields: Readonly<Record<string, string>>;
-  /** Encodings of this object version shared by every watcher (watch lines, table rows). */
-  memo?: Map<string, Buffer>;
-}
-
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-export interface CacheEvent {
-  readonly revision: number;
-  readonly resource: ResourceInfo;
-  readonly type: 'PUT' | 'DELETE';
-  /** PUT: the new object. DELETE: the last state, re-stamped with the delete's revision. */
-  readonly cur: CachedObject;
-  readonly prev: CachedObject | undefined;
-  /** prev re-stamped with this event's revision: what a watcher gets when the object leaves its filter. */
-  prevAtRevision?: CachedObject;
-}
-
-export interface WatchFilter {
-  readonly namespace?: string;
-  readonly label: LabelSelector;
-  readonly field: FieldSelector;
-}
-
-export interface WatchSink {
-  /**
-   * One event for this watcher. Must not throw. `more`: further events of the same store batch follow in
-   * this turn, so the sink may hold this one back and write them together.
-   */
-  deliver(type: WatchEventType, obj: CachedObject, more?: boolean): void;
-  /** The cache can no longer serve this watcher (re-initialised); the client must relist. */
-  expire(message: string): void;
-}
-
-interface Watcher {
-  readonly resource: ResourceInfo;
-  readonly filter: WatchFilter;
-  readonly sink: WatchSink;
-}
+import { restamp, toCached, type CachedObject } from './cached-object.js';
+import {
+  deliverTo,
+  matches,
+  type CacheEvent,
+  type Watcher,
+  type WatchFilter,
+  type WatchSink,
+} from './delivery.js';
 
 interface ResourceState {
   readonly info: ResourceInfo;
@@ -95,11 +51,6 @@ export interface WatchCacheOptions {
   readonly waitTimeoutMs?: number;
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
-
-export const matches = (f: WatchFilter, o: CachedObject): boolean =>
-  (f.namespace === undefined || f.namespace === '' || o.namespace === f.namespace) &&
-  matchesLabels(f.label, o.labels) &&
-  matchesFields(f.field, o.fields);
 
 export class WatchCache {
   private readonly states = new Map<string, ResourceState>();
@@ -453,52 +404,6 @@ export class WatchCache {
 }
 
 const stateKey = (r: ResourceInfo): string => `${r.group}/${r.resource}`;
-
-/**
- * The string, flat. V8 builds a large JSON.stringify result as a rope of parts; each LIST or watch line
- * that encodes it then copies it first (a 10,000-Service LIST allocated its whole size). Converting it to
- * a number flattens it in place, once, at 0.6 µs for a 1 KiB object (an engine behaviour, not a
- * language guarantee: if it stopped holding, only speed would change).
- */
-function flat(s: string): string {
-  void Number(s);
-  return s;
-}
-
-export function toCached(r: ResourceInfo, key: string, obj: KObject): CachedObject {
-  return {
-    key,
-    namespace: obj.metadata.namespace ?? '',
-    name: obj.metadata.name ?? '',
-    rv: Number(obj.metadata.resourceVersion ?? 0),
-    // What every LIST, watch event and cached GET serves: with the fields kube-apiserver always writes.
-    json: flat(JSON.stringify(withZeroValues(obj, schemaFor(r.group, r.kind)))),
-    labels: obj.metadata.labels ?? {},
-    fields: objectFields(r, obj),
-  };
-}
-
-function restamp(r: ResourceInfo, o: CachedObject, rev: number): CachedObject {
-  const obj = JSON.parse(o.json) as KObject;
-  obj.metadata.resourceVersion = String(rev);
-  return toCached(r, o.key, obj);
-}
-
-function deliverTo(w: Watcher, ev: CacheEvent, more = false): void {
-  const f = w.filter;
-  if (f.namespace !== undefined && f.namespace !== '' && ev.cur.namespace !== f.namespace) return;
-  const prevPasses = ev.prev !== undefined && matches(f, ev.prev);
-  if (ev.type === 'DELETE') {
-    if (prevPasses) w.sink.deliver('DELETED', ev.cur, more);
-    return;
-  }
-  const curPasses = matches(f, ev.cur);
-  if (curPasses) w.sink.deliver(prevPasses ? 'MODIFIED' : 'ADDED', ev.cur, more);
-  else if (prevPasses) {
-    ev.prevAtRevision ??= restamp(ev.resource, ev.prev!, ev.revision);
-    w.sink.deliver('DELETED', ev.prevAtRevision, more);
-  }
-}
 
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
