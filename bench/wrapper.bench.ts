@@ -53,7 +53,8 @@
 // epoch clock comparable across processes (lib/http.ts).
 //
 // Knobs: SVCPLANE_BENCH_WRAPPER_WATCH_WORKERS (client processes for P7; default 4);
-// SVCPLANE_BENCH_WRAPPER_NODE_ARGS node flags for the wrapper, e.g. "--cpu-prof --cpu-prof-dir=DIR".
+// SVCPLANE_BENCH_WRAPPER_NODE_ARGS node flags for the wrapper, e.g. "--cpu-prof --cpu-prof-dir=DIR";
+// SVCPLANE_BENCH_WRAPPER_ENV extra environment for the wrapper alone, e.g. "MALLOC_ARENA_MAX=2".
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import https from 'node:https';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -660,6 +661,17 @@ function withoutPolicies(svc: KObject): KObject {
   return { ...svc, spec: rest } as KObject;
 }
 
+/** SVCPLANE_BENCH_WRAPPER_ENV ("K=V K=V"): environment for the wrapper process alone. */
+function wrapperEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of (process.env.SVCPLANE_BENCH_WRAPPER_ENV ?? '').split(' ')) {
+    const eq = kv.indexOf('=');
+    if (eq > 0) out[kv.slice(0, eq)] = kv.slice(eq + 1);
+    else if (kv !== '') throw new Error(`SVCPLANE_BENCH_WRAPPER_ENV: "${kv}" is not NAME=VALUE`);
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------------------- the in-process model
 
 /**
@@ -860,7 +872,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           '--import',
           gcHook,
         ],
-        env: { SVCPLANE_BENCH_GC_OUT: gcOut },
+        env: { ...wrapperEnv(), SVCPLANE_BENCH_GC_OUT: gcOut },
       },
     );
     const wpid = wrapper.pid;
