@@ -7,7 +7,9 @@ import {
   endpointsFromSlices,
   endpointsOfSlice,
   mergeSliceEndpoints,
+  packAddress,
   packSlice,
+  unpackAddress,
   unpackSlice,
 } from './endpoints.js';
 
@@ -15,7 +17,18 @@ const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 const nameArb = fc.constantFrom('n1', 'n2', 'zone-a', 'zone-b', '');
 const endpointArb = fc.record(
   {
-    addresses: fc.array(fc.constantFrom('10.0.0.1', '10.0.0.2', 'fd00::1', '10.0.0.3'), { maxLength: 3 }),
+    addresses: fc.array(
+      fc.constantFrom(
+        '10.0.0.1',
+        '10.0.0.2',
+        'fd00::1',
+        '10.0.0.3',
+        '255.255.255.255',
+        '010.0.0.1',
+        '0.0.0.0',
+      ),
+      { maxLength: 3 },
+    ),
     conditions: fc.record(
       { ready: maybe(fc.boolean()), serving: maybe(fc.boolean()), terminating: maybe(fc.boolean()) },
       { requiredKeys: [] },
@@ -47,6 +60,42 @@ const sliceArb = fc.record({
     maxLength: 2,
   }),
   endpoints: fc.array(endpointArb, { maxLength: 5 }),
+});
+
+describe('packed addresses', () => {
+  it('a dotted-quad IPv4 address is a number, and anything else stays a string', () => {
+    const table: Array<[string, string | number]> = [
+      ['0.0.0.0', 0],
+      ['10.0.0.1', 167_772_161],
+      ['192.168.1.254', 3_232_236_030],
+      ['255.255.255.255', 4_294_967_295],
+      ['010.0.0.1', '010.0.0.1'], // not canonical: kept as written
+      ['10.0.0.256', '10.0.0.256'],
+      ['10.0.0', '10.0.0'],
+      ['10.0.0.1.2', '10.0.0.1.2'],
+      ['10.0.0.-1', '10.0.0.-1'],
+      ['10.0.0. 1', '10.0.0. 1'],
+      ['1e1.0.0.1', '1e1.0.0.1'],
+      ['fd00::1', 'fd00::1'],
+      ['::ffff:10.0.0.1', '::ffff:10.0.0.1'],
+      ['', ''],
+    ];
+    for (const [a, want] of table) {
+      assert.equal(packAddress(a), want, a);
+      assert.equal(unpackAddress(packAddress(a)), a, a);
+    }
+  });
+
+  it('unpack(pack(a)) is a for any string and any IPv4 address', () => {
+    fc.assert(fc.property(fc.string(), (a) => unpackAddress(packAddress(a)) === a));
+    fc.assert(
+      fc.property(
+        fc.ipV4(),
+        (a) => typeof packAddress(a) === 'number' && unpackAddress(packAddress(a)) === a,
+      ),
+    );
+    fc.assert(fc.property(fc.ipV4Extended(), (a) => unpackAddress(packAddress(a)) === a));
+  });
 });
 
 describe('packed slices', () => {

@@ -159,8 +159,8 @@ export interface PackedSlice {
   readonly addressType: string;
   /** `<pool>/`: every id starts with it. */
   readonly prefix: string;
-  /** Each endpoint's first address. */
-  readonly addresses: readonly string[];
+  /** Each endpoint's first address: a number for a dotted-quad IPv4 address (packAddress). */
+  readonly addresses: readonly (string | number)[];
   /** ready | serving << 1 | terminating << 2. */
   readonly conditions: readonly number[];
   readonly nodes: readonly (string | undefined)[];
@@ -169,6 +169,30 @@ export interface PackedSlice {
   /** Undefined when no endpoint has more than one address, hints, a topology map or a kept targetRef. */
   readonly rare: readonly (Rare | undefined)[] | undefined;
 }
+
+const OCTET = /^(?:0|[1-9][0-9]{0,2})$/;
+
+/**
+ * An IPv4 address in its dotted-quad form as a number, which a packed array holds unboxed in 8 bytes
+ * (a string is 8 bytes of slot and about 32 of string); any other address as it is.
+ */
+export function packAddress(a: string): string | number {
+  const parts = a.split('.');
+  if (parts.length !== 4) return a;
+  let n = 0;
+  for (const p of parts) {
+    if (!OCTET.test(p)) return a;
+    const v = Number(p);
+    if (v > 255) return a;
+    n = n * 256 + v;
+  }
+  return n;
+}
+
+export const unpackAddress = (a: string | number): string =>
+  typeof a === 'string'
+    ? a
+    : `${Math.floor(a / 16_777_216)}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
 
 /** Reads one EndpointSlice into its packed form. */
 export function packSlice(s: unknown, o: ParseOptions = {}): PackedSlice {
@@ -202,7 +226,7 @@ export function packSlice(s: unknown, o: ParseOptions = {}): PackedSlice {
     pool,
     addressType: intern(optStr(slice['addressType']) ?? 'IPv4'),
     prefix: intern(`${pool}/`),
-    addresses: eps.map((e) => e.addresses[0]!),
+    addresses: eps.map((e) => packAddress(e.addresses[0]!)),
     conditions: eps.map((e) => (e.ready ? 1 : 0) | (e.serving ? 2 : 0) | (e.terminating ? 4 : 0)),
     nodes: eps.map((e) => e.nodeName),
     zones,
@@ -217,7 +241,7 @@ export const packedLength = (p: PackedSlice): number => p.addresses.length;
 export function unpackSlice(p: PackedSlice): SliceEndpoints {
   const out: TopologyEndpoint[] = [];
   for (let i = 0; i < p.addresses.length; i++) {
-    const first = p.addresses[i]!;
+    const first = unpackAddress(p.addresses[i]!);
     const c = p.conditions[i]!;
     const r = p.rare?.[i];
     const ep: { -readonly [K in keyof TopologyEndpoint]: TopologyEndpoint[K] } = {
