@@ -125,7 +125,14 @@ export async function wrapperCommand(
     // The served views: derived, so not worth an fsync each; kept so a restart serves them at once. The
     // store's only watcher is the wrapper's watch cache, which keeps up: a short in-memory tail (the
     // default 20,000 changes held ~18 MiB) is enough, and a watcher behind it reads from SQLite.
-    store = SqliteStore.open({ dataDir: join(dataDir, 'views'), synchronous: 'NORMAL', tailSize: 1024 });
+    store = SqliteStore.open({
+      dataDir: join(dataDir, 'views'),
+      synchronous: 'NORMAL',
+      tailSize: 1024,
+      // SQLite's own default: the watch cache serves every read, so the cache only speeds up the writes
+      // of a relabel, and better-sqlite3's 16 MiB would fill during the initial sync and stay.
+      cacheKiB: 2048,
+    });
   } catch (err) {
     transport.close();
     throw new UsageError(`--data-dir: ${firstLine(err)}`);

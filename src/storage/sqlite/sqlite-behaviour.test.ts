@@ -41,6 +41,23 @@ runStoreConformance('sqlite (tail of 8 events, batches of 3 writes)', {
 });
 
 describe('sqlite store', () => {
+  it('cacheKiB sets the page cache limit (default: the build default); a bad value is refused', async () => {
+    const small = SqliteStore.open({ dataDir: tempDir(), cacheKiB: 2048 });
+    const plain = SqliteStore.open({ dataDir: tempDir() });
+    try {
+      assert.equal(small.cacheKiB, 2048);
+      assert.equal(plain.cacheKiB, 16_000);
+    } finally {
+      await small.close();
+      await plain.close();
+    }
+    for (const bad of [0, -5, 1.5, Number.NaN])
+      assert.throws(
+        () => SqliteStore.open({ dataDir: tempDir(), cacheKiB: bad }),
+        /cacheKiB must be a positive/,
+      );
+  });
+
   it('group commit: 64 concurrent writes share a few transactions, and all are durable', async () => {
     const dir = tempDir();
     const s = SqliteStore.open({ dataDir: dir });
