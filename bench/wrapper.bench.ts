@@ -900,9 +900,14 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     // ---- P6: RSS with the whole cache loaded
     await waitQuiet(wpid, 1000, 30_000);
     const rssSamples: number[] = [];
+    const anonSamples: number[] = [];
+    const fileSamples: number[] = [];
     for (let i = 0; i < z.rssSamples; i++) {
       if (i > 0) await sleep(z.rssSampleMs);
-      rssSamples.push(memory(wpid).rssMiB);
+      const m = memory(wpid);
+      rssSamples.push(m.rssMiB);
+      anonSamples.push(m.anonMiB);
+      fileSamples.push(m.fileMiB);
     }
     const peakAfterSyncMiB = memory(wpid).hwmMiB;
     process.kill(wpid, 'SIGUSR2');
@@ -931,6 +936,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const p6 = {
       rssMiB: median(rssSamples),
       rssSamplesMiB: rssSamples,
+      // A memory cgroup can reclaim the file-backed part (clean pages of the node binary) under pressure;
+      // the anonymous part it cannot.
+      rssAnonMiB: median(anonSamples),
+      rssFileMiB: median(fileSamples),
       rssAfterGcMiB: median(rssAfterGc),
       heapUsedMiB: gcReport.heapUsed / MiB,
       heapTotalMiB: gcReport.heapTotal / MiB,
@@ -1324,6 +1333,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       row("P5 rebuild model ÷ wrapper's index update", round(p5.ratios.rebuildModelOverWrapperIndexUpdate!)),
       row('P5 events missing / unexpected', `${p5.missing} / ${p5.unexpected}`),
       row('P6 wrapper RSS, cache loaded (MiB)', round(p6.rssMiB), '≤ 100', yn(goals.p6RssAtMost100MiB)),
+      row('P6 of which anonymous / file-backed (MiB)', `${round(p6.rssAnonMiB)} / ${round(p6.rssFileMiB)}`),
       row(
         'P6 after forced GC: RSS; JS heap used / total (MiB)',
         `${round(p6.rssAfterGcMiB)}; ${round(p6.heapUsedMiB)} / ${round(p6.heapTotalMiB)}`,

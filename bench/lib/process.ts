@@ -183,8 +183,19 @@ export function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / ticksPerSec; // fields 14 and 15 of proc(5)
 }
 
-export function memory(pid: number): { rssMiB: number; hwmMiB: number } {
+export function memory(pid: number): {
+  rssMiB: number;
+  hwmMiB: number;
+  /** Of the RSS: anonymous memory (heaps), and file-backed pages (the node binary's code, mostly). */
+  anonMiB: number;
+  fileMiB: number;
+} {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
+  return {
+    rssMiB: kb('VmRSS') / 1024,
+    hwmMiB: kb('VmHWM') / 1024,
+    anonMiB: kb('RssAnon') / 1024,
+    fileMiB: kb('RssFile') / 1024,
+  };
 }
