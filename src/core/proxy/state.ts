@@ -137,6 +137,9 @@ export function servicePortStates(
     externalIPs.length > 0 || loadBalancerIPs.length > 0 || ports.some((p) => (int(p['nodePort']) ?? 0) > 0);
   // kube-proxy's ExternalPolicyLocal: only a Service reachable from outside has an external policy.
   const externalLocal = externallyAccessible && spec['externalTrafficPolicy'] === 'Local';
+  // A view unpacks its endpoints on each read: once per Service, not per port.
+  const internalEps = view?.internal ?? [];
+  const externalEps = view?.external;
   for (const p of ports) {
     const portName = optStr(p['name']) ?? '';
     const protocol = optStr(p['protocol']) ?? 'TCP';
@@ -159,8 +162,8 @@ export function servicePortStates(
       ...(firewall.holdNode.length > 0 ? { sourceRangesHoldNode: firewall.holdNode } : {}),
       ...(healthCheck > 0 && healthCheck <= 65535 ? { healthCheckNodePort: healthCheck } : {}),
       ...(affinityTimeoutSeconds !== undefined ? { affinityTimeoutSeconds } : {}),
-      internal: view === undefined ? [] : proxyEndpoints(view.internal, portIn, node),
-      external: view?.external === undefined ? [] : proxyEndpoints(view.external, portIn, node),
+      internal: proxyEndpoints(internalEps, portIn, node),
+      external: externalEps === undefined ? [] : proxyEndpoints(externalEps, portIn, node),
       externalLocal,
       internalLocal,
     });

@@ -31,7 +31,11 @@ import type {
   TopologyService,
 } from './types.js';
 
-/** The endpoints one node may use for one Service. */
+/**
+ * The endpoints one node may use for one Service. The index's views unpack their endpoints on each read
+ * of `internal` or `external` (fresh arrays and objects each time): read each once per use, and compare
+ * views by what they hold, not by identity or as plain objects.
+ */
 export interface TopologyView {
   /** `namespace/name`. */
   readonly key: string;

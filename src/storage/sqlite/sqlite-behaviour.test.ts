@@ -51,7 +51,7 @@ describe('sqlite store', () => {
       await small.close();
       await plain.close();
     }
-    for (const bad of [0, -5, 1.5, Number.NaN])
+    for (const bad of [0, -5, 1.5, Number.NaN, 2 ** 31, Number.MAX_SAFE_INTEGER])
       assert.throws(
         () => SqliteStore.open({ dataDir: tempDir(), cacheKiB: bad }),
         /cacheKiB must be a positive/,

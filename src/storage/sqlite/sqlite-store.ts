@@ -88,8 +88,14 @@ export class SqliteStore implements Store {
   readonly stats = { commits: 0, writes: 0, compactedRows: 0 };
 
   static open(opts: SqliteStoreOptions): SqliteStore {
-    if (opts.cacheKiB !== undefined && (!Number.isSafeInteger(opts.cacheKiB) || opts.cacheKiB < 1))
-      throw new Error(`sqlite store: cacheKiB must be a positive integer, not ${opts.cacheKiB}`);
+    // SQLite reads the pragma as a 32-bit integer (a larger one would quietly mean no limit at all).
+    if (
+      opts.cacheKiB !== undefined &&
+      (!Number.isSafeInteger(opts.cacheKiB) || opts.cacheKiB < 1 || opts.cacheKiB > 2 ** 31 - 1)
+    )
+      throw new Error(
+        `sqlite store: cacheKiB must be a positive integer up to 2147483647, not ${opts.cacheKiB}`,
+      );
     prepareDataDir(opts.dataDir);
     const file = dbPath(opts.dataDir);
     const state = inspectFile(file);
