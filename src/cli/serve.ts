@@ -1,9 +1,9 @@
 // Composition of the API server from flags: store, TLS material, authentication, authorization.
 // `svcplane apiserver` and `svcplane up` both end here; `up` first generates what it needs.
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
 import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
 import { abacAuthorizer, parseAbacPolicy } from '../apiserver/auth/abac.js';
@@ -225,6 +225,26 @@ export function writeFileAtomic(path: string, data: string, mode = 0o600): void 
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, data, { mode });
   renameSync(tmp, path);
+}
+
+/**
+ * Creates `--data-dir` (and `sub` under it) when missing, owner-only. A path that exists and is not a
+ * directory, or one that cannot be created, is a usage error naming the flag, not an errno line.
+ */
+export function ensureDataDir(dataDir: string, sub = ''): void {
+  const dir = sub === '' ? dataDir : join(dataDir, sub);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    // The first path from the top that is there but is not a directory, if any.
+    let blocking: string | undefined;
+    for (let p = resolve(dir); ; p = dirname(p)) {
+      if (existsSync(p) && !statSync(p).isDirectory()) blocking = p;
+      if (dirname(p) === p) break;
+    }
+    if (blocking !== undefined) throw new UsageError(`--data-dir: ${blocking} exists and is not a directory`);
+    throw new UsageError(`--data-dir: cannot create ${dir}: ${(err as Error).message}`);
+  }
 }
 
 /** A CA and a serving certificate in DIR/pki, generated on first use; the serving cert covers `hosts`. */

@@ -1,7 +1,7 @@
 // `svcplane up`: the all-in-one server on the embedded store (DESIGN §4). The first start generates a
 // CA, a serving certificate for 127.0.0.1/localhost, an admin token (group system:masters) and
 // DIR/kubeconfig; every start rewrites the kubeconfig with the URL actually served.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
@@ -13,6 +13,7 @@ import { ControllerHost } from './controller-host.js';
 import { nodeLifecycleFlags, podGCFlags } from './controller-manager-command.js';
 import { UsageError, parseFlags } from './flags.js';
 import {
+  ensureDataDir,
   SERVER_FLAGS,
   SERVER_FLAGS_HELP,
   ensureServingCert,
@@ -89,7 +90,7 @@ export async function upCommand(
   const podGC = podGCFlags(split.values);
   // Every flag is checked before anything is written: a bad flag leaves no trace.
   const auth = loadAuth(values);
-  mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(settings.dataDir);
   const tls = ensureServingCert(settings.dataDir, [settings.bindAddress]);
   // The admin identity: a token in DIR/pki/tokens.csv; an operator's --token-auth-file replaces it.
   const tokensFile = join(settings.dataDir, 'pki', 'tokens.csv');

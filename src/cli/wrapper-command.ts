@@ -1,5 +1,5 @@
 // `svcplane wrapper`: flags → PKI, tokens, store → the wrapper server (wrapper-server.ts).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
@@ -9,7 +9,7 @@ import { Client } from '../runtime/client.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 import { UsageError, hostPort, parseFlags } from './flags.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
-import { ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
+import { ensureDataDir, ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
 import { upstreamForwarder } from './wrapper-proxy.js';
 import { READERS_GROUP, startWrapper } from './wrapper-server.js';
 
@@ -119,7 +119,7 @@ export async function wrapperCommand(
   const transport = transportFromFlags(values, (message) => new UsageError(message));
   const log = jsonLogger(undefined, 'wrapper');
 
-  mkdirSync(join(dataDir, 'pki'), { recursive: true, mode: 0o700 });
+  ensureDataDir(dataDir, 'pki');
   const tls = ensureServingCert(dataDir, [bind.host]);
   const tokensFile = join(dataDir, 'pki', 'tokens.csv');
   const token = ensureReaderToken(tokensFile);
