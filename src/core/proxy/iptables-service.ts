@@ -164,12 +164,13 @@ export const dispatchTargets = (pp: Prepared): string[] => [
 /**
  * The Service port's lines in the dispatch chains. A side (internal: the cluster IPs; external: node port,
  * external IPs, load-balancer IPs) without endpoints is refused in the filter table: REJECT when the Service
- * port has no endpoints at all, DROP ("has no local endpoints") when only the other side has some.
+ * port has no usable endpoint anywhere, DROP ("has no local endpoints") when it has some but this side has
+ * none for this node (kube-proxy: hasEndpoints, then hasInternalEndpoints / hasExternalEndpoints).
  */
 export function writeDispatch(pp: Prepared, out: DispatchSinks): void {
   const { s, match, host } = pp;
   const key = s.key;
-  const any = pp.internal.length > 0 || pp.external.length > 0;
+  const any = pp.internal.length > 0 || pp.external.length > 0 || s.hasEndpoints === true;
   const refusal = any
     ? `-m comment --comment ${quote(`${key} has no local endpoints`)}`
     : `-m comment --comment ${quote(`${key} has no endpoints`)}`;

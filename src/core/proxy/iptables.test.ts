@@ -204,6 +204,17 @@ describe('renderFull()', () => {
     ]);
   });
 
+  it('drops cluster-IP traffic with a Local policy and endpoints only elsewhere; rejects it with none anywhere', () => {
+    const local = (hasEndpoints: boolean) =>
+      tables(full(stateOf(portState(WEB, { internalLocal: true, hasEndpoints }))).text);
+    assert.deepEqual(rulesOf(local(true).filter, 'KUBE-SERVICES'), [
+      '-A KUBE-SERVICES -m comment --comment "default/web:http has no local endpoints" -d 10.96.0.10/32 -p tcp -m tcp --dport 80 -j DROP',
+    ]);
+    assert.deepEqual(rulesOf(local(false).filter, 'KUBE-SERVICES'), [
+      '-A KUBE-SERVICES -m comment --comment "default/web:http has no endpoints" -d 10.96.0.10/32 -p tcp -m tcp --dport 80 -j REJECT',
+    ]);
+  });
+
   it('handles each side alone: external endpoints only, and internal ones differing from external ones', () => {
     const onlyExternal = stateOf(portState(WEB, { nodePort: 30080, external: [ep('10.0.0.1')] }));
     const a = tables(full(onlyExternal).text);

@@ -215,6 +215,24 @@ describe('servicePortStates()', () => {
     assert.deepEqual([internalOnly?.internal, internalOnly?.external], [[ep('10.0.0.1')], []]);
   });
 
+  it("says per port whether the view has a usable endpoint anywhere (kube-proxy's hasAnyEndpoints)", () => {
+    const svc = service({
+      internalTrafficPolicy: 'Local',
+      ports: [
+        { name: 'http', port: 80 },
+        { name: 'metrics', port: 9090 },
+      ],
+    });
+    const local = (usablePools: readonly string[]) => ({ ...view([]), usablePools });
+    // Local policy, nothing on this node: http has endpoints elsewhere, metrics has none anywhere
+    const [http, metrics] = servicePortStates(svc, local(['IPv4|http:TCP:8080']), NODE);
+    assert.deepEqual([http?.internal, http?.hasEndpoints], [[], true]);
+    assert.deepEqual([metrics?.internal, metrics?.hasEndpoints], [[], false]);
+    // a view that does not say leaves the field out (the endpoints decide)
+    const [plain] = servicePortStates(svc, view([]), NODE);
+    assert.equal(plain !== undefined && 'hasEndpoints' in plain, false);
+  });
+
   it('lists a pod in two slices once (ready and local if any copy is), sorted by ip then port', () => {
     const [s] = servicePortStates(
       service(),

@@ -164,6 +164,9 @@ export function servicePortStates(
       ...(affinityTimeoutSeconds !== undefined ? { affinityTimeoutSeconds } : {}),
       internal: proxyEndpoints(internalEps, portIn, node),
       external: externalEps === undefined ? [] : proxyEndpoints(externalEps, portIn, node),
+      ...(view?.usablePools !== undefined
+        ? { hasEndpoints: view.usablePools.some((pool) => portIn(pool) > 0) }
+        : {}),
       externalLocal,
       internalLocal,
     });

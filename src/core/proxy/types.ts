@@ -53,6 +53,13 @@ export interface ServicePortState {
    * them.
    */
   readonly external: readonly ProxyEndpoint[];
+  /**
+   * Whether the port has a usable endpoint anywhere in the cluster, this node's or not (kube-proxy's
+   * hasAnyEndpoints). A side without endpoints for this node is then dropped ("has no local endpoints")
+   * rather than rejected ("has no endpoints"). Absent when the view does not say: the endpoints above
+   * decide.
+   */
+  readonly hasEndpoints?: boolean;
   /** externalTrafficPolicy: Local (external traffic is not masqueraded, and goes to local endpoints). */
   readonly externalLocal: boolean;
   /** internalTrafficPolicy: Local. */

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { decide, keptEndpoints } from './decide.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from './endpoints.js';
 import { TopologyIndex, type TopologyView } from './index.js';
+import { usablePoolsOf } from './view.js';
 import {
   HOSTNAME_LABEL,
   OPENYURT_KEYS_ANNOTATION,
@@ -290,6 +291,40 @@ describe('TopologyIndex', () => {
     );
   });
 
+  it('usablePools: the pools with a usable endpoint anywhere; a change there is a changed view', () => {
+    const idx = new TopologyIndex(CLIENT);
+    idx.setNode('n1', {});
+    idx.setNode('n2', {});
+    idx.setService('ns/a', service('ns/a', { itp: 'Local' }));
+    const remote = (e: Partial<Ep>) => slice('s', [{ ip: '10.0.0.2', node: 'n2', ...e }]);
+    idx.setSlice('ns/a', 's', remote({}));
+    const pools = () => idx.view('ns/a')?.usablePools;
+    // Local policy, the only endpoint on another node: none kept, but the port has one in the cluster
+    assert.deepEqual(internal(idx, 'ns/a'), []);
+    assert.equal(pools()?.length, 1);
+    const [pool] = pools()!;
+    // not ready and not serving: nothing usable anywhere; the kept endpoints did not change, the view did
+    assert.deepEqual(idx.setSlice('ns/a', 's', remote({ ready: false, serving: false })), ['ns/a']);
+    assert.deepEqual(pools(), []);
+    // serving and terminating counts (kube-proxy's fallback), serving alone does not
+    assert.deepEqual(idx.setSlice('ns/a', 's', remote({ ready: false, serving: true })), []);
+    assert.deepEqual(idx.setSlice('ns/a', 's', remote({ ready: false, serving: true, terminating: true })), [
+      'ns/a',
+    ]);
+    assert.deepEqual(pools(), [pool]);
+    // a node marked unhealthy takes its endpoints out; health back brings them in
+    idx.setSlice('ns/a', 's', remote({}));
+    assert.deepEqual(idx.setHealth('n2', false), ['ns/a']);
+    assert.deepEqual(pools(), []);
+    assert.deepEqual(idx.setHealth('n2', undefined), ['ns/a']);
+    assert.deepEqual(pools(), [pool]);
+    // one pool per address family and port set, each once
+    idx.setSlice('ns/a', 't', slice('t', [{ ip: '10.0.0.3', node: 'n2' }], { port: 8080 }));
+    idx.setSlice('ns/a', 'u', slice('u', [{ ip: '10.0.0.4', node: 'n1' }], { port: 8080 }));
+    assert.equal(pools()?.length, 2);
+    assert.ok(pools()!.includes(pool!));
+  });
+
   it('drops the endpoints of a node whose health is false; true and undefined are alike', () => {
     const idx = new TopologyIndex(CLIENT);
     idx.setNode('n1', {});
@@ -555,6 +590,7 @@ class Model {
       ...(d.external !== undefined
         ? { external: keptEndpoints(d.external), externalRule: d.external.rule }
         : {}),
+      usablePools: usablePoolsOf(endpoints, (n) => this.health.get(n)),
     });
   }
 
@@ -589,6 +625,7 @@ function render(v: Omit<TopologyView, 'key'> | undefined): string | undefined {
     internalRule: rule(v.internalRule),
     external: eps(v.external) ?? null,
     externalRule: rule(v.externalRule) ?? null,
+    usablePools: v.usablePools ?? null,
   });
 }
 

@@ -21,7 +21,7 @@ import {
   type PackedSlice,
   type ParseOptions,
 } from './endpoints.js';
-import { KeptView, type TopologyView, type ViewSource } from './view.js';
+import { KeptView, usablePoolsOf, type TopologyView, type ViewSource } from './view.js';
 
 export type { TopologyView };
 import { OPENYURT_NODEPOOL_LABEL, ZONE_LABEL, chooseRules, serviceRules, topologyService } from './rules.js';
@@ -342,8 +342,11 @@ export class TopologyIndex {
         const external = d.external === undefined ? undefined : keptEndpoints(d.external);
         const source: ViewSource =
           e.slices.size === 0 ? { list: e.legacy ?? [] } : { packed: [...e.slices.values()] };
-        view = new KeptView(key, source, all, internal, d.internal.rule, external, d.external?.rule);
-        fp = hash53(JSON.stringify([d.internal.rule, internal, d.external?.rule ?? null, external ?? null]));
+        const usable = usablePoolsOf(all, this.healthOf);
+        view = new KeptView(key, source, all, internal, d.internal.rule, external, d.external?.rule, usable);
+        fp = hash53(
+          JSON.stringify([d.internal.rule, internal, d.external?.rule ?? null, external ?? null, usable]),
+        );
       }
       if (e.keysFor !== e.svc || e.svc === undefined) {
         const keys = this.sharedKeys(keysOf(e.svc));

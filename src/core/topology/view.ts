@@ -15,6 +15,29 @@ export interface TopologyView {
   readonly external?: readonly TopologyEndpoint[] | undefined;
   readonly internalRule: Rule;
   readonly externalRule?: Rule | undefined;
+  /**
+   * The pools (`addressType|ports`) in which the Service has a usable endpoint anywhere, kept for this
+   * node or not: ready, or serving and terminating, on a node not marked unhealthy. kube-proxy's
+   * hasAnyEndpoints per port: a port with none is refused (REJECT), one with some but none for this node
+   * is dropped. The index's views always carry it.
+   */
+  readonly usablePools?: readonly string[];
+}
+
+/** Whether an endpoint counts for usablePools (before topology: its conditions and its node's health). */
+export const usableAnywhere = (e: TopologyEndpoint, health: (node: string) => boolean | undefined): boolean =>
+  e.addressType !== 'FQDN' &&
+  (e.ready || (e.serving && e.terminating)) &&
+  (e.nodeName === undefined || health(e.nodeName) !== false);
+
+/** The distinct pools of the endpoints that count, sorted. */
+export function usablePoolsOf(
+  all: readonly TopologyEndpoint[],
+  health: (node: string) => boolean | undefined,
+): string[] {
+  const pools = new Set<string>();
+  for (const e of all) if (usableAnywhere(e, health)) pools.add(e.pool);
+  return [...pools].sort();
 }
 
 /** Where a view's endpoints are read back from: its Service's packed slices then, or its Endpoints' list. */
@@ -63,6 +86,7 @@ export class KeptView implements TopologyView {
     readonly internalRule: Rule,
     external: readonly TopologyEndpoint[] | undefined,
     readonly externalRule: Rule | undefined,
+    readonly usablePools: readonly string[],
   ) {
     this.at = positions(all, internal);
     const ext = external === undefined ? undefined : positions(all, external);
@@ -87,6 +111,7 @@ export class KeptView implements TopologyView {
       ...(this.atExternal !== undefined ? { external: this.external } : {}),
       internalRule: this.internalRule,
       ...(this.externalRule !== undefined ? { externalRule: this.externalRule } : {}),
+      usablePools: this.usablePools,
     };
   }
 }
