@@ -342,7 +342,7 @@ export class TopologyIndex {
         const external = d.external === undefined ? undefined : keptEndpoints(d.external);
         const source: ViewSource =
           e.slices.size === 0 ? { list: e.legacy ?? [] } : { packed: [...e.slices.values()] };
-        const usable = usablePoolsOf(all, this.healthOf);
+        const usable = this.sharedPools(usablePoolsOf(all, this.healthOf));
         view = new KeptView(key, source, all, internal, d.internal.rule, external, d.external?.rule, usable);
         fp = hash53(
           JSON.stringify([d.internal.rule, internal, d.external?.rule ?? null, external ?? null, usable]),
@@ -363,6 +363,18 @@ export class TopologyIndex {
       if (e.svc === undefined && e.slices.size === 0 && e.legacy === undefined) this.entries.delete(key);
     }
     return changed;
+  }
+
+  /** Pool lists by content: most views have the same one or two, so each is kept once. */
+  private readonly poolLists = new Map<string, readonly string[]>();
+
+  private sharedPools(pools: readonly string[]): readonly string[] {
+    const id = pools.join('\n');
+    const known = this.poolLists.get(id);
+    if (known !== undefined) return known;
+    if (this.poolLists.size >= INTERN_LIMIT) this.poolLists.clear();
+    this.poolLists.set(id, pools);
+    return pools;
   }
 
   /** Key sets by content: most Services read the same few key sets, so each is kept once. */
