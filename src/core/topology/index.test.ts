@@ -323,6 +323,15 @@ describe('TopologyIndex', () => {
     idx.setSlice('ns/a', 'u', slice('u', [{ ip: '10.0.0.4', node: 'n1' }], { port: 8080 }));
     assert.equal(pools()?.length, 2);
     assert.ok(pools()!.includes(pool!));
+    // a strict topology rule's choice is all there is for this node: keeping nothing leaves no pool
+    idx.setNode('n1', { unit: 'a' });
+    idx.setNode('n2', { unit: 'b' });
+    idx.setSlice('ns/a', 't', undefined);
+    idx.setSlice('ns/a', 'u', undefined);
+    assert.deepEqual(idx.setService('ns/a', service('ns/a', superedge(['unit']))), ['ns/a']);
+    assert.deepEqual([internal(idx, 'ns/a'), pools()], [[], []]);
+    assert.deepEqual(idx.setNode('n2', { unit: 'a' }), ['ns/a']);
+    assert.deepEqual([internal(idx, 'ns/a'), pools()], [['10.0.0.2'], [pool]]);
   });
 
   it('drops the endpoints of a node whose health is false; true and undefined are alike', () => {
@@ -590,7 +599,12 @@ class Model {
       ...(d.external !== undefined
         ? { external: keptEndpoints(d.external), externalRule: d.external.rule }
         : {}),
-      usablePools: usablePoolsOf(endpoints, (n) => this.health.get(n)),
+      usablePools: usablePoolsOf(
+        d.internal.rule.kind === 'local' || d.external?.rule.kind === 'local'
+          ? endpoints
+          : [...keptEndpoints(d.internal), ...(d.external !== undefined ? keptEndpoints(d.external) : [])],
+        (n) => this.health.get(n),
+      ),
     });
   }
 

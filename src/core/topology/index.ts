@@ -342,7 +342,12 @@ export class TopologyIndex {
         const external = d.external === undefined ? undefined : keptEndpoints(d.external);
         const source: ViewSource =
           e.slices.size === 0 ? { list: e.legacy ?? [] } : { packed: [...e.slices.values()] };
-        const usable = this.sharedPools(usablePoolsOf(all, this.healthOf));
+        // kube-proxy's hasAnyEndpoints is over the cluster's endpoints when a traffic policy narrows them
+        // to this node's; a topology rule's choice is the Service's endpoints as far as this node goes.
+        const policy = d.internal.rule.kind === 'local' || d.external?.rule.kind === 'local';
+        const usable = this.sharedPools(
+          usablePoolsOf(policy ? all : [...internal, ...(external ?? [])], this.healthOf),
+        );
         view = new KeptView(key, source, all, internal, d.internal.rule, external, d.external?.rule, usable);
         fp = hash53(
           JSON.stringify([d.internal.rule, internal, d.external?.rule ?? null, external ?? null, usable]),

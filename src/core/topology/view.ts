@@ -16,10 +16,12 @@ export interface TopologyView {
   readonly internalRule: Rule;
   readonly externalRule?: Rule | undefined;
   /**
-   * The pools (`addressType|ports`) in which the Service has a usable endpoint anywhere, kept for this
-   * node or not: ready, or serving and terminating, on a node not marked unhealthy. kube-proxy's
-   * hasAnyEndpoints per port: a port with none is refused (REJECT), one with some but none for this node
-   * is dropped. The index's views always carry it.
+   * The pools (`addressType|ports`) in which the Service has a usable endpoint (ready, or serving and
+   * terminating, on a node not marked unhealthy): anywhere in the cluster when a side's rule is a Local
+   * traffic policy, otherwise among the kept endpoints (a topology rule that keeps nothing leaves the
+   * Service without endpoints for this node). kube-proxy's hasAnyEndpoints per port: a port with none is
+   * refused (REJECT), one with some but none for this node's side is dropped. The index's views always
+   * carry it.
    */
   readonly usablePools?: readonly string[];
 }
