@@ -22,8 +22,6 @@ import {
   type ParseOptions,
 } from './endpoints.js';
 import { KeptView, usablePoolsOf, type TopologyView, type ViewSource } from './view.js';
-
-export type { TopologyView };
 import { OPENYURT_NODEPOOL_LABEL, ZONE_LABEL, chooseRules, serviceRules, topologyService } from './rules.js';
 import type {
   Labels,
@@ -50,6 +48,8 @@ interface Entry {
   view: TopologyView | undefined;
   fingerprint: number;
 }
+
+export type { TopologyView };
 
 export interface TopologyIndexOptions {
   /** Keep each endpoint's targetRef (only explain prints it). Default true. */
