@@ -14,8 +14,12 @@ export interface CachedObject {
   readonly json: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly fields: Readonly<Record<string, string>>;
-  /** Encodings of this object version shared by every watcher (watch lines, table rows). */
-  memo?: Map<string, Buffer>;
+  /**
+   * Encodings of this object version shared by the watchers it is handed to (watch lines), while the
+   * cache hands out one batch or one replay; the cache drops them afterwards, so an object that was once
+   * an event does not keep a second copy of itself.
+   */
+  memo?: Map<string, Buffer> | undefined;
 }
 
 /**

@@ -57,10 +57,11 @@ function recorder(): {
   };
 }
 
-async function started(store: MemoryStore, historySize?: number): Promise<WatchCache> {
+async function started(store: MemoryStore, historySize?: number, historyBytes?: number): Promise<WatchCache> {
   const cache = new WatchCache(store, {
     waitTimeoutMs: 200,
     ...(historySize === undefined ? {} : { historySize }),
+    ...(historyBytes === undefined ? {} : { historyBytes }),
   });
   cache.start();
   await cache.ready;
@@ -186,6 +187,83 @@ describe('WatchCache', () => {
       const rec = recorder();
       cache.watch(SERVICES, everything(), rec.sink, { fromRevision: last - 2 });
       assert.equal(rec.events.length, 2);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it("shares an object's encodings between the watchers of one event, and drops them after", async () => {
+    const store = new MemoryStore();
+    const r0 = await put(store, service('a'));
+    const cache = await started(store);
+    try {
+      const shared: boolean[] = [];
+      const encoder = {
+        deliver: (_t: WatchEventType, o: CachedObject) => {
+          shared.push(o.memo?.has('line') ?? false);
+          (o.memo ??= new Map()).set('line', Buffer.from(o.json));
+        },
+        expire: () => {},
+      };
+      cache.watch(SERVICES, everything(), encoder, { fromRevision: r0 });
+      cache.watch(SERVICES, everything(), encoder, { fromRevision: r0 });
+      const r1 = await put(store, service('a', { labels: { v: '1' } }));
+      await cache.waitFor(r1);
+      assert.deepEqual(shared, [false, true]);
+      const key = objectKey(SERVICES, 'default', 'a');
+      assert.equal(cache.get(SERVICES, key)!.memo, undefined);
+      // Replays (from history, or the initial state) leave nothing behind either.
+      cache.watch(SERVICES, everything(), encoder, { fromRevision: r0 });
+      cache.watch(SERVICES, everything(), encoder, { initial: true });
+      assert.deepEqual(shared, [false, true, false, false]);
+      assert.equal(cache.get(SERVICES, key)!.memo, undefined);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('keeps the history within its byte budget: each event counts its object and the version it replaced', async () => {
+    const store = new MemoryStore();
+    const cache = await started(store, 1_000, 4_000);
+    try {
+      const jsonOf = (name: string) => cache.get(SERVICES, objectKey(SERVICES, 'default', name))!.json.length;
+      const revs: number[] = [];
+      const held: number[] = []; // each write's bytes, in order
+      for (let i = 0; i < 40; i++) {
+        const name = `s${i % 5}`;
+        const before = cache.get(SERVICES, objectKey(SERVICES, 'default', name))?.json.length ?? 0;
+        const rev = await put(store, service(name, { labels: { i: String(i).repeat(1 + (i % 7) * 20) } }));
+        await cache.waitFor(rev);
+        revs.push(rev);
+        held.push(jsonOf(name) + before);
+      }
+      // The newest events whose bytes fit, and no more.
+      let keep = 0;
+      let sum = 0;
+      while (keep < held.length && sum + held[held.length - 1 - keep]! <= 4_000) {
+        sum += held[held.length - 1 - keep]!;
+        keep++;
+      }
+      const stats = cache.historyStats();
+      assert.ok(keep > 2 && keep < 40, `keep ${keep}`);
+      assert.equal(stats.events, keep);
+      assert.equal(
+        stats.bytes,
+        held.slice(-keep).reduce((a, b) => a + b, 0),
+      );
+      assert.ok(stats.bytes <= 4_000);
+      const oldest = revs[revs.length - keep]!;
+      assert.equal(stats.floor, oldest - 1);
+      assert.throws(
+        () => cache.watch(SERVICES, everything(), recorder().sink, { fromRevision: oldest - 2 }),
+        (e: unknown) => e instanceof CacheError && e.code === 'Expired',
+      );
+      const rec = recorder();
+      cache.watch(SERVICES, everything(), rec.sink, { fromRevision: oldest - 1 });
+      assert.deepEqual(
+        rec.events.map(([, , rv]) => rv),
+        revs.slice(-keep),
+      );
     } finally {
       await cache.stop();
     }

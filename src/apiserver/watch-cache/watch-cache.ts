@@ -47,6 +47,12 @@ export class CacheError extends Error {
 export interface WatchCacheOptions {
   /** Events kept for resuming watches (all resources together). */
   readonly historySize?: number;
+  /**
+   * At most this many bytes of JSON in the kept events (each counts its object and the version it
+   * replaced): a superseded version stays in memory for as long as an event holds it, so under churn the
+   * history, not the live objects, sets the cache's size. Default: no limit beyond historySize.
+   */
+  readonly historyBytes?: number;
   /** How long a request waits for the cache to reach a resourceVersion before 504 (kube: 3 s). */
   readonly waitTimeoutMs?: number;
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
@@ -55,8 +61,11 @@ export interface WatchCacheOptions {
 export class WatchCache {
   private readonly states = new Map<string, ResourceState>();
   private readonly byPrefix: { prefix: string; state: ResourceState }[] = [];
-  private history: CacheEvent[] = [];
+  /** Events in revision order; the slots before historyStart are evicted (undefined). */
+  private history: (CacheEvent | undefined)[] = [];
   private historyStart = 0;
+  /** JSON bytes of the events from historyStart on (eventBytes). */
+  private historyBytesHeld = 0;
   /** Every change with revision > historyFloor is in history. */
   private historyFloor = 0;
   private rev = 0;
@@ -67,6 +76,7 @@ export class WatchCache {
   readonly ready: Promise<void>;
   private healthy = false;
   private readonly historySize: number;
+  private readonly historyBytes: number;
   private readonly waitTimeoutMs: number;
   private readonly log: (msg: string, fields?: Record<string, unknown>) => void;
   /** Called after each applied batch, for metrics. */
@@ -78,6 +88,7 @@ export class WatchCache {
     resources: readonly ResourceInfo[] = RESOURCES,
   ) {
     this.historySize = opts.historySize ?? 10_000;
+    this.historyBytes = opts.historyBytes ?? Infinity;
     this.waitTimeoutMs = opts.waitTimeoutMs ?? 3_000;
     this.log = opts.log ?? (() => {});
     for (const info of resources) {
@@ -179,6 +190,7 @@ export class WatchCache {
     }
     this.history = [];
     this.historyStart = 0;
+    this.historyBytesHeld = 0;
     this.historyFloor = revision;
     this.setRevision(revision);
   }
@@ -228,19 +240,38 @@ export class WatchCache {
     const last = batch[batch.length - 1];
     if (last !== undefined) this.setRevision(last.revision);
     if (events.length > 0) this.onBatch?.(events);
+    for (const ev of events) {
+      ev.cur.memo = undefined;
+      if (ev.prevAtRevision !== undefined) ev.prevAtRevision.memo = undefined;
+    }
   }
 
   private record(ev: CacheEvent): void {
     this.history.push(ev);
-    if (this.history.length - this.historyStart > this.historySize) {
+    this.historyBytesHeld += eventBytes(ev);
+    while (
+      this.history.length - this.historyStart > this.historySize ||
+      (this.historyBytesHeld > this.historyBytes && this.historyStart < this.history.length)
+    ) {
       const evicted = this.history[this.historyStart]!;
+      this.history[this.historyStart] = undefined; // let the versions it held go
+      this.historyBytesHeld -= eventBytes(evicted);
       this.historyFloor = evicted.revision;
       this.historyStart++;
-      if (this.historyStart > 4_096 && this.historyStart * 2 > this.history.length) {
-        this.history = this.history.slice(this.historyStart);
-        this.historyStart = 0;
-      }
     }
+    if (this.historyStart > 4_096 && this.historyStart * 2 > this.history.length) {
+      this.history = this.history.slice(this.historyStart);
+      this.historyStart = 0;
+    }
+  }
+
+  /** Events held for resuming watches, and their JSON bytes (for metrics and tests). */
+  historyStats(): { events: number; bytes: number; floor: number } {
+    return {
+      events: this.history.length - this.historyStart,
+      bytes: this.historyBytesHeld,
+      floor: this.historyFloor,
+    };
   }
 
   /** The index in history of the first event with a revision above `from`. */
@@ -368,7 +399,10 @@ export class WatchCache {
     if ('initial' in start) {
       for (const k of (s.sorted ??= [...s.objects.keys()].sort(compareKeys))) {
         const o = s.objects.get(k)!;
-        if (matches(filter, o)) sink.deliver('ADDED', o);
+        if (matches(filter, o)) {
+          sink.deliver('ADDED', o);
+          o.memo = undefined; // one watcher: nothing to share
+        }
       }
     } else {
       const from = start.fromRevision;
@@ -382,7 +416,10 @@ export class WatchCache {
       // (a thousand watchers resuming at the current revision would otherwise read it a thousand times).
       for (let i = this.firstAfter(from); i < this.history.length; i++) {
         const ev = this.history[i]!;
-        if (ev.resource === r) deliverTo(w, ev);
+        if (ev.resource !== r) continue;
+        deliverTo(w, ev);
+        ev.cur.memo = undefined;
+        if (ev.prevAtRevision !== undefined) ev.prevAtRevision.memo = undefined;
       }
     }
     s.watchers.add(w);
@@ -404,6 +441,9 @@ export class WatchCache {
 }
 
 const stateKey = (r: ResourceInfo): string => `${r.group}/${r.resource}`;
+
+/** What an event keeps alive in the history: its object's JSON and the replaced version's. */
+const eventBytes = (ev: CacheEvent): number => ev.cur.json.length + (ev.prev?.json.length ?? 0);
 
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
