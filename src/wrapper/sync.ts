@@ -89,8 +89,6 @@ export class WrapperSync {
   private readonly outgoing = new Map<string, string | null>();
   /** EndpointSlices by `namespace/name`: their Service and their stored form as sliceText(), deflated. */
   private readonly slices = new Map<string, { readonly svc: string | undefined; readonly raw: string }>();
-  /** Service `namespace/name` → its slices' `namespace/name`. */
-  private readonly slicesOf = new Map<string, Set<string>>();
   /** Endpoints by `namespace/name`: their stored form, deflated. */
   private readonly endpoints = new Map<string, string>();
   private draining: Promise<void> | undefined;
@@ -276,7 +274,9 @@ export class WrapperSync {
   /** Marks every served object of these Services (their slices and Endpoints). */
   private markServices(keys: readonly string[]): void {
     for (const key of keys) {
-      for (const s of this.slicesOf.get(key) ?? []) this.mark(ENDPOINTSLICES, s);
+      // A slice belongs to a Service of its own namespace; the index knows which it holds.
+      const namespace = key.slice(0, key.indexOf('/') + 1);
+      for (const name of this.index.sliceNames(key)) this.mark(ENDPOINTSLICES, namespace + name);
       if (this.endpoints.has(key)) this.mark(ENDPOINTS, key);
     }
   }
@@ -302,19 +302,11 @@ export class WrapperSync {
     // A slice relabelled to another Service (or removed) leaves its old Service's view.
     if (old?.svc !== undefined && (o === undefined || old.svc !== svc)) {
       changed = this.timed(() => this.index.setSlice(old.svc!, name, undefined));
-      const set = this.slicesOf.get(old.svc);
-      set?.delete(key);
-      if (set?.size === 0) this.slicesOf.delete(old.svc);
     }
     if (o === undefined || text === undefined) this.slices.delete(key);
     else {
       this.slices.set(key, { svc, raw: deflate(text) });
-      if (svc !== undefined) {
-        let set = this.slicesOf.get(svc);
-        if (set === undefined) this.slicesOf.set(svc, (set = new Set()));
-        set.add(key);
-        changed = [...changed, ...this.timed(() => this.index.setSlice(svc, name, o))];
-      }
+      if (svc !== undefined) changed = [...changed, ...this.timed(() => this.index.setSlice(svc, name, o))];
     }
     this.changed(ENDPOINTSLICES, key, changed);
   }

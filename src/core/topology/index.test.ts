@@ -378,6 +378,21 @@ describe('TopologyIndex', () => {
     assert.deepEqual(internal(idx, 'ns/b'), []);
   });
 
+  it('names the slices it holds for a Service, with or without the Service', () => {
+    const idx = new TopologyIndex(CLIENT);
+    assert.deepEqual([...idx.sliceNames('ns/a')], []);
+    idx.setSlice('ns/a', 's1', slice('s1', [{ ip: '10.0.0.2', node: 'n2' }]));
+    idx.setSlice('ns/a', 's2', slice('s2', [{ ip: '10.0.0.3', node: 'n2' }]));
+    idx.setSlice('ns/b', 's1', slice('s1', [{ ip: '10.0.0.4', node: 'n2' }]));
+    assert.deepEqual([...idx.sliceNames('ns/a')].sort(), ['s1', 's2']);
+    idx.setService('ns/a', service('ns/a'));
+    idx.setSlice('ns/a', 's1', undefined);
+    assert.deepEqual([...idx.sliceNames('ns/a')], ['s2']);
+    assert.deepEqual([...idx.sliceNames('ns/b')], ['s1']);
+    idx.setSlice('ns/b', 's1', undefined);
+    assert.deepEqual([...idx.sliceNames('ns/b')], []);
+  });
+
   it('forgets a Service once its Service, slices and Endpoints are all removed', () => {
     const idx = new TopologyIndex(CLIENT);
     idx.setNode('n1', {});

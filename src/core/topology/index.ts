@@ -189,6 +189,11 @@ export class TopologyIndex {
     return this.recompute([key]);
   }
 
+  /** The names of the EndpointSlices the index holds for a Service (none when it holds no entry). */
+  sliceNames(serviceKey: string): Iterable<string> {
+    return this.entries.get(serviceKey)?.slices.keys() ?? [];
+  }
+
   /** Sets or removes one EndpointSlice of a Service. */
   setSlice(serviceKey: string, sliceName: string, slice: unknown): string[] {
     const e = this.entry(serviceKey);
