@@ -101,8 +101,8 @@ function renderEvent(
 function chunkFrame(line: string | Buffer): Buffer {
   const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
   const head = `${size.toString(16)}\r\n`;
-  // Unpooled: these buffers live as long as the object version (memo), and a pooled one would keep its
-  // whole 8 KiB pool slab alive, mostly holding other requests' garbage.
+  // Unpooled: a slow watcher's socket may hold one a long while, and a pooled one would keep its whole
+  // 8 KiB pool slab alive, mostly holding other requests' garbage.
   const out = Buffer.allocUnsafeSlow(head.length + size + 2);
   out.write(head, 0, 'latin1');
   if (typeof line === 'string') out.write(line, head.length, 'utf8');
