@@ -16,6 +16,7 @@ import type { Store, WatchEvent } from '../../storage/store.js';
 import { isStoreError } from '../../storage/store.js';
 import { decodeObject } from '../codec.js';
 import { restamp, toCached, type CachedObject } from './cached-object.js';
+import { EventHistory } from './history.js';
 import {
   deliverTo,
   matches,
@@ -61,13 +62,7 @@ export interface WatchCacheOptions {
 export class WatchCache {
   private readonly states = new Map<string, ResourceState>();
   private readonly byPrefix: { prefix: string; state: ResourceState }[] = [];
-  /** Events in revision order; the slots before historyStart are evicted (undefined). */
-  private history: (CacheEvent | undefined)[] = [];
-  private historyStart = 0;
-  /** JSON bytes of the events from historyStart on (eventBytes). */
-  private historyBytesHeld = 0;
-  /** Every change with revision > historyFloor is in history. */
-  private historyFloor = 0;
+  private readonly history: EventHistory;
   private rev = 0;
   private waiters: { rev: number; resolve: () => void }[] = [];
   private readonly abort = new AbortController();
@@ -75,8 +70,6 @@ export class WatchCache {
   private readyResolve!: () => void;
   readonly ready: Promise<void>;
   private healthy = false;
-  private readonly historySize: number;
-  private readonly historyBytes: number;
   private readonly waitTimeoutMs: number;
   private readonly log: (msg: string, fields?: Record<string, unknown>) => void;
   /** Called after each applied batch, for metrics. */
@@ -87,8 +80,7 @@ export class WatchCache {
     opts: WatchCacheOptions = {},
     resources: readonly ResourceInfo[] = RESOURCES,
   ) {
-    this.historySize = opts.historySize ?? 10_000;
-    this.historyBytes = opts.historyBytes ?? Infinity;
+    this.history = new EventHistory(opts.historySize ?? 10_000, opts.historyBytes ?? Infinity);
     this.waitTimeoutMs = opts.waitTimeoutMs ?? 3_000;
     this.log = opts.log ?? (() => {});
     for (const info of resources) {
@@ -188,10 +180,7 @@ export class WatchCache {
         s.watchers.clear();
       }
     }
-    this.history = [];
-    this.historyStart = 0;
-    this.historyBytesHeld = 0;
-    this.historyFloor = revision;
+    this.history.reset(revision);
     this.setRevision(revision);
   }
 
@@ -233,7 +222,7 @@ export class WatchCache {
         state.lastChange = e.revision;
         const ev: CacheEvent = { revision: e.revision, resource: state.info, type: e.type, cur, prev };
         events.push(ev);
-        this.record(ev);
+        this.history.push(ev);
         this.dispatch(state, ev, i < batch.length - 1);
       }
     }
@@ -246,44 +235,9 @@ export class WatchCache {
     }
   }
 
-  private record(ev: CacheEvent): void {
-    this.history.push(ev);
-    this.historyBytesHeld += eventBytes(ev);
-    while (
-      this.history.length - this.historyStart > this.historySize ||
-      (this.historyBytesHeld > this.historyBytes && this.historyStart < this.history.length)
-    ) {
-      const evicted = this.history[this.historyStart]!;
-      this.history[this.historyStart] = undefined; // let the versions it held go
-      this.historyBytesHeld -= eventBytes(evicted);
-      this.historyFloor = evicted.revision;
-      this.historyStart++;
-    }
-    if (this.historyStart > 4_096 && this.historyStart * 2 > this.history.length) {
-      this.history = this.history.slice(this.historyStart);
-      this.historyStart = 0;
-    }
-  }
-
   /** Events held for resuming watches, and their JSON bytes (for metrics and tests). */
   historyStats(): { events: number; bytes: number; floor: number } {
-    return {
-      events: this.history.length - this.historyStart,
-      bytes: this.historyBytesHeld,
-      floor: this.historyFloor,
-    };
-  }
-
-  /** The index in history of the first event with a revision above `from`. */
-  private firstAfter(from: number): number {
-    let lo = this.historyStart;
-    let hi = this.history.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.history[mid]!.revision > from) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+    return this.history.stats();
   }
 
   private dispatch(state: ResourceState, ev: CacheEvent, more: boolean): void {
@@ -406,16 +360,16 @@ export class WatchCache {
       }
     } else {
       const from = start.fromRevision;
-      if (from < this.historyFloor) {
-        throw new CacheError('Expired', `too old resource version: ${from} (${this.historyFloor})`, {
+      const floor = this.history.floor;
+      if (from < floor) {
+        throw new CacheError('Expired', `too old resource version: ${from} (${floor})`, {
           requested: from,
-          oldest: this.historyFloor,
+          oldest: floor,
         });
       }
       // History is in revision order: start at the first event after `from` rather than scanning it all
       // (a thousand watchers resuming at the current revision would otherwise read it a thousand times).
-      for (let i = this.firstAfter(from); i < this.history.length; i++) {
-        const ev = this.history[i]!;
+      for (const ev of this.history.after(from)) {
         if (ev.resource !== r) continue;
         deliverTo(w, ev);
         ev.cur.memo = undefined;
@@ -441,9 +395,6 @@ export class WatchCache {
 }
 
 const stateKey = (r: ResourceInfo): string => `${r.group}/${r.resource}`;
-
-/** What an event keeps alive in the history: its object's JSON and the replaced version's. */
-const eventBytes = (ev: CacheEvent): number => ev.cur.json.length + (ev.prev?.json.length ?? 0);
 
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
