@@ -152,23 +152,28 @@ function run(initial: number, ops: readonly Op[]): void {
   };
   const deletedExternally = new Set<string>();
 
+  /** The informer sees the oldest undelivered change; false when there was none. */
+  const deliver = (): boolean => {
+    const ev = events.shift();
+    if (ev === undefined) return false;
+    if (ev.type === 'ADDED') {
+      cache.add(ev.pod);
+      e.creationObserved(K);
+    } else {
+      cache.delete(ev.pod);
+      e.deletionObserved(K, ev.pod);
+    }
+    return true;
+  };
+
   for (const op of ops) {
     switch (op.kind) {
       case 'sync':
         sync();
         break;
-      case 'deliver': {
-        const ev = events.shift();
-        if (ev === undefined) break;
-        if (ev.type === 'ADDED') {
-          cache.add(ev.pod);
-          e.creationObserved(K);
-        } else {
-          cache.delete(ev.pod);
-          e.deletionObserved(K, ev.pod);
-        }
+      case 'deliver':
+        deliver();
         break;
-      }
       case 'scale':
         replicas = op.replicas;
         maxReplicas = Math.max(maxReplicas, replicas);
@@ -190,16 +195,7 @@ function run(initial: number, ops: readonly Op[]): void {
   }
   // Deliver everything and sync until quiet: converges to the replica count.
   for (let i = 0; i < 20; i++) {
-    while (events.length > 0) {
-      const ev = events.shift()!;
-      if (ev.type === 'ADDED') {
-        cache.add(ev.pod);
-        e.creationObserved(K);
-      } else {
-        cache.delete(ev.pod);
-        e.deletionObserved(K, ev.pod);
-      }
-    }
+    while (deliver());
     failCreates = 0;
     sync();
   }
