@@ -47,9 +47,37 @@ function laggingSliceWatches(inner: Transport): Transport {
   };
 }
 
+/** Writes to refuse once with 409 Conflict, as a server refuses a write from a stale cache: `PUT /path-prefix`. */
+const refuseOnce = new Set<string>();
+/** The writes refused so far. */
+const refused: string[] = [];
+
+function conflicts(inner: Transport): Transport {
+  return {
+    server: inner.server,
+    close: () => inner.close(),
+    async send(req) {
+      const armed = [...refuseOnce].find((w) => `${req.method} ${req.path}`.startsWith(w));
+      if (armed === undefined) return inner.send(req);
+      refuseOnce.delete(armed);
+      refused.push(`${req.method} ${req.path}`);
+      const status = {
+        apiVersion: 'v1',
+        kind: 'Status',
+        status: 'Failure',
+        reason: 'Conflict',
+        code: 409,
+        message:
+          'Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again',
+      };
+      return { status: 409, body: PassThrough.from([JSON.stringify(status)]) };
+    },
+  };
+}
+
 before(async () => {
   api = await startInProcessApiServer();
-  manager = new ControllerManager(new Client(laggingSliceWatches(api.client.transport)), {
+  manager = new ControllerManager(new Client(conflicts(laggingSliceWatches(api.client.transport))), {
     controllers: ['endpoints', 'endpointslice', 'garbagecollector'],
     log: quiet,
   });
@@ -169,5 +197,62 @@ describe('controllers in-process', () => {
     await until('slices gone with the Service', 10_000, async () =>
       (await slicesOf('zoned')).length === 0 ? true : undefined,
     );
+  });
+
+  it('a write refused with 409 is retried with the same last-change-trigger-time, not without one', async () => {
+    const ENDPOINTS = mustFindResource('', 'endpoints');
+    const TRIGGER = 'endpoints.kubernetes.io/last-change-trigger-time';
+    const flip = (ready: boolean, at: string): Promise<KObject> =>
+      api.client.patch(
+        PODS,
+        'default',
+        't-1',
+        'merge',
+        {
+          status: {
+            phase: 'Running',
+            podIP: '10.9.0.1',
+            podIPs: [{ ip: '10.9.0.1' }],
+            conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: at }],
+          },
+        },
+        { sub: 'status' },
+      );
+    await service('trig', 'trig');
+    await pod('t-1', 'trig', '10.9.0.1', false);
+    await flip(true, '2030-01-01T00:00:01Z');
+    const annotations = async (): Promise<[string | undefined, string | undefined]> => {
+      const ep = await api.client.get(ENDPOINTS, 'default', 'trig').catch(() => undefined);
+      const [slice] = await slicesOf('trig');
+      const ready = (slice as Slice | undefined)?.endpoints?.[0]?.conditions?.ready;
+      const epReady = (ep as { subsets?: { addresses?: unknown[] }[] } | undefined)?.subsets?.[0]?.addresses;
+      return [
+        epReady === undefined ? undefined : ep?.metadata.annotations?.[TRIGGER],
+        ready === true ? slice?.metadata.annotations?.[TRIGGER] : undefined,
+      ];
+    };
+    await until('both written for the Ready pod', 10_000, async () => {
+      const [ep, slice] = await annotations();
+      return ep === '2030-01-01T00:00:01Z' && slice === '2030-01-01T00:00:01Z' ? true : undefined;
+    });
+    refuseOnce.add('PUT /api/v1/namespaces/default/endpoints/trig');
+    refuseOnce.add('PUT /apis/discovery.k8s.io/v1/namespaces/default/endpointslices/trig-');
+    await flip(false, '2030-01-01T00:00:02Z');
+    await until('both rewritten for the not-ready pod, after one refusal each', 10_000, async () => {
+      const ep = (await api.client.get(ENDPOINTS, 'default', 'trig')) as KObject & {
+        subsets?: { notReadyAddresses?: unknown[] }[];
+      };
+      const [slice] = await slicesOf('trig');
+      return refuseOnce.size === 0 &&
+        ep.subsets?.[0]?.notReadyAddresses?.length === 1 &&
+        slice?.endpoints?.[0]?.conditions?.ready === false
+        ? true
+        : undefined;
+    });
+    assert.equal(refused.length, 2, refused.join(', '));
+    const ep = await api.client.get(ENDPOINTS, 'default', 'trig');
+    const [slice] = await slicesOf('trig');
+    assert.equal(ep.metadata.annotations?.[TRIGGER], '2030-01-01T00:00:02Z');
+    assert.equal(slice?.metadata.annotations?.[TRIGGER], '2030-01-01T00:00:02Z');
   });
 });

@@ -101,27 +101,24 @@ export class EndpointsController {
     }
     const pods = selectedPods(this.pods, service);
     const current = this.endpoints.indexer.get(key) as Endpoints | undefined;
-    const plan = planEndpoints({
-      service,
-      pods,
-      current,
-      triggerTime: this.triggers.computeEndpointLastChangeTriggerTime(service, pods),
-    });
-    if (plan.kind === 'skip' || plan.kind === 'unchanged') return;
+    // The trigger times count as observed once the write carrying them has landed: a write refused on a
+    // stale cache (409) is retried with the same annotation, not without it.
+    const trigger = this.triggers.computeEndpointLastChangeTriggerTime(service, pods);
+    const plan = planEndpoints({ service, pods, current, triggerTime: trigger.value });
     if (plan.kind === 'create') {
       try {
         await this.client.create(ENDPOINTS, namespace, plan.endpoints);
       } catch (err) {
         // A namespace being deleted refuses creates; its Endpoints are going anyway.
         if (
-          isApiError(err, 403) &&
-          err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating')
+          !isApiError(err, 403) ||
+          err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating') !== true
         )
-          return;
-        throw err;
+          throw err;
       }
-      return;
+    } else if (plan.kind === 'update') {
+      await this.client.update(ENDPOINTS, plan.endpoints);
     }
-    await this.client.update(ENDPOINTS, plan.endpoints);
+    trigger.commit();
   }
 }

@@ -213,16 +213,21 @@ export class EndpointSliceController {
     this.waiting.delete(key);
     const namespace = service.metadata.namespace ?? '';
     const pods = selectedPods(this.pods, service);
+    // Observed once every write carrying it has landed (see TriggerTimeTracker): a retry keeps the time.
+    const trigger = this.triggers.computeEndpointLastChangeTriggerTime(service, pods);
     const plan = planEndpointSlices({
       service,
       pods,
       nodes: this.nodes.indexer.list() as Node[],
       existing: cached,
       maxEndpointsPerSlice: this.max,
-      triggerTime: this.triggers.computeEndpointLastChangeTriggerTime(service, pods),
+      triggerTime: trigger.value,
       hintsPopulated: this.hintsPopulated.has(key),
     });
-    if (plan.skipped !== undefined) return;
+    if (plan.skipped !== undefined) {
+      trigger.commit();
+      return;
+    }
     if (plan.hintsPopulated) this.hintsPopulated.add(key);
     else this.hintsPopulated.delete(key);
     const about = regarding('Service', 'v1', service);
@@ -275,5 +280,6 @@ export class EndpointSliceController {
     }
     // Pods on nodes not in the cache yet: what could be written is written; try again later.
     if (plan.errors.length > 0) throw new Error(plan.errors.join('; '));
+    trigger.commit();
   }
 }

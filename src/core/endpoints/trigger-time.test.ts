@@ -8,8 +8,11 @@ const T1 = '2018-01-01T00:00:01Z';
 const T2 = '2018-01-01T00:00:02Z';
 const T3 = '2018-01-01T00:00:03Z';
 
-/** One sync: the Service's creationTimestamp, its pods (name → Ready lastTransitionTime, null: none). */
-type Step = { created?: string; pods: Record<string, string | null>; want: string } | 'forget';
+/**
+ * One sync: the Service's creationTimestamp, its pods (name → Ready lastTransitionTime, null: none); `failed`:
+ * its write did not land, so the computation is not committed.
+ */
+type Step = { created?: string; pods: Record<string, string | null>; want: string; failed?: true } | 'forget';
 
 function run(steps: Step[]): string[] {
   const tracker = new TriggerTimeTracker();
@@ -23,7 +26,9 @@ function run(steps: Step[]): string[] {
     const pods = Object.entries(step.pods).map(([name, at]) =>
       pod(at === null ? { name, noReadyCondition: true } : { name, readyAt: at }),
     );
-    out.push(tracker.computeEndpointLastChangeTriggerTime(svc, pods));
+    const trigger = tracker.computeEndpointLastChangeTriggerTime(svc, pods);
+    out.push(trigger.value);
+    if (step.failed !== true) trigger.commit();
   }
   return out;
 }
@@ -120,6 +125,31 @@ describe('TriggerTimeTracker.computeEndpointLastChangeTriggerTime', () => {
         { created: '0001-01-01T00:00:00Z', pods: { a: '0001-01-01T00:00:00Z' }, want: '' },
       ],
     ],
+    [
+      'a sync whose write failed is retried with the same time (kube would retry without one)',
+      [
+        { created: T0, pods: { a: T1 }, want: T0 },
+        { created: T0, pods: { a: T2 }, want: T2, failed: true },
+        { created: T0, pods: { a: T2 }, want: T2 },
+        { created: T0, pods: { a: T2 }, want: '' },
+      ],
+    ],
+    [
+      "a failed first sync: the retry is still the first, and gives the Service's time",
+      [
+        { created: T0, pods: { a: T1 }, want: T0, failed: true },
+        { created: T0, pods: { a: T1 }, want: T0 },
+        { created: T0, pods: { a: T1 }, want: '' },
+      ],
+    ],
+    [
+      'a failed sync, then a further change: the earliest time not yet written',
+      [
+        { created: T0, pods: { a: T0, b: T0 }, want: T0 },
+        { created: T0, pods: { a: T1, b: T0 }, want: T1, failed: true },
+        { created: T0, pods: { a: T1, b: T3 }, want: T1 },
+      ],
+    ],
   ];
   for (const [what, steps] of rows) {
     it(what, () => {
@@ -132,9 +162,14 @@ describe('TriggerTimeTracker.computeEndpointLastChangeTriggerTime', () => {
     const tracker = new TriggerTimeTracker();
     const a = service({ namespace: 'a', creationTimestamp: T0 });
     const b = service({ namespace: 'b', creationTimestamp: T1 });
-    assert.equal(tracker.computeEndpointLastChangeTriggerTime(a, []), T0);
-    assert.equal(tracker.computeEndpointLastChangeTriggerTime(b, []), T1);
-    assert.equal(tracker.computeEndpointLastChangeTriggerTime(a, []), '');
+    const sync = (svc: typeof a): string => {
+      const trigger = tracker.computeEndpointLastChangeTriggerTime(svc, []);
+      trigger.commit();
+      return trigger.value;
+    };
+    assert.equal(sync(a), T0);
+    assert.equal(sync(b), T1);
+    assert.equal(sync(a), '');
     tracker.forget(serviceKey(b));
     assert.equal(tracker.has('a/foo'), true);
     assert.equal(tracker.has('b/foo'), false);
@@ -143,7 +178,18 @@ describe('TriggerTimeTracker.computeEndpointLastChangeTriggerTime', () => {
   it('writes the result in UTC', () => {
     const tracker = new TriggerTimeTracker();
     const svc = service({ creationTimestamp: '2018-01-01T02:00:00+02:00' });
-    assert.equal(tracker.computeEndpointLastChangeTriggerTime(svc, []), T0);
+    assert.equal(tracker.computeEndpointLastChangeTriggerTime(svc, []).value, T0);
+  });
+
+  it('a stale commit does not undo a newer one', () => {
+    const tracker = new TriggerTimeTracker();
+    const svc = service({ creationTimestamp: T0 });
+    const older = tracker.computeEndpointLastChangeTriggerTime(svc, [pod({ name: 'a', readyAt: T1 })]);
+    const newer = tracker.computeEndpointLastChangeTriggerTime(svc, [pod({ name: 'a', readyAt: T2 })]);
+    newer.commit();
+    older.commit();
+    const next = tracker.computeEndpointLastChangeTriggerTime(svc, [pod({ name: 'a', readyAt: T2 })]);
+    assert.equal(next.value, '', 'a at T2 was observed; the older commit did not put T1 back');
   });
 });
 

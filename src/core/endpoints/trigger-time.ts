@@ -6,7 +6,12 @@
 //   - later ones return the earliest trigger time that moved forward since the previous computation: pods
 //     whose time is later than the one last observed for that pod name (a pod not seen before counts), and
 //     the Service's if it is later than the one last observed; "" when none did;
-//   - each computation replaces the Service's state; forget() drops it when the Service is deleted.
+//   - a computation's state replaces the Service's when the caller commits it, after its write landed; forget()
+//     drops it when the Service is deleted.
+// kube's tracker replaces the state as it computes, so a sync whose write fails (a conflict on a stale cache)
+// is retried with the change already "observed": the retry writes no annotation, and the time of the change
+// is lost. Here a computation that is not committed leaves the state as it was, and the retry computes the
+// same time again.
 // Timestamps are RFC 3339 strings, compared at millisecond precision (metav1.Time carries whole seconds),
 // and the result is written in UTC as Go's RFC3339Nano prints it ("2018-01-01T00:00:00Z",
 // "2018-01-01T00:00:00.5Z"). Go's zero time and unparseable values count as unset.
@@ -38,6 +43,14 @@ interface ServiceState {
   readonly service: number | undefined;
 }
 
+/** A computed trigger time, and the step that makes it observed once the write carrying it has landed. */
+export interface TriggerTime {
+  /** The annotation's value; "" when no trigger time applies (the annotation is then removed). */
+  readonly value: string;
+  /** Records the trigger times this computation saw as observed. Call it after the write succeeded. */
+  readonly commit: () => void;
+}
+
 const earliest = (a: number | undefined, b: number): number => (a === undefined || b < a ? b : a);
 
 /** Per-Service memory of the trigger times last observed. Pure: state lives in this object only. */
@@ -45,10 +58,10 @@ export class TriggerTimeTracker {
   private readonly states = new Map<string, ServiceState>();
 
   /**
-   * The trigger time for a sync of `service` whose selected pods are `pods`, as an annotation value, or ""
-   * when no trigger time applies (the annotation is then removed on the next write).
+   * The trigger time for a sync of `service` whose selected pods are `pods`. The state moves on only when the
+   * result is committed; an uncommitted one (its write failed) is as if never computed.
    */
-  computeEndpointLastChangeTriggerTime(service: Service, pods: readonly Pod[]): string {
+  computeEndpointLastChangeTriggerTime(service: Service, pods: readonly Pod[]): TriggerTime {
     const key = serviceKey(service);
     const previous = this.states.get(key);
     let changed: number | undefined;
@@ -65,9 +78,14 @@ export class TriggerTimeTracker {
     if (serviceTime !== undefined && (previous?.service === undefined || serviceTime > previous.service)) {
       changed = earliest(changed, serviceTime);
     }
-    this.states.set(key, { pods: podTimes, service: serviceTime });
     const result = previous === undefined ? serviceTime : changed;
-    return result === undefined ? '' : formatRFC3339Nano(result);
+    return {
+      value: result === undefined ? '' : formatRFC3339Nano(result),
+      commit: () => {
+        // Only over the state it was computed from: an older computation never undoes a newer one.
+        if (this.states.get(key) === previous) this.states.set(key, { pods: podTimes, service: serviceTime });
+      },
+    };
   }
 
   /** Drops the state of a Service (`namespace/name`), as when it is deleted. */
