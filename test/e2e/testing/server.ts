@@ -6,9 +6,27 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as httpsRequest } from 'node:https';
+import { afterEach } from 'node:test';
 import { until } from './until.js';
 
 const BIN = new URL('../../../bin/svcplane.js', import.meta.url).pathname;
+
+/**
+ * The servers this test file has running. When one of its tests fails, the end of each one's log goes
+ * to stderr, which the runner prints as comments next to the failure: CI keeps nothing else of a run.
+ */
+const running = new Set<{ readonly name: string; readonly log: () => string }>();
+const LOG_LINES_ON_FAILURE = 60;
+afterEach((t) => {
+  // TestContext.passed (Node 20.12+; not in the @types this project pins).
+  if ((t as { passed?: boolean }).passed !== false) return;
+  for (const s of running) {
+    const lines = s.log().trimEnd().split('\n').slice(-LOG_LINES_ON_FAILURE);
+    process.stderr.write(
+      `--- ${t.name} failed; the last ${lines.length} lines of ${s.name}'s log:\n${lines.join('\n')}\n---\n`,
+    );
+  }
+});
 
 export interface TestServer {
   readonly url: string;
@@ -78,6 +96,9 @@ export async function startUp(
       throw e;
     }
   }
+  const logged = { name: `svcplane ${command} (pid ${proc.pid ?? '?'})`, log: () => err };
+  running.add(logged);
+  void exited.then(() => running.delete(logged));
   const stop = async (): Promise<number | null> => {
     if (proc.exitCode !== null) return proc.exitCode;
     proc.kill('SIGTERM');
