@@ -28,6 +28,13 @@ afterEach((t) => {
   }
 });
 
+/** Prints `log()`'s end when a test of this file fails while the process runs (until `exited`). */
+export function logOnFailure(name: string, log: () => string, exited: Promise<unknown>): void {
+  const entry = { name, log };
+  running.add(entry);
+  void exited.then(() => running.delete(entry));
+}
+
 export interface TestServer {
   readonly url: string;
   readonly port: number;
@@ -96,9 +103,7 @@ export async function startUp(
       throw e;
     }
   }
-  const logged = { name: `svcplane ${command} (pid ${proc.pid ?? '?'})`, log: () => err };
-  running.add(logged);
-  void exited.then(() => running.delete(logged));
+  logOnFailure(`svcplane ${command} (pid ${proc.pid ?? '?'})`, () => err, exited);
   const stop = async (): Promise<number | null> => {
     if (proc.exitCode !== null) return proc.exitCode;
     proc.kill('SIGTERM');

@@ -2,6 +2,7 @@
 // the python that has the Kubernetes client, and a splitter for a stream of concatenated JSON values
 // (what `kubectl get --watch -o json` prints).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { logOnFailure } from './server.js';
 
 const BIN = new URL('../../../bin/svcplane.js', import.meta.url).pathname;
 
@@ -49,6 +50,7 @@ export async function startWrapper(opts: {
     if (err.length > 1_000_000) err = err.slice(-500_000);
   });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  logOnFailure(`svcplane wrapper --hostname ${opts.hostname} (pid ${proc.pid ?? '?'})`, () => err, exited);
   const m = await new Promise<RegExpExecArray>((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
