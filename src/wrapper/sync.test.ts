@@ -297,3 +297,77 @@ describe('WrapperSync across relists', () => {
     await api.client.delete(SLICES, 'default', 'mover');
   });
 });
+
+describe('WrapperSync: changes the node is not served', () => {
+  const TRIGGER = 'endpoints.kubernetes.io/last-change-trigger-time';
+  let api: InProcessApiServer;
+  before(async () => {
+    api = await upstreamWithNodes();
+    await api.client.create(SERVICES, 'default', service('grid', { topologyKeys: '["unit"]' }));
+  });
+  after(() => api?.stop());
+
+  /** The grid slice: n1's endpoint (with this hostname), n3's (ready or not), a trigger time. */
+  const write = (n1Hostname: string, n3Ready: boolean, at: string, resourceVersion?: string) => {
+    const base = slice('grid-1', 'grid', []);
+    return {
+      ...base,
+      metadata: {
+        ...base.metadata,
+        namespace: 'default',
+        annotations: { [TRIGGER]: at },
+        ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      },
+      endpoints: [
+        { addresses: ['10.1.0.1'], nodeName: 'n1', hostname: n1Hostname, conditions: { ready: true } },
+        { addresses: ['10.1.0.3'], nodeName: 'n3', conditions: { ready: n3Ready } },
+      ],
+    };
+  };
+  type Stored = {
+    metadata: { generation?: number; annotations?: Record<string, string> };
+    endpoints: { hostname?: string }[];
+  };
+  const stored = async (store: Store, name: string): Promise<{ revision: number; obj: Stored }> => {
+    const kv = (await store.get(`/endpointslices/default/${name}`))!;
+    return { revision: kv.modRevision, obj: JSON.parse(new TextDecoder().decode(kv.value)) as Stored };
+  };
+
+  it('writes nothing (no event) for another unit’s change; a change of its own carries the newest metadata', async () => {
+    const first = await api.client.create(SLICES, 'default', write('a', true, '2030-01-01T00:00:01Z'));
+    const store = new MemoryStore();
+    const sync = new WrapperSync(api.client, store, 'n1', quiet);
+    try {
+      await sync.start();
+      await sync.waitForSync();
+      assert.deepEqual(await served(store, 'grid-1'), ['10.1.0.1']);
+      const before = (await stored(store, 'grid-1')).revision;
+      const update = async (n1Hostname: string, n3Ready: boolean, at: string): Promise<KObject> => {
+        const cur = await api.client.get(SLICES, 'default', 'grid-1');
+        return api.client.update(SLICES, write(n1Hostname, n3Ready, at, cur.metadata.resourceVersion ?? ''));
+      };
+
+      // n3's endpoint (unit b: not served to n1) goes unready: a new generation and trigger time upstream.
+      const far = await update('a', false, '2030-01-01T00:00:02Z');
+      assert.ok((far.metadata.generation ?? 0) > (first.metadata.generation ?? 0), 'the upstream moved on');
+      // A slice written after it, on the same watch: once that is served, the change has been seen.
+      await api.client.create(SLICES, 'default', slice('marker', 'other', [['10.9.9.9', 'n1']]));
+      await until(async () => (await store.get('/endpointslices/default/marker')) !== undefined);
+      await sync.settled();
+      assert.equal((await stored(store, 'grid-1')).revision, before, 'grid-1 is not rewritten');
+
+      // n1's own endpoint changes: written, with the upstream's generation and trigger time of now.
+      const near = await update('b', false, '2030-01-01T00:00:03Z');
+      await until(async () => (await stored(store, 'grid-1')).revision !== before);
+      const { obj } = await stored(store, 'grid-1');
+      assert.deepEqual(
+        obj.endpoints.map((e) => e.hostname),
+        ['b'],
+      );
+      assert.equal(obj.metadata.generation, near.metadata.generation);
+      assert.equal(obj.metadata.annotations?.[TRIGGER], '2030-01-01T00:00:03Z');
+    } finally {
+      await sync.stop();
+    }
+  });
+});

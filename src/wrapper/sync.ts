@@ -1,9 +1,10 @@
 // The wrapper's upstream side: reflectors on Services, EndpointSlices, Endpoints and Nodes feed the
 // topology index; every object whose served form may have changed is marked dirty, and one drain loop
 // writes the served forms into the wrapper's own store (the watch cache serves clients from there). A
-// write happens only when the served form differs from what the store holds, so clients see an event
-// only when what they are served changed: a relist after the upstream comes back, or a restart of the
-// wrapper, emits exactly the differences.
+// write happens only when the served form differs from what the store holds (a slice's or Endpoints'
+// generation and trigger time aside: see contentHash), so clients see an event only when what they are
+// served changed: a relist after the upstream comes back, or a restart of the wrapper, emits exactly the
+// differences.
 //
 // The upstream objects are not kept the way an informer keeps them (mirror.ts): a node agent is judged
 // by its memory. Until every reflector has synced once, nothing is written: the store keeps serving the
@@ -13,7 +14,7 @@ import { mustFindResource, type ResourceInfo } from '../api/resources.js';
 import { hash53 } from '../core/hash.js';
 import { TopologyIndex } from '../core/topology/index.js';
 import { servedEndpoints } from '../core/topology/served.js';
-import { servedSliceText, sliceText } from '../core/topology/served-text.js';
+import { servedContent, servedSliceText, sliceText } from '../core/topology/served-text.js';
 import { objectKey, resourcePrefix } from '../api/codec.js';
 import type { Store } from '../storage/store.js';
 import { isStoreError } from '../storage/store.js';
@@ -36,8 +37,18 @@ const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 /** What the store holds for a key. */
 interface Held {
   readonly revision: number;
+  /** contentHash() of the held form. */
   readonly hash: number;
 }
+
+/**
+ * The hash a served form is compared by. A slice's or Endpoints' generation and trigger time move with
+ * every change to the Service's endpoints, this node's or not: they are left out, so a change the node
+ * is not served writes nothing and sends its clients no event (the next write that does change the view
+ * carries the upstream's metadata of that moment). Services and Nodes pass through whole.
+ */
+const contentHash = (r: ResourceInfo, form: string): number =>
+  hash53(r === ENDPOINTSLICES || r === ENDPOINTS ? servedContent(form) : form);
 
 interface Dirty {
   readonly r: ResourceInfo;
@@ -204,7 +215,7 @@ export class WrapperSync {
         for (const kv of page.items)
           this.held.set(kv.key, {
             revision: kv.modRevision,
-            hash: hash53(Buffer.from(kv.value).toString('utf8')),
+            hash: contentHash(r, Buffer.from(kv.value).toString('utf8')),
           });
         cont = page.continue;
       } while (cont !== undefined);
@@ -402,7 +413,7 @@ export class WrapperSync {
         done();
         return;
       }
-      const h = hash53(want.form);
+      const h = contentHash(d.r, want.form);
       if (held?.hash === h) {
         done();
         return;

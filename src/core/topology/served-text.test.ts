@@ -5,7 +5,7 @@ import type { KObject } from '../../api/object.js';
 import { slicePool } from './endpoints.js';
 import type { TopologyView } from './index.js';
 import { LOCAL_ENDPOINT_ANNOTATION, LOCAL_PORT_ANNOTATION, servedSlice } from './served.js';
-import { servedSliceText, sliceText } from './served-text.js';
+import { servedContent, servedSliceText, sliceText } from './served-text.js';
 import type { RuleKind, TopologyEndpoint } from './types.js';
 
 const KINDS: RuleKind[] = ['ordered-keys', 'superedge', 'openyurt', 'local', 'hints', 'none'];
@@ -155,5 +155,146 @@ describe('served slices from text', () => {
     const served = JSON.parse(servedSliceText(sliceText(slice), undefined));
     assert.deepEqual(served.endpoints[0].addresses, ['127.0.0.1']);
     assert.deepEqual(served.ports, [{ name: 'https', protocol: 'TCP', port: 51003 }]);
+  });
+});
+
+describe('servedContent: what of a served form counts as a change', () => {
+  const slice = (
+    meta: Record<string, unknown>,
+    endpoints: unknown[] = [{ addresses: ['10.0.0.1'] }],
+  ): string =>
+    JSON.stringify({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 's', namespace: 'default', ...meta },
+      addressType: 'IPv4',
+      endpoints,
+    });
+  const T = 'endpoints.kubernetes.io/last-change-trigger-time';
+  const same: Array<[string, string, string]> = [
+    ['a new generation', slice({ generation: 1 }), slice({ generation: 2 })],
+    [
+      'a new trigger time, among other annotations',
+      slice({ annotations: { a: '1', [T]: '2026-01-01T00:00:00Z', z: '2' } }),
+      slice({ annotations: { a: '1', [T]: '2026-01-01T00:00:05.25Z', z: '2' } }),
+    ],
+    [
+      'the trigger time removed, the only annotation',
+      slice({ generation: 3, annotations: { [T]: '2026-01-01T00:00:00Z' } }),
+      slice({ generation: 4 }),
+    ],
+    [
+      'the trigger time set, first of several',
+      slice({ annotations: { a: '1' } }),
+      slice({ annotations: { [T]: '2026-01-01T00:00:00Z', a: '1' } }),
+    ],
+    [
+      'both at once, the trigger time the only annotation',
+      slice({ generation: 3, annotations: { [T]: '2026-01-01T00:00:00Z' } }),
+      slice({ generation: 9, annotations: { [T]: '2026-01-02T00:00:00Z' } }),
+    ],
+  ];
+  for (const [what, a, b] of same) {
+    it(`${what} is no change`, () => assert.equal(servedContent(a), servedContent(b)));
+  }
+  const differ: Array<[string, string, string]> = [
+    ['an endpoint', slice({ generation: 1 }), slice({ generation: 1 }, [{ addresses: ['10.0.0.2'] }])],
+    ['a label', slice({ labels: { a: '1' } }), slice({ labels: { a: '2' } })],
+    [
+      'another annotation',
+      slice({ annotations: { [T]: 't', a: '1' } }),
+      slice({ annotations: { [T]: 't', a: '2' } }),
+    ],
+    [
+      'the trigger time dropped with another annotation',
+      slice({ annotations: { [T]: 't', a: '1' } }),
+      slice({}),
+    ],
+    [
+      'a value that merely spells a volatile key',
+      slice({ annotations: { a: '"generation":1' } }),
+      slice({ annotations: { a: '"generation":2' } }),
+    ],
+    [
+      'a label named generation',
+      slice({ labels: { generation: '1' } }),
+      slice({ labels: { generation: '2' } }),
+    ],
+    [
+      'an annotation value that spells the trigger-time pair',
+      slice({ annotations: { a: `"${T}":"x"` } }),
+      slice({ annotations: { a: `"${T}":"y"` } }),
+    ],
+  ];
+  for (const [what, a, b] of differ) {
+    it(`${what} is a change`, () => assert.notEqual(servedContent(a), servedContent(b)));
+  }
+
+  it('property: the result is the JSON of the object without generation, trigger time and empty annotations', () => {
+    // Other keys, in metadata and among the annotations, around the ones that go.
+    const other = fc.constantFrom('a', 'b', 'name', 'x"y', 'generations', `${T}-not`);
+    const at = fc.integer({ min: 0, max: 4e9 }).map((s) => new Date(s * 1000).toISOString());
+    fc.assert(
+      fc.property(
+        fc.option(fc.nat(), { nil: undefined }),
+        fc.option(
+          fc.tuple(fc.dictionary(other, fc.string(), { maxKeys: 3 }), fc.option(at, { nil: undefined })),
+          {
+            nil: undefined,
+          },
+        ),
+        fc.dictionary(other, fc.oneof(fc.string(), fc.nat()), { maxKeys: 3 }),
+        fc.nat({ max: 3 }),
+        (generation, annotations, rest, position) => {
+          const entries: [string, unknown][] = Object.entries(rest);
+          if (generation !== undefined)
+            entries.splice(position % (entries.length + 1), 0, ['generation', generation]);
+          if (annotations !== undefined) {
+            const [others, trigger] = annotations;
+            const list: [string, string][] = Object.entries(others);
+            if (trigger !== undefined) list.splice(position % (list.length + 1), 0, [T, trigger]);
+            entries.splice((position + 1) % (entries.length + 1), 0, [
+              'annotations',
+              Object.fromEntries(list),
+            ]);
+          }
+          const meta = Object.fromEntries(entries);
+          const want = structuredClone(meta);
+          delete want['generation'];
+          const a = want['annotations'] as Record<string, string> | undefined;
+          if (a !== undefined) {
+            delete a[T];
+            if (Object.keys(a).length === 0) delete want['annotations'];
+          }
+          assert.equal(servedContent(JSON.stringify({ metadata: meta })), JSON.stringify({ metadata: want }));
+        },
+      ),
+    );
+  });
+
+  it('property: changing generation and trigger time never counts; changing an endpoint always does', () => {
+    fc.assert(
+      fc.property(
+        fc.nat(),
+        fc.nat(),
+        fc.dictionary(
+          fc.string().filter((k) => k !== '__proto__'),
+          fc.string(),
+          { maxKeys: 4 },
+        ),
+        fc.array(fc.ipV4(), { minLength: 1, maxLength: 4 }),
+        fc.ipV4(),
+        (g1, g2, annotations, addresses, extra) => {
+          const at = (n: number): string => new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
+          const a = slice({ generation: g1, annotations: { ...annotations, [T]: at(g1) } }, [{ addresses }]);
+          const b = slice({ generation: g2, annotations: { ...annotations, [T]: at(g2) } }, [{ addresses }]);
+          assert.equal(servedContent(a), servedContent(b));
+          const c = slice({ generation: g1, annotations: { ...annotations, [T]: at(g1) } }, [
+            { addresses: [...addresses, extra] },
+          ]);
+          assert.notEqual(servedContent(a), servedContent(c));
+        },
+      ),
+    );
   });
 });

@@ -93,3 +93,24 @@ export function servedSliceText(text: string, view: TopologyView | undefined): s
   }
   return `${lines[0]!}[${kept.join(',')}]${lines[1]!}`;
 }
+
+// What changes upstream with every change to a Service's endpoints, wherever they are: the slice's
+// generation and the controllers' trigger time (an annotation that is set, changed or removed). A change
+// to an endpoint this node is not served moves them, and nothing else of its served form.
+const pair = (key: string, value: string): RegExp =>
+  // With the comma before it, or, first in its object, the comma after it: what is left stays JSON.
+  new RegExp(`,${key}:${value}|(?<=\\{)${key}:${value},?`, 'g');
+const GENERATION = pair('"generation"', '\\d+');
+const TRIGGER_TIME = pair('"endpoints\\.kubernetes\\.io/last-change-trigger-time"', '"[^"\\\\]*"');
+const NO_ANNOTATIONS = pair('"annotations"', '\\{\\}');
+
+/**
+ * A served slice's or Endpoints' JSON (as JSON.stringify writes it) without what does not count as a
+ * change for the node: `metadata.generation` and the `endpoints.kubernetes.io/last-change-trigger-time`
+ * annotation (and `annotations` itself when that was all it held). Two forms count as the same exactly
+ * when their results are equal. In canonical JSON a quote inside a string is escaped, so the patterns
+ * match those keys only, never text inside a value.
+ */
+export function servedContent(form: string): string {
+  return form.replace(GENERATION, '').replace(TRIGGER_TIME, '').replace(NO_ANNOTATIONS, '');
+}
