@@ -97,20 +97,54 @@ export function servedSliceText(text: string, view: TopologyView | undefined): s
 // What changes upstream with every change to a Service's endpoints, wherever they are: the slice's
 // generation and the controllers' trigger time (an annotation that is set, changed or removed). A change
 // to an endpoint this node is not served moves them, and nothing else of its served form.
-const pair = (key: string, value: string): RegExp =>
-  // With the comma before it, or, first in its object, the comma after it: what is left stays JSON.
-  new RegExp(`,${key}:${value}|(?<=\\{)${key}:${value},?`, 'g');
-const GENERATION = pair('"generation"', '\\d+');
-const TRIGGER_TIME = pair('"endpoints\\.kubernetes\\.io/last-change-trigger-time"', '"[^"\\\\]*"');
-const NO_ANNOTATIONS = pair('"annotations"', '\\{\\}');
+
+/** The end of a run of digits starting at `i`, or -1 when there is none. */
+function digitsEnd(s: string, i: number): number {
+  let j = i;
+  while (j < s.length && s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57) j++;
+  return j > i ? j : -1;
+}
+
+/** The end of a JSON string without escapes starting at `i`, or -1 when there is none. */
+function plainStringEnd(s: string, i: number): number {
+  if (s[i] !== '"') return -1;
+  const close = s.indexOf('"', i + 1);
+  return close < 0 || s.slice(i + 1, close).includes('\\') ? -1 : close + 1;
+}
+
+const emptyObjectEnd = (s: string, i: number): number => (s.startsWith('{}', i) ? i + 2 : -1);
+
+/**
+ * `json` without every member `key: value` (key with its quotes and colon; `valueEnd` finds where the
+ * value ends, or -1 when it is not the kind to cut), commas kept right. A match must follow `{` or `,`:
+ * inside a string every quote is escaped, so a key found there follows a backslash and is left alone.
+ */
+function cutMember(json: string, key: string, valueEnd: (s: string, i: number) => number): string {
+  let s = json;
+  let from = 0;
+  for (;;) {
+    const i = s.indexOf(key, from);
+    if (i < 0) return s;
+    const before = s[i - 1];
+    const end = before === '{' || before === ',' ? valueEnd(s, i + key.length) : -1;
+    if (end < 0) {
+      from = i + 1;
+      continue;
+    }
+    if (before === ',') s = s.slice(0, i - 1) + s.slice(end);
+    else s = s.slice(0, i) + s.slice(s[end] === ',' ? end + 1 : end);
+    from = i - 1;
+  }
+}
 
 /**
  * A served slice's or Endpoints' JSON (as JSON.stringify writes it) without what does not count as a
  * change for the node: `metadata.generation` and the `endpoints.kubernetes.io/last-change-trigger-time`
  * annotation (and `annotations` itself when that was all it held). Two forms count as the same exactly
- * when their results are equal. In canonical JSON a quote inside a string is escaped, so the patterns
- * match those keys only, never text inside a value.
+ * when their results are equal.
  */
 export function servedContent(form: string): string {
-  return form.replace(GENERATION, '').replace(TRIGGER_TIME, '').replace(NO_ANNOTATIONS, '');
+  const s = cutMember(form, '"generation":', digitsEnd);
+  const t = cutMember(s, '"endpoints.kubernetes.io/last-change-trigger-time":', plainStringEnd);
+  return cutMember(t, '"annotations":', emptyObjectEnd);
 }
