@@ -5,10 +5,13 @@
 // - netns (root): this process runs in the hub namespace of a layout the caller made (demo-command.ts);
 //   the API server listens on the hub's bridge address, and each node's processes run in its own
 //   namespace, where its pods answer on their IPs and its proxy writes iptables rules.
-// - userspace (no root): everything on loopback; pods on 127.10.N.x, and each node's proxy listens for
-//   a cluster IP at the address with the same host bits in its own 127.(20+N).0.0/16.
-import { mkdirSync } from 'node:fs';
+// - userspace (no root): everything on loopback; pods on 127.P.N.x, and each node's proxy listens for
+//   a cluster IP at the address with the same host bits in its own 127.(S+N).0.0/16. P and S are the
+//   first blocks nobody listens in (10 and 20 on a quiet machine; core/demo/loopback.ts).
+import { mkdirSync, readFileSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { join } from 'node:path';
+import { chooseLoopbackBlocks, parseProcNetTcp, type Listener } from '../core/demo/loopback.js';
 import { listenAddress } from '../core/proxy/listen.js';
 import { Client } from '../runtime/client.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
@@ -46,9 +49,33 @@ export interface RunOptions {
   readonly procs: Proc[];
 }
 
-const userspaceCidr = (i: number): string => `127.${20 + i}.0.0/16`;
 /** Userspace listeners take Service port + this: binding port 80 needs root. */
 const PORT_OFFSET = 10_000;
+/** The port the demo's echo pods listen on, and the one its proxies take for the Services' port 80. */
+const POD_PORT = 8080;
+const STAND_IN_PORT = 80 + PORT_OFFSET;
+
+/** The TCP listeners on this machine's loopback, from /proc/net (none where it cannot be read). */
+function listeners(): Listener[] {
+  const le = endianness() === 'LE';
+  const read = (file: string, family: 4 | 6): Listener[] => {
+    try {
+      return parseProcNetTcp(readFileSync(file, 'utf8'), family, le);
+    } catch {
+      return [];
+    }
+  };
+  return [...read('/proc/net/tcp', 4), ...read('/proc/net/tcp6', 6)];
+}
+
+/** Userspace mode: the pod block and the first stand-in block, free of other listeners. */
+const loopbackBlocks = (): ReturnType<typeof chooseLoopbackBlocks> =>
+  chooseLoopbackBlocks(listeners(), {
+    nodes: DEMO_NODES.length,
+    ports: [POD_PORT, STAND_IN_PORT],
+    podBlocks: [10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+    firstStandIn: 20,
+  });
 
 export async function runDemo(o: RunOptions): Promise<number> {
   const logs = join(o.dataDir, 'logs');
@@ -66,14 +93,23 @@ export async function runDemo(o: RunOptions): Promise<number> {
     return p;
   };
   const mode = o.netns === undefined ? 'userspace' : 'iptables';
+  const choice = o.netns === undefined ? loopbackBlocks() : undefined;
+  if (choice !== undefined && 'conflict' in choice) {
+    o.out(
+      `svcplane demo: ${choice.conflict}. Stop what listens there, or run the demo as root (netns mode).`,
+    );
+    return 1;
+  }
+  const blocks = choice;
+  const userspaceCidr = (i: number): string => `127.${blocks!.standIns + i}.0.0/16`;
   try {
     o.out(
       o.netns === undefined
         ? "svcplane demo: userspace mode, no root needed: every node shares this machine's loopback, and its proxy\n" +
             '  forwards in userspace.' +
             '\n' +
-            '  A node reaches a cluster IP at a loopback stand-in with the same host bits, on the Service port + 10000\n' +
-            '  (binding port 80 needs root); the stand-ins are shown below.'
+            `  Pods answer on 127.${blocks!.pods}.N.x (node N). A node reaches a cluster IP at a loopback stand-in with\n` +
+            '  the same host bits, on the Service port + 10000 (binding port 80 needs root); the stand-ins are shown below.'
         : `svcplane demo: three network namespaces (${o.netns.nodes.map((n) => n.netns).join(', ')}), one per node; ` +
             'pods answer on their IPs inside them, and each proxy writes iptables rules there.',
     );
@@ -102,7 +138,7 @@ export async function runDemo(o: RunOptions): Promise<number> {
         '--labels',
         `${UNIT_KEY}=${n.unit},${ZONE_KEY}=${n.zone}`,
         '--pod-cidr',
-        place(n.name)?.podCIDR ?? `127.10.${i}.0/24`,
+        place(n.name)?.podCIDR ?? `127.${blocks!.pods}.${i}.0/24`,
         '--node-ip',
         place(n.name)?.ip ?? `127.0.1.${i + 1}`,
         '--serve-pods',

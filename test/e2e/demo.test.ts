@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -98,8 +99,18 @@ describe('svcplane demo', { timeout: 600_000 }, () => {
     assert.deepEqual(survivors(dir), []);
   });
 
-  it('as a user who is not root, on loopback with userspace proxies: the same tables', async () => {
+  it('as a user who is not root, on loopback with userspace proxies: the same tables, clear of 127.10 in use', async () => {
     const dir = path.join(work, 'userspace');
+    // Another node's pod on 127.10.0.1:8080 (the README's `svcplane node --pod-cidr 127.10.0.0/16`): the
+    // demo must put its pods elsewhere, or that pod would answer its traffic.
+    const other = createServer((_req, res) => res.end('node name: someone-else\n'));
+    await new Promise<void>((resolve, reject) => {
+      other.once('error', (err: NodeJS.ErrnoException) =>
+        err.code === 'EADDRINUSE' ? resolve() : reject(err),
+      );
+      other.listen(8080, '127.10.0.1', () => resolve());
+    });
+    after(() => other.close());
     chmodSync(work, 0o777);
     try {
       execFileSync(NOBODY[0]!, [
@@ -114,6 +125,7 @@ describe('svcplane demo', { timeout: 600_000 }, () => {
     const run = await demo(['--data-dir', dir], { as: NOBODY });
     assert.equal(run.code, 0, `exit ${run.code}\n${run.out}\n${run.err}`);
     assert.match(run.out, /userspace mode/);
+    assert.match(run.out, /Pods answer on 127\.1[1-9]\.N\.x/);
     checkTables(run.out);
     assert.deepEqual(survivors(dir), []);
   });
