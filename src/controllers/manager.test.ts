@@ -255,4 +255,43 @@ describe('controllers in-process', () => {
     assert.equal(ep.metadata.annotations?.[TRIGGER], '2030-01-01T00:00:02Z');
     assert.equal(slice?.metadata.annotations?.[TRIGGER], '2030-01-01T00:00:02Z');
   });
+
+  it("a pod on a node not in the cache yet does not freeze the slices' trigger time", async () => {
+    const TRIGGER = 'endpoints.kubernetes.io/last-change-trigger-time';
+    await api.client.create(NODES, '', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'tt-1' } });
+    // Selected, on a node nobody registered: the controller reports it and retries, every sync from the
+    // Service's first on (kube's tracker moves on all the same).
+    await pod('g-0', 'ghosted', '10.10.0.9', true, 'no-such-node');
+    await pod('g-1', 'ghosted', '10.10.0.1', false, 'tt-1');
+    await service('ghosted', 'ghosted');
+    const flip = async (ready: boolean, at: string): Promise<void> => {
+      await api.client.patch(
+        PODS,
+        'default',
+        'g-1',
+        'merge',
+        {
+          status: {
+            conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: at }],
+          },
+        },
+        { sub: 'status' },
+      );
+    };
+    const slice = async (): Promise<Slice | undefined> => (await slicesOf('ghosted'))[0];
+    await flip(true, '2030-02-01T00:00:01Z');
+    await until('g-1 ready, at its time', 10_000, async () => {
+      const s = await slice();
+      return s?.endpoints?.[0]?.conditions?.ready === true &&
+        s.metadata.annotations?.[TRIGGER] === '2030-02-01T00:00:01Z'
+        ? true
+        : undefined;
+    });
+    await flip(false, '2030-02-01T00:00:02Z');
+    const s = await until('g-1 not ready', 10_000, async () => {
+      const got = await slice();
+      return got?.endpoints?.[0]?.conditions?.ready === false ? got : undefined;
+    });
+    assert.equal(s.metadata.annotations?.[TRIGGER], '2030-02-01T00:00:02Z');
+  });
 });

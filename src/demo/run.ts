@@ -51,9 +51,9 @@ export interface RunOptions {
 
 /** Userspace listeners take Service port + this: binding port 80 needs root. */
 const PORT_OFFSET = 10_000;
-/** The port the demo's echo pods listen on, and the one its proxies take for the Services' port 80. */
+/** The port the demo's echo pods listen on, and the ones its proxies take: its Services' 80, `kubernetes`' 443. */
 const POD_PORT = 8080;
-const STAND_IN_PORT = 80 + PORT_OFFSET;
+const STAND_IN_PORTS = [80 + PORT_OFFSET, 443 + PORT_OFFSET];
 
 /** The TCP listeners on this machine's loopback, from /proc/net (none where it cannot be read). */
 function listeners(): Listener[] {
@@ -72,7 +72,7 @@ function listeners(): Listener[] {
 const loopbackBlocks = (): ReturnType<typeof chooseLoopbackBlocks> =>
   chooseLoopbackBlocks(listeners(), {
     nodes: DEMO_NODES.length,
-    ports: [POD_PORT, STAND_IN_PORT],
+    ports: [POD_PORT, ...STAND_IN_PORTS],
     podBlocks: [10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
     firstStandIn: 20,
   });

@@ -109,12 +109,13 @@ export class EndpointsController {
       try {
         await this.client.create(ENDPOINTS, namespace, plan.endpoints);
       } catch (err) {
-        // A namespace being deleted refuses creates; its Endpoints are going anyway.
+        // A namespace being deleted refuses creates; its Endpoints are going anyway (nothing written).
         if (
-          !isApiError(err, 403) ||
-          err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating') !== true
+          isApiError(err, 403) &&
+          err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating') === true
         )
-          throw err;
+          return;
+        throw err;
       }
     } else if (plan.kind === 'update') {
       await this.client.update(ENDPOINTS, plan.endpoints);

@@ -278,8 +278,9 @@ export class EndpointSliceController {
       );
       throw err;
     }
+    // Every write landed: their trigger time is observed.
+    trigger.commit();
     // Pods on nodes not in the cache yet: what could be written is written; try again later.
     if (plan.errors.length > 0) throw new Error(plan.errors.join('; '));
-    trigger.commit();
   }
 }

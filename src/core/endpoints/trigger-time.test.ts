@@ -143,7 +143,7 @@ describe('TriggerTimeTracker.computeEndpointLastChangeTriggerTime', () => {
       ],
     ],
     [
-      'a failed sync, then a further change: the earliest time not yet written',
+      'a failed sync, then another pod changed: the earlier of the two, neither written yet',
       [
         { created: T0, pods: { a: T0, b: T0 }, want: T0 },
         { created: T0, pods: { a: T1, b: T0 }, want: T1, failed: true },

@@ -10,8 +10,8 @@
 //     drops it when the Service is deleted.
 // kube's tracker replaces the state as it computes, so a sync whose write fails (a conflict on a stale cache)
 // is retried with the change already "observed": the retry writes no annotation, and the time of the change
-// is lost. Here a computation that is not committed leaves the state as it was, and the retry computes the
-// same time again.
+// is lost. Here a computation that is not committed leaves the state as it was, and the retry computes
+// from the same state (the same time, unless the pods moved on meanwhile).
 // Timestamps are RFC 3339 strings, compared at millisecond precision (metav1.Time carries whole seconds),
 // and the result is written in UTC as Go's RFC3339Nano prints it ("2018-01-01T00:00:00Z",
 // "2018-01-01T00:00:00.5Z"). Go's zero time and unparseable values count as unset.

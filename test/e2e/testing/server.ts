@@ -12,27 +12,32 @@ import { until } from './until.js';
 const BIN = new URL('../../../bin/svcplane.js', import.meta.url).pathname;
 
 /**
- * The servers this test file has running. When one of its tests fails, the end of each one's log goes
- * to stderr, which the runner prints as comments next to the failure: CI keeps nothing else of a run.
+ * The servers this test file has run during the current test (those still running, and those that exited
+ * since the last test ended: a test that fails because its server died, or that stops its server in a
+ * `finally`, still gets the log). When a test fails, the end of each one's log goes to stderr, which the
+ * runner prints as comments next to the failure: CI keeps nothing else of a run.
  */
-const running = new Set<{ readonly name: string; readonly log: () => string }>();
+const logged = new Set<{ readonly name: string; readonly log: () => string; exited: boolean }>();
 const LOG_LINES_ON_FAILURE = 60;
 afterEach((t) => {
   // TestContext.passed (Node 20.12+; not in the @types this project pins).
-  if ((t as { passed?: boolean }).passed !== false) return;
-  for (const s of running) {
-    const lines = s.log().trimEnd().split('\n').slice(-LOG_LINES_ON_FAILURE);
-    process.stderr.write(
-      `--- ${t.name} failed; the last ${lines.length} lines of ${s.name}'s log:\n${lines.join('\n')}\n---\n`,
-    );
+  if ((t as { passed?: boolean }).passed === false) {
+    for (const s of logged) {
+      const lines = s.log().trimEnd().split('\n').slice(-LOG_LINES_ON_FAILURE);
+      process.stderr.write(
+        `--- ${t.name} failed; the last ${lines.length} lines of ${s.name}'s log${s.exited ? ' (it has exited)' : ''}:\n` +
+          `${lines.join('\n')}\n---\n`,
+      );
+    }
   }
+  for (const s of logged) if (s.exited) logged.delete(s);
 });
 
-/** Prints `log()`'s end when a test of this file fails while the process runs (until `exited`). */
+/** Prints `log()`'s end when a test of this file fails while the process runs, or in the test it exits in. */
 export function logOnFailure(name: string, log: () => string, exited: Promise<unknown>): void {
-  const entry = { name, log };
-  running.add(entry);
-  void exited.then(() => running.delete(entry));
+  const entry = { name, log, exited: false };
+  logged.add(entry);
+  void exited.then(() => (entry.exited = true));
 }
 
 export interface TestServer {
