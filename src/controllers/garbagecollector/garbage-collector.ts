@@ -275,6 +275,13 @@ export class GarbageCollector {
       }
     }
     const finalizer = decision.action === 'orphan' ? FINALIZER_ORPHAN : FINALIZER_FOREGROUND;
+    this.opts.log?.('garbage collector: removing finalizer', {
+      resource: resource.resource,
+      namespace: owner.metadata.namespace,
+      name: owner.metadata.name,
+      finalizer,
+      resourceVersion: owner.metadata.resourceVersion,
+    });
     await this.mutate(resource, owner, (o) => {
       o.metadata.finalizers = (o.metadata.finalizers ?? []).filter((f) => f !== finalizer);
     });
