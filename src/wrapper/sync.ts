@@ -23,6 +23,7 @@ import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
 import { DirtyQueue } from './dirty-queue.js';
 import { Mirror, deflate, inflate, inflateText, storedForm, storedObject } from './mirror.js';
 import { UpstreamLog, type Logger } from './upstream-log.js';
+import { sliceService, splitKey, withoutPolicies } from './objects.js';
 
 export type { Logger };
 
@@ -31,8 +32,6 @@ export const ENDPOINTS = mustFindResource('', 'endpoints');
 export const ENDPOINTSLICES = mustFindResource('discovery.k8s.io', 'endpointslices');
 export const NODES = mustFindResource('', 'nodes');
 export const SERVED: readonly ResourceInfo[] = [SERVICES, ENDPOINTS, ENDPOINTSLICES, NODES];
-
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 /** What the store holds for a key. */
 interface Held {
@@ -56,14 +55,6 @@ interface Dirty {
   readonly name: string;
 }
 
-/** The Service with its traffic policies left out: kube-proxy applies those itself, from the Service. */
-function withoutPolicies(svc: KObject): KObject {
-  const spec = (svc as { spec?: Record<string, unknown> }).spec;
-  if (spec === undefined) return svc;
-  const { internalTrafficPolicy: _i, externalTrafficPolicy: _e, ...rest } = spec;
-  return { ...svc, spec: rest };
-}
-
 export interface WrapperSyncMetrics {
   recomputeSeconds(seconds: number): void;
   wrote(kind: 'put' | 'delete'): void;
@@ -77,12 +68,6 @@ const RESOURCE_OF: Record<Kind, ResourceInfo> = {
   slices: ENDPOINTSLICES,
   nodes: NODES,
 };
-
-/** `namespace/name` of the Service a slice belongs to, or undefined when it names none. */
-function sliceService(o: KObject): string | undefined {
-  const svc = o.metadata.labels?.[SERVICE_NAME_LABEL];
-  return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
-}
 
 /** Writes a drain round has in flight at most. */
 const DRAIN_BATCH = 500;
@@ -443,10 +428,4 @@ export class WrapperSync {
       throw err;
     }
   }
-}
-
-/** `namespace/name` → [namespace, name]. */
-function splitKey(key: string): [string, string] {
-  const slash = key.indexOf('/');
-  return [key.slice(0, slash), key.slice(slash + 1)];
 }
