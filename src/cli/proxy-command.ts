@@ -3,10 +3,14 @@ import { isIP } from 'node:net';
 import { jsonLogger } from '../apiserver/logger.js';
 import { parseCidrRange } from '../core/allocator/cidr.js';
 import type { RenderOptions } from '../core/proxy/iptables.js';
+import type { ProxyState } from '../core/proxy/types.js';
+import { healthCheckServices } from '../core/proxy/health-check.js';
 import { Client } from '../runtime/client.js';
+import { ClientEventRecorder } from '../runtime/events.js';
 import { DualStackBackend, IptablesBackend } from '../proxy/iptables-backend.js';
 import { iptablesRunner, type IptablesRunner } from '../proxy/iptables-runner.js';
 import { ProxyMetrics, serveOps } from '../proxy/metrics.js';
+import { ServiceHealthServers, healthCheckHosts } from '../proxy/service-health.js';
 import { ProxySync, type ProxyBackend, type SyncLog } from '../proxy/sync.js';
 import { UserspaceBackend } from '../proxy/userspace-backend.js';
 import { UserspaceProxy } from '../proxy/userspace.js';
@@ -48,7 +52,9 @@ Flags:
   --cluster-cidr CIDR             iptables: masquerade traffic to cluster IPs from outside this range
   --masquerade-all                iptables: masquerade all traffic to cluster IPs
   --nodeport-addresses LIST       iptables: CIDRs whose local addresses accept NodePorts (default: every
-                                  local address); userspace: the IPs to listen on for NodePorts (default: none)
+                                  local address); userspace: the IPs to listen on for NodePorts (default: none).
+                                  Health-check node ports (LoadBalancer, externalTrafficPolicy Local) are
+                                  served on the same addresses
   --userspace-cidr CIDR           userspace: where cluster IPs are listened on (see above)
   --userspace-port-offset N       userspace: listen on Service port + N for cluster and external IPs, for a
                                   process that may not bind ports below 1024 (80 → 10080 with 10000)
@@ -207,14 +213,23 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
   }
 
   const transport = transportFromFlags(values, (message) => new UsageError(message));
-  const sync = new ProxySync({
-    client: new Client(transport),
+  const client = new Client(transport);
+  const healthChecks = serviceHealthChecks(
+    client,
+    node,
+    healthCheckHosts(mode, nodePortList),
+    log,
+    () => sync.health().healthy,
+  );
+  const sync: ProxySync = new ProxySync({
+    client,
     node,
     backend,
     log,
     metrics,
     minSyncPeriodMs: minMs,
     syncPeriodMs: periodMs,
+    onApplied: healthChecks.onApplied,
   });
   const ops = await serveOps(metricsAt.host, metricsAt.port, metrics, sync);
   const health =
@@ -231,9 +246,65 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
     );
   await stop;
   await sync.stop();
+  await healthChecks.servers.close();
   await backend.close();
   ops.server.close();
   health.server.close();
   transport.close();
   return 0;
+}
+
+/**
+ * The health-check node ports (LoadBalancer Services with externalTrafficPolicy Local), kept in step
+ * with each applied sync. A port that cannot be opened is logged and written as a Warning Event on the
+ * Service (kube-proxy's FailedToStartServiceHealthcheck); with nowhere to listen (userspace mode without
+ * --nodeport-addresses), one warning says so.
+ */
+function serviceHealthChecks(
+  client: Client,
+  node: string,
+  hosts: (string | undefined)[],
+  log: SyncLog,
+  proxyHealthy: () => boolean,
+): { servers: ServiceHealthServers; onApplied: (state: ProxyState) => void } {
+  const events = new ClientEventRecorder(client, {
+    component: 'kube-proxy',
+    instance: node,
+    onError: (err) => log.warn('writing an event failed', { error: String(err) }),
+  });
+  const servers = new ServiceHealthServers({
+    addresses: hosts,
+    proxyHealthy,
+    log,
+    onListenError: (svc, err) => {
+      const message = `node ${node} failed to start healthcheck "${svc.namespace}/${svc.name}" on port ${svc.port}: ${err.message}`;
+      log.error('failed to start a health check', {
+        service: `${svc.namespace}/${svc.name}`,
+        port: svc.port,
+        error: err.message,
+      });
+      void events.record(
+        { kind: 'Service', apiVersion: 'v1', namespace: svc.namespace, name: svc.name },
+        'Warning',
+        'FailedToStartServiceHealthcheck',
+        message,
+      );
+    },
+  });
+  let warned = false;
+  return {
+    servers,
+    onApplied: (state) => {
+      const want = healthCheckServices(state);
+      if (hosts.length === 0) {
+        if (want.size > 0 && !warned)
+          log.warn('health-check node ports are not served: no --nodeport-addresses to listen on', {
+            services: want.size,
+          });
+        warned ||= want.size > 0;
+        return;
+      }
+      void servers.sync(want).catch((err: unknown) => log.error('health checks', { error: String(err) }));
+    },
+  };
 }

@@ -77,6 +77,8 @@ export interface SyncOptions {
   readonly syncPeriodMs?: number;
   /** Clock, for tests. */
   readonly now?: () => number;
+  /** After each successful sync, with the state the backend now has (the health-check servers). */
+  readonly onApplied?: (state: ProxyState) => void;
 }
 
 /** What the proxy keeps of each object: no managedFields, no kubectl last-applied copy. */
@@ -378,6 +380,7 @@ export class ProxySync {
       for (const t of triggers.values())
         this.o.metrics?.programmed(Math.max(0, (this.lastSuccess - t) / 1000));
       if (full) this.schedulePeriodic();
+      this.o.onApplied?.(this.state);
       this.o.log.info(`${kind} sync`, {
         servicePorts: this.state.size,
         changed: changed.size,
