@@ -63,6 +63,8 @@ export interface ApiServerOptions {
   readonly maxWatchQueueBytes?: number;
   readonly minRequestTimeoutSeconds?: number;
   readonly watchCacheHistory?: number;
+  /** At most this many bytes of JSON in the watch cache's history (default API_HISTORY_BYTES). */
+  readonly watchCacheHistoryBytes?: number;
   /** What validation accepts beyond kube-apiserver's rules (--allow-loopback-endpoints). */
   readonly validation?: ValidationOptions;
 }
@@ -84,6 +86,15 @@ export interface RunningApiServer {
   shutdown(): Promise<void>;
 }
 
+/**
+ * The watch cache keeps 10,000 events for watches to resume from, and at most this many bytes of them:
+ * each event holds its object and the version it replaced, so with large objects under churn (an
+ * Endpoints of a thousand addresses rewritten on every pod change) a count alone let the history grow to
+ * gigabytes. 128 MiB holds 10,000 events of typical objects (a few KiB each); past it the oldest go, and a
+ * watcher resuming from before them gets 410 Expired and relists, as from kube-apiserver's cache.
+ */
+export const API_HISTORY_BYTES = 128 * 2 ** 20;
+
 /** A wildcard bind address is not an address anyone can reach; loopback is. */
 const advertisable = (bind: string): string =>
   bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '::1' : bind;
@@ -93,6 +104,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const metrics = new ApiMetrics();
   const cache = new WatchCache(opts.store, {
     ...(opts.watchCacheHistory === undefined ? {} : { historySize: opts.watchCacheHistory }),
+    historyBytes: opts.watchCacheHistoryBytes ?? API_HISTORY_BYTES,
     log: (msg, fields) => log.warn(msg, fields),
   });
   const allocMetrics = new AllocationMetrics(metrics.registry);

@@ -25,6 +25,8 @@ export interface InProcessApiServerOptions {
   readonly token?: string;
   /** Passed to startApiServer; a small watch-cache history makes 410 Expired easy to provoke. */
   readonly watchCacheHistory?: number;
+  /** Passed to startApiServer: the watch-cache history's byte budget. */
+  readonly watchCacheHistoryBytes?: number;
   readonly bookmarkIntervalMs?: number;
   readonly minRequestTimeoutSeconds?: number;
   /** Passed to startApiServer: bytes a watcher may leave unread before it is closed with 410. */
@@ -87,6 +89,9 @@ export async function startInProcessApiServer(
       serviceNodePortRange: { base: 30000, size: 2768 },
     },
     ...(opts.watchCacheHistory === undefined ? {} : { watchCacheHistory: opts.watchCacheHistory }),
+    ...(opts.watchCacheHistoryBytes === undefined
+      ? {}
+      : { watchCacheHistoryBytes: opts.watchCacheHistoryBytes }),
     ...(opts.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: opts.bookmarkIntervalMs }),
     ...(opts.minRequestTimeoutSeconds === undefined
       ? {}

@@ -55,7 +55,7 @@ describe('EventHistory (property)', () => {
           }
           const kept = all.slice(all.length - keep);
           const floor = keep === all.length ? start : all[all.length - keep - 1]!.revision;
-          assert.deepEqual(h.stats(), { events: keep, bytes, floor });
+          assert.deepEqual(h.stats(), { events: keep, bytes, floor, maxEvents, maxBytes });
           assert.equal(h.floor, floor);
           for (let from = floor; from <= start + all.length; from++)
             assert.deepEqual(

@@ -64,7 +64,13 @@ export class EventHistory {
     for (let i = lo; i < this.events.length; i++) yield this.events[i]!;
   }
 
-  stats(): { events: number; bytes: number; floor: number } {
-    return { events: this.events.length - this.start, bytes: this.bytes, floor: this.floorRev };
+  stats(): { events: number; bytes: number; floor: number; maxEvents: number; maxBytes: number } {
+    return {
+      events: this.events.length - this.start,
+      bytes: this.bytes,
+      floor: this.floorRev,
+      maxEvents: this.maxEvents,
+      maxBytes: this.maxBytes,
+    };
   }
 }

@@ -235,8 +235,8 @@ export class WatchCache {
     }
   }
 
-  /** Events held for resuming watches, and their JSON bytes (for metrics and tests). */
-  historyStats(): { events: number; bytes: number; floor: number } {
+  /** Events held for resuming watches, their JSON bytes, and the limits on both (for metrics and tests). */
+  historyStats(): { events: number; bytes: number; floor: number; maxEvents: number; maxBytes: number } {
     return this.history.stats();
   }
 
