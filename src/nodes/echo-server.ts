@@ -18,7 +18,8 @@
 //   	...
 //
 // Pod IPs in 127.0.0.0/8 need no root (Linux routes all of it to loopback); other addresses must be
-// assigned to a local interface first, or the bind fails and is logged.
+// assigned to a local interface first. A bind that fails (the address is not local, or someone else
+// holds the port) is handed back to the caller: for the simulated kubelet, that container did not start.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -32,8 +33,12 @@ export interface PodEndpoint {
   readonly ports: readonly number[];
 }
 
-export interface EchoLog {
-  warn(msg: string, fields?: Record<string, unknown>): void;
+/** A listener that could not be opened. */
+export interface ServeFailure {
+  readonly ip: string;
+  readonly port: number;
+  /** The bind error, e.g. `listen EADDRINUSE: address already in use 127.10.0.1:8080`. */
+  readonly message: string;
 }
 
 /** The echo body for one request. */
@@ -75,9 +80,7 @@ const hostPort = (addr: string, port: number): string =>
 
 /** The listeners of every served pod, keyed by the pod's namespace/name. */
 export class PodServers {
-  private readonly pods = new Map<string, { spec: string; servers: Server[] }>();
-
-  constructor(private readonly log: EchoLog) {}
+  private readonly pods = new Map<string, { spec: string; servers: Server[]; failed: number }>();
 
   /** How many listeners are open. */
   get listeners(): number {
@@ -86,14 +89,18 @@ export class PodServers {
     return n;
   }
 
-  /** Opens the pod's listeners, or re-opens them when its IPs or ports changed. */
-  async ensure(key: string, pod: PodEndpoint): Promise<void> {
+  /**
+   * Opens the pod's listeners, or re-opens them when its IPs or ports changed, or when some could not be
+   * opened last time. Resolves to the listeners that could not be opened (none: the pod is served).
+   */
+  async ensure(key: string, pod: PodEndpoint): Promise<ServeFailure[]> {
     const spec = JSON.stringify([pod.ips, pod.ports, pod.node]);
     const have = this.pods.get(key);
-    if (have?.spec === spec) return;
+    if (have?.spec === spec && have.failed === 0) return [];
     if (have !== undefined) await this.close(key);
-    const entry = { spec, servers: [] as Server[] };
+    const entry = { spec, servers: [] as Server[], failed: 0 };
     this.pods.set(key, entry);
+    const failures: ServeFailure[] = [];
     await Promise.all(
       pod.ips.flatMap((ip) =>
         pod.ports.map(async (port) => {
@@ -115,15 +122,13 @@ export class PodServers {
             if (this.pods.get(key) === entry) entry.servers.push(server);
             else server.close();
           } catch (err) {
-            this.log.warn('cannot serve the pod on its IP', {
-              pod: key,
-              address: hostPort(ip, port),
-              err: (err as Error).message,
-            });
+            entry.failed++;
+            failures.push({ ip, port, message: (err as Error).message });
           }
         }),
       ),
     );
+    return failures;
   }
 
   /** Closes the pod's listeners (and drops their open connections). */

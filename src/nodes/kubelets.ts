@@ -33,7 +33,14 @@ import {
 } from '../core/nodes/node-object.js';
 import { NodeCidrError } from '../core/nodes/pod-cidrs.js';
 import { PodIPPool } from '../core/nodes/pod-ips.js';
-import { isTerminating, planPod, statusPodIPs } from '../core/nodes/pod-lifecycle.js';
+import {
+  backingOff,
+  restartsOf,
+  startFailed,
+  startWorked,
+  type CrashLoop,
+} from '../core/nodes/crash-loop.js';
+import { isTerminating, planPod, statusPodIPs, type PodPlan } from '../core/nodes/pod-lifecycle.js';
 import { isApiError, type Client } from '../runtime/client.js';
 import { Controller } from '../runtime/controller.js';
 import { Informer, objectKeyOf } from '../runtime/informer.js';
@@ -86,6 +93,8 @@ export class SimulatedKubelets {
   private readonly servers: PodServers | undefined;
   /** Pod key → the UID and node whose IPs it holds, so a vanished pod's addresses can be freed. */
   private readonly held = new Map<string, { uid: string; node: string }>();
+  /** Pod key → its containers' restarts, for pods whose echo listeners failed to open (--serve-pods). */
+  private readonly crashLoops = new Map<string, CrashLoop>();
   private ticker: NodeJS.Timeout | undefined;
   private inFlight = 0;
   private stopped = false;
@@ -121,7 +130,7 @@ export class SimulatedKubelets {
       ...(single === undefined ? {} : { fieldSelector: `metadata.name=${single}` }),
       reflector: { onError: (err) => o.log.warn('node watch failed; retrying', { err: String(err) }) },
     });
-    this.servers = o.servePods === true ? new PodServers(o.log) : undefined;
+    this.servers = o.servePods === true ? new PodServers() : undefined;
     this.controller = new Controller({
       name: 'kubelet-pods',
       workers: o.podWorkers ?? Math.min(64, 4 + Math.ceil(count / 10)),
@@ -187,6 +196,7 @@ export class SimulatedKubelets {
   }
 
   private release(key: string): void {
+    this.crashLoops.delete(key);
     const h = this.held.get(key);
     if (h === undefined) return;
     this.held.delete(key);
@@ -220,8 +230,33 @@ export class SimulatedKubelets {
       this.held.set(key, { uid, node: state.reg.name });
     }
     const nowMs = this.now();
-    const plan = planPod({ pod, ips, hostIPs, nowMs, now: rfc3339(nowMs) });
+    const input = { pod, ips, hostIPs, nowMs, now: rfc3339(nowMs) };
+    let loop = this.crashLoops.get(key);
+    if (loop !== undefined && loop.uid !== uid) loop = undefined;
+    let plan = planPod({ ...input, ...(loop === undefined ? {} : { containers: restartsOf(loop) }) });
     if (isTerminating(pod)) await this.servers?.close(key);
+    // With --serve-pods a container is its echo listeners: they open before the pod is reported running,
+    // and a port that cannot be bound is a container that fails to start (core/nodes/crash-loop.ts).
+    else if (this.runs(pod, plan) && !backingOff(loop, nowMs)) {
+      const failures = await this.serve(key, pod, state, ips);
+      const next =
+        failures.length > 0 ? startFailed(loop, pod, failures, nowMs, input.now) : loop && startWorked(loop);
+      if (next !== loop && next !== undefined) {
+        this.crashLoops.set(key, next);
+        if (failures.length > 0)
+          this.o.log.warn('container failed to start: its port cannot be served', {
+            pod: key,
+            containers: Object.keys(next.crashed),
+            error: failures[0]!.message,
+            restartCount: next.starts - 1,
+            backoffSeconds: (next.nextStartMs - nowMs) / 1000,
+          });
+        else this.o.log.info('container started again', { pod: key, restartCount: next.starts - 1 });
+        loop = next;
+        plan = planPod({ ...input, containers: restartsOf(next) });
+      }
+    }
+    const backoff = loop !== undefined && backingOff(loop, nowMs) ? loop.nextStartMs - nowMs : undefined;
     if (plan.kind === 'delete') {
       try {
         await this.o.client.delete(PODS, pod.metadata.namespace ?? '', pod.metadata.name ?? '', {
@@ -251,17 +286,22 @@ export class SimulatedKubelets {
         if (isApiError(err, 409) || isApiError(err, 404)) return;
         throw err;
       }
-      if (plan.status.phase === 'Running') await this.serve(key, pod, state, ips);
-      return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
     }
-    const phase = (pod as { status?: { phase?: unknown } }).status?.phase;
-    if (phase === 'Running' && !isTerminating(pod)) await this.serve(key, pod, state, ips);
-    return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
+    const after = [plan.requeueAfterMs, backoff].filter((ms) => ms !== undefined);
+    return after.length === 0 ? undefined : { requeueAfterMs: Math.min(...after) };
   }
 
-  private async serve(key: string, pod: KObject, state: NodeState, ips: readonly string[]): Promise<void> {
-    if (this.servers === undefined || isHostNetwork(pod)) return;
-    await this.servers.ensure(key, {
+  /** Whether the pod's containers run (or are about to be reported running) and are this process's to serve. */
+  private runs(pod: KObject, plan: PodPlan): boolean {
+    if (this.servers === undefined || isHostNetwork(pod)) return false;
+    if (plan.kind === 'status') return plan.status.phase === 'Running';
+    return plan.kind === 'wait' && (pod as { status?: { phase?: unknown } }).status?.phase === 'Running';
+  }
+
+  /** Opens the pod's echo listeners; resolves to those that could not be opened. */
+  private async serve(key: string, pod: KObject, state: NodeState, ips: readonly string[]) {
+    if (this.servers === undefined || isHostNetwork(pod)) return [];
+    return this.servers.ensure(key, {
       namespace: pod.metadata.namespace ?? '',
       name: pod.metadata.name ?? '',
       node: state.reg.name,

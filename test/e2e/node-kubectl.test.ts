@@ -132,8 +132,17 @@ interface PodJson {
     phase?: string;
     podIP?: string;
     hostIP?: string;
-    conditions?: { type: string; status: string }[];
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    containerStatuses?: ContainerStatusJson[];
   };
+}
+
+interface ContainerStatusJson {
+  ready: boolean;
+  started: boolean;
+  restartCount: number;
+  state: { waiting?: { reason: string; message?: string }; running?: { startedAt: string } };
+  lastState?: { terminated?: { reason: string; exitCode: number; message?: string } };
 }
 
 const getPod = async (srv: TestServer, name: string): Promise<PodJson | undefined> => {
@@ -278,6 +287,56 @@ describe('svcplane node against svcplane up', () => {
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal((await getPod(srv, 'echo-4'))?.status.podIP, undefined);
     await kubectl(srv, ['delete', 'pod', 'echo-4', '--wait=false']);
+  });
+
+  it('reports a pod whose port is taken as CrashLoopBackOff, not Ready, and starts it once the port is free', async () => {
+    // sim-2's first pod IP; someone else listens on it at the pod's port.
+    const ip = `127.${OCTET}.0.9`;
+    const squatter = createServer().listen({ host: ip, port: PORT });
+    await new Promise((r) => squatter.once('listening', r));
+    let freed = false;
+    try {
+      await kubectl(srv, ['apply', '-f', '-'], podManifest('crash-1', 'sim-2'));
+      const pod = await until('crash-1 in CrashLoopBackOff', 15_000, async () => {
+        const p = await getPod(srv, 'crash-1');
+        return p?.status.containerStatuses?.[0]?.state.waiting?.reason === 'CrashLoopBackOff' ? p : undefined;
+      });
+      assert.equal(pod.status.podIP, ip);
+      assert.equal(pod.status.phase, 'Running');
+      const cs = pod.status.containerStatuses![0]!;
+      assert.deepEqual([cs.ready, cs.started, cs.restartCount], [false, false, 0]);
+      assert.match(
+        cs.state.waiting!.message ?? '',
+        /^back-off 10s restarting failed container=echo pod=crash-1_default\(/,
+      );
+      assert.deepEqual([cs.lastState?.terminated?.reason, cs.lastState?.terminated?.exitCode], ['Error', 1]);
+      assert.match(cs.lastState?.terminated?.message ?? '', /EADDRINUSE/);
+      const ready = pod.status.conditions!.find((c) => c.type === 'Ready')!;
+      assert.deepEqual(
+        [ready.status, ready.reason, ready.message],
+        ['False', 'ContainersNotReady', 'containers with unready status: [echo]'],
+      );
+      assert.match(
+        await kubectl(srv, ['get', 'pod', 'crash-1']),
+        /^crash-1\s+0\/1\s+CrashLoopBackOff\s+0\s/m,
+      );
+      await new Promise((r) => squatter.close(r));
+      freed = true;
+      // The back-off (10 s) runs out, the container starts again and is ready: one restart.
+      const again = await until('crash-1 Ready after its restart', 30_000, async () => {
+        const q = await getPod(srv, 'crash-1');
+        return isReady(q) ? q : undefined;
+      });
+      const cs2 = again.status.containerStatuses![0]!;
+      assert.equal(cs2.restartCount, 1);
+      assert.ok(cs2.state.running !== undefined);
+      assert.equal(cs2.lastState?.terminated?.reason, 'Error', 'the failed run stays as lastState');
+      assert.match(await httpGet(ip, PORT), /pod name: crash-1/);
+      assert.match(await kubectl(srv, ['get', 'pod', 'crash-1']), /^crash-1\s+1\/1\s+Running\s+1 \(/m);
+    } finally {
+      if (!freed) await new Promise((r) => squatter.close(r));
+      await kubectl(srv, ['delete', 'pod', 'crash-1', '--wait=false']);
+    }
   });
 
   it('refuses a name held by a live node, an overlapping CIDR and an unreachable API server: one line, nothing registered', async () => {

@@ -5,6 +5,8 @@
 //   new pod            → Pending: sandbox up (pod IPs set), containers waiting ContainerCreating
 //   containers created → Running; Ready at once, or once the largest readinessProbe.initialDelaySeconds
 //                        has passed since the containers' startedAt (a probe result starts as Failure)
+//   a start that fails → Running, the container waiting in CrashLoopBackOff with its failed run as
+//                        lastState and restartCount counting the restarts; not ready until a start works
 //   deletionTimestamp  → containers terminated, phase Succeeded when they were running (a clean exit on
 //                        SIGTERM) or Failed when they never started; once the API shows the terminal
 //                        phase, DELETE with gracePeriodSeconds 0 and the pod's UID as a precondition
@@ -15,7 +17,7 @@
 //
 // Pure: the time is passed in.
 import { parseTimestamp } from '../../api/printers/time.js';
-import { podStatus, type PodPhase, type PodStatus } from '../pods/pod-status.js';
+import { podStatus, type ContainerRestarts, type PodPhase, type PodStatus } from '../pods/pod-status.js';
 
 type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
@@ -81,6 +83,11 @@ export interface PodPlanInput {
   readonly nowMs: number;
   /** RFC 3339 of nowMs, for the status builder. */
   readonly now: string;
+  /**
+   * Containers the kubelet has restarted, and those whose last start failed and that wait out their
+   * back-off (CrashLoopBackOff): a pod with one is Running and not ready.
+   */
+  readonly containers?: Readonly<Record<string, ContainerRestarts>>;
 }
 
 /** The parts of a status that decide whether a write is due (times and image IDs do not). */
@@ -98,6 +105,8 @@ function statusShape(s: unknown): string {
       c['ready'] === true,
       c['started'] === true,
       Object.keys(rec(c['state'])).sort(),
+      str(rec(rec(c['state'])['waiting'])['reason']),
+      typeof c['restartCount'] === 'number' ? c['restartCount'] : 0,
     ]),
   ]);
 }
@@ -114,6 +123,7 @@ function build(input: PodPlanInput, phase: PodPhase, ready: boolean): PodStatus 
     ready,
     now: input.now,
     pod: input.pod as unknown as { spec?: unknown; status?: unknown },
+    ...(input.containers === undefined ? {} : { containers: input.containers }),
   });
 }
 
@@ -135,7 +145,15 @@ export function planPod(input: PodPlanInput): PodPlan {
   // A pod that finished stays as it is: a terminal phase never changes back.
   if (isTerminalPhase(phase)) return { kind: 'wait' };
 
+  // A container that could not start: Running (it was started), not ready, until a start succeeds.
   const started = containersStartedMs(pod);
+  if (Object.values(input.containers ?? {}).some((c) => c.crash !== undefined)) {
+    // The others are ready as they would be: their readiness delay since they started (now, if they
+    // start with this report).
+    const readyAt = (started ?? nowMs) + readinessDelayMs(pod);
+    const ready = nowMs >= readyAt;
+    return write(build(input, 'Running', ready), ready ? undefined : readyAt - nowMs);
+  }
   if (started === undefined) {
     // First the sandbox (IPs, containers creating), then the containers: two reports, as kubectl shows
     // ContainerCreating before Running.

@@ -32,6 +32,27 @@ export interface PodStatusInput {
   readonly now: string;
   /** The pod as it is now: its containers name the containerStatuses, its status is the previous one. */
   readonly pod?: { readonly spec?: unknown; readonly status?: unknown; readonly [field: string]: unknown };
+  /**
+   * Containers that have been restarted, by name: their restartCount, and when the last run failed and
+   * the container waits to be started again, that failure (CrashLoopBackOff). A crashed container is not
+   * ready, so neither is the pod.
+   */
+  readonly containers?: Readonly<Record<string, ContainerRestarts>>;
+}
+
+export interface ContainerRestarts {
+  readonly restartCount: number;
+  readonly crash?: ContainerCrash;
+}
+
+export interface ContainerCrash {
+  /** Why the last run ended (lastState.terminated.message). */
+  readonly message: string;
+  /** When the last run started and ended (RFC 3339). */
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  /** How long the kubelet waits before the next start. */
+  readonly backoffSeconds: number;
 }
 
 export type ConditionStatus = 'True' | 'False';
@@ -46,8 +67,16 @@ export interface PodCondition {
 
 export type ContainerState =
   | { running: { startedAt: string } }
-  | { waiting: { reason: string } }
-  | { terminated: { exitCode: number; reason: string; startedAt: string; finishedAt: string } };
+  | { waiting: { reason: string; message?: string } }
+  | {
+      terminated: {
+        exitCode: number;
+        reason: string;
+        message?: string;
+        startedAt: string;
+        finishedAt: string;
+      };
+    };
 
 export interface ContainerStatus {
   name: string;
@@ -57,6 +86,8 @@ export interface ContainerStatus {
   started: boolean;
   restartCount: number;
   state: ContainerState;
+  /** The previous run's end, once a container has been restarted (kept while it runs again). */
+  lastState?: ContainerState;
 }
 
 export interface PodStatus {
@@ -150,7 +181,13 @@ export function podStatus(input: PodStatusInput): PodStatus {
   if (problems.length > 0) throw new PodStatusError(problems.join('; '));
   const now = input.now;
   const phase = input.phase ?? 'Running';
-  const ready = input.ready ?? phase === 'Running';
+  const crashed = Object.entries(input.containers ?? {})
+    .filter(([, c]) => c.crash !== undefined)
+    .map(([name]) => name);
+  // `ready` is the containers' readiness (their probes); a crashed container is not ready whatever it says,
+  // and the pod is ready only when every container is.
+  const containersReady = input.ready ?? phase === 'Running';
+  const ready = containersReady && crashed.length === 0;
   const prev = rec(input.pod?.status);
   const containers = recs(rec(input.pod?.spec)['containers']);
   const ips = listOf(input.ips, input.ip);
@@ -177,7 +214,11 @@ export function podStatus(input: PodStatusInput): PodStatus {
       ...(message === undefined ? {} : { message }),
     };
   };
-  const unready = containers.map((c) => str(c['name'])).filter((n) => n !== '');
+  // While some containers crash-loop and the others run, only those are unready.
+  const unready =
+    crashed.length > 0 && containersReady
+      ? crashed
+      : containers.map((c) => str(c['name'])).filter((n) => n !== '');
   const notReady: [string, string | undefined] = terminal
     ? ['PodCompleted', undefined]
     : [
@@ -203,8 +244,20 @@ export function podStatus(input: PodStatusInput): PodStatus {
     const wasRunning = str(rec(beforeState['running'])['startedAt']);
     const wasTerminated = rec(beforeState['terminated']);
     const startedAt = wasRunning || str(wasTerminated['startedAt']) || now;
+    const restarts = input.containers?.[name];
+    const crash = phase === 'Running' ? restarts?.crash : undefined;
     let state: ContainerState;
-    if (phase === 'Running') state = { running: { startedAt: wasRunning || now } };
+    if (crash !== undefined) {
+      const pod = rec(input.pod?.['metadata']);
+      state = {
+        waiting: {
+          reason: 'CrashLoopBackOff',
+          message:
+            `back-off ${crash.backoffSeconds}s restarting failed container=${name} ` +
+            `pod=${str(pod['name'])}_${str(pod['namespace'])}(${str(pod['uid'])})`,
+        },
+      };
+    } else if (phase === 'Running') state = { running: { startedAt: wasRunning || now } };
     else if (phase === 'Pending') state = { waiting: { reason: 'ContainerCreating' } };
     else {
       const exitCode = phase === 'Succeeded' ? 0 : 1;
@@ -218,14 +271,30 @@ export function podStatus(input: PodStatusInput): PodStatus {
         },
       };
     }
+    const lastState: ContainerState | undefined =
+      crash !== undefined
+        ? {
+            terminated: {
+              exitCode: 1,
+              reason: 'Error',
+              message: crash.message,
+              startedAt: crash.startedAt,
+              finishedAt: crash.finishedAt,
+            },
+          }
+        : Object.keys(rec(before?.['lastState'])).length > 0
+          ? (before!['lastState'] as ContainerState)
+          : undefined;
     return {
       name,
       image: str(c['image']),
       imageID: str(before?.['imageID']),
-      ready: ready && phase === 'Running',
-      started: phase === 'Running',
-      restartCount: typeof before?.['restartCount'] === 'number' ? before['restartCount'] : 0,
+      ready: containersReady && phase === 'Running' && crash === undefined,
+      started: phase === 'Running' && crash === undefined,
+      restartCount:
+        restarts?.restartCount ?? (typeof before?.['restartCount'] === 'number' ? before['restartCount'] : 0),
       state,
+      ...(lastState === undefined ? {} : { lastState }),
     };
   });
 
