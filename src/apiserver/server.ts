@@ -87,11 +87,12 @@ export interface RunningApiServer {
 }
 
 /**
- * The watch cache keeps 10,000 events for watches to resume from, and at most this many bytes of them:
- * each event holds its object and the version it replaced, so with large objects under churn (an
- * Endpoints of a thousand addresses rewritten on every pod change) a count alone let the history grow to
- * gigabytes. 128 MiB holds 10,000 events of typical objects (a few KiB each); past it the oldest go, and a
- * watcher resuming from before them gets 410 Expired and relists, as from kube-apiserver's cache.
+ * The watch cache keeps at most 10,000 events for watches to resume from, and at most this much JSON
+ * counted over them: each event counts its object and the version it replaced (a version two events
+ * share counts twice, so the history keeps at most this much alive). With a count alone, large objects
+ * under churn (an Endpoints of a thousand addresses rewritten on every pod change) let the history grow
+ * to gigabytes. Objects up to about 6 KiB still fill the 10,000 events; larger ones shorten the window,
+ * and a watcher resuming from before it gets 410 Expired and relists, as from kube-apiserver's cache.
  */
 export const API_HISTORY_BYTES = 128 * 2 ** 20;
 

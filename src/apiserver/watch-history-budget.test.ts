@@ -70,8 +70,9 @@ describe('the API server watch-cache history budget', () => {
       assert.equal(expired[0]!.type, 'ERROR');
       assert.equal((expired[0]!.object as unknown as { code: number }).code, 410);
 
-      // From the newest event's predecessor still held: every later write, in order.
-      const from = rvs.length - stats.events;
+      // From the floor (the revision just below the oldest event held): every later write, in order.
+      const from = rvs.indexOf(String(stats.floor));
+      assert.ok(from >= 0, `the floor ${stats.floor} is one of this test's writes`);
       const replay = await watchFrom(api, rvs[from]!, rvs.length - 1 - from);
       assert.deepEqual(
         replay.map((e) => [e.type, e.object.metadata.resourceVersion]),

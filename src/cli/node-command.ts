@@ -39,7 +39,8 @@ Flags:
   --max-pods N                allocatable pods per node (default 110)
   --serve-pods                answer HTTP on every container port of every running pod, on the pod's IP,
                               with an echo (pod name, namespace, node name, pod IP, client address); a
-                              127.0.0.0/8 pod CIDR needs no root
+                              127.0.0.0/8 pod CIDR needs no root. A port another process holds is a
+                              container that fails to start: CrashLoopBackOff, not Ready, retried
   --kubeconfig FILE           default: $KUBECONFIG, then ~/.kube/config
   --context NAME              a kubeconfig context other than the current one
 `;

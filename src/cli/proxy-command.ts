@@ -218,6 +218,7 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
     client,
     node,
     healthCheckHosts(mode, nodePortList),
+    nodePortList.length === 0 ? 'none' : 'unmatched',
     log,
     () => sync.health().healthy,
   );
@@ -264,6 +265,8 @@ function serviceHealthChecks(
   client: Client,
   node: string,
   hosts: (string | undefined)[],
+  /** Why `hosts` may be empty: no --nodeport-addresses, or none of them is local. */
+  emptyHostsReason: 'none' | 'unmatched',
   log: SyncLog,
   proxyHealthy: () => boolean,
 ): { servers: ServiceHealthServers; onApplied: (state: ProxyState) => void } {
@@ -298,9 +301,12 @@ function serviceHealthChecks(
       const want = healthCheckServices(state);
       if (hosts.length === 0) {
         if (want.size > 0 && !warned)
-          log.warn('health-check node ports are not served: no --nodeport-addresses to listen on', {
-            services: want.size,
-          });
+          log.warn(
+            emptyHostsReason === 'none'
+              ? 'health-check node ports are not served: no --nodeport-addresses to listen on'
+              : 'health-check node ports are not served: no local address is in --nodeport-addresses',
+            { services: want.size },
+          );
         warned ||= want.size > 0;
         return;
       }

@@ -41,7 +41,7 @@ describe('PodServers', () => {
     await assert.rejects(get(ip, port));
   });
 
-  it('hands back, and does not throw, a pod IP that is not local or a port someone holds; retries them', async () => {
+  it('hands back, and does not throw, a pod IP that is not local or a port someone holds; retries the port', async () => {
     const servers = new PodServers();
     const far = await servers.ensure('default/far', {
       namespace: 'default',
@@ -52,8 +52,14 @@ describe('PodServers', () => {
     });
     assert.equal(servers.listeners, 0);
     assert.deepEqual(
-      far.map((f) => [f.ip, f.port, /EADDRNOTAVAIL/.test(f.message)]),
-      [['192.0.2.10', 8080, true]],
+      far.map((f) => [f.ip, f.port, f.code, /EADDRNOTAVAIL/.test(f.message)]),
+      [['192.0.2.10', 8080, 'EADDRNOTAVAIL', true]],
+    );
+    const farPod = { namespace: 'default', name: 'far', node: 'n1', ips: ['192.0.2.10'], ports: [8080] };
+    assert.deepEqual(
+      await servers.ensure('default/far', farPod),
+      [],
+      'an address the host lacks is not retried',
     );
 
     const ip = `127.77.${process.pid % 250}.10`;
@@ -63,8 +69,8 @@ describe('PodServers', () => {
     const pod = { namespace: 'default', name: 'web', node: 'n1', ips: [ip], ports: [p1, p2] };
     const first = await servers.ensure('default/web', pod);
     assert.deepEqual(
-      first.map((f) => [f.port, /EADDRINUSE/.test(f.message)]),
-      [[p2, true]],
+      first.map((f) => [f.port, f.code, /EADDRINUSE/.test(f.message)]),
+      [[p2, 'EADDRINUSE', true]],
     );
     assert.equal(servers.addresses('default/web').length, 1, 'the port that was free is served');
     // The same pod again: what failed is tried again (and fails while the port is held) ...

@@ -18,8 +18,10 @@
 //   	...
 //
 // Pod IPs in 127.0.0.0/8 need no root (Linux routes all of it to loopback); other addresses must be
-// assigned to a local interface first. A bind that fails (the address is not local, or someone else
-// holds the port) is handed back to the caller: for the simulated kubelet, that container did not start.
+// assigned to a local interface first. A bind that fails is handed back to the caller. Someone else
+// holding the port (EADDRINUSE) is for the simulated kubelet a container that did not start, tried again
+// at the next ensure(); an address this host does not have (EADDRNOTAVAIL: a pod CIDR outside 127/8, an
+// IPv6 pod IP) cannot be served at all and is not tried again.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -39,7 +41,12 @@ export interface ServeFailure {
   readonly port: number;
   /** The bind error, e.g. `listen EADDRINUSE: address already in use 127.10.0.1:8080`. */
   readonly message: string;
+  /** Its errno code (EADDRINUSE, EADDRNOTAVAIL, EACCES, ...). */
+  readonly code: string;
 }
+
+/** A failure that another process causes, and that may go away: the port is in use. */
+export const isPortTaken = (f: ServeFailure): boolean => f.code === 'EADDRINUSE';
 
 /** The echo body for one request. */
 export function echoBody(
@@ -90,8 +97,8 @@ export class PodServers {
   }
 
   /**
-   * Opens the pod's listeners, or re-opens them when its IPs or ports changed, or when some could not be
-   * opened last time. Resolves to the listeners that could not be opened (none: the pod is served).
+   * Opens the pod's listeners, or re-opens them when its IPs or ports changed, or when a port was taken
+   * last time. Resolves to the listeners that could not be opened now (none: the pod is served).
    */
   async ensure(key: string, pod: PodEndpoint): Promise<ServeFailure[]> {
     const spec = JSON.stringify([pod.ips, pod.ports, pod.node]);
@@ -116,14 +123,22 @@ export class PodServers {
               server.once('error', reject);
               server.listen({ host: ip, port, exclusive: true }, () => {
                 server.off('error', reject);
+                // A later accept error (out of file descriptors) must not crash the process.
+                server.on('error', () => undefined);
                 resolve();
               });
             });
             if (this.pods.get(key) === entry) entry.servers.push(server);
             else server.close();
           } catch (err) {
-            entry.failed++;
-            failures.push({ ip, port, message: (err as Error).message });
+            const f = {
+              ip,
+              port,
+              message: (err as Error).message,
+              code: (err as NodeJS.ErrnoException).code ?? '',
+            };
+            if (isPortTaken(f)) entry.failed++;
+            failures.push(f);
           }
         }),
       ),

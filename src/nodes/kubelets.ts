@@ -33,18 +33,11 @@ import {
 } from '../core/nodes/node-object.js';
 import { NodeCidrError } from '../core/nodes/pod-cidrs.js';
 import { PodIPPool } from '../core/nodes/pod-ips.js';
-import {
-  backingOff,
-  restartsOf,
-  startFailed,
-  startWorked,
-  type CrashLoop,
-} from '../core/nodes/crash-loop.js';
 import { isTerminating, planPod, statusPodIPs, type PodPlan } from '../core/nodes/pod-lifecycle.js';
 import { isApiError, type Client } from '../runtime/client.js';
 import { Controller } from '../runtime/controller.js';
 import { Informer, objectKeyOf } from '../runtime/informer.js';
-import { PodServers } from './echo-server.js';
+import { PodContainers, isHostNetwork } from './pod-containers.js';
 import { LEASES, NODES, type RegisteredNode } from './register.js';
 
 const PODS = mustFindResource('', 'pods');
@@ -90,11 +83,10 @@ export class SimulatedKubelets {
   private readonly pods: Informer;
   private readonly nodeInformer: Informer;
   private readonly controller: Controller;
-  private readonly servers: PodServers | undefined;
+  /** The pods' containers (their echo listeners), with --serve-pods. */
+  private readonly containers: PodContainers | undefined;
   /** Pod key → the UID and node whose IPs it holds, so a vanished pod's addresses can be freed. */
   private readonly held = new Map<string, { uid: string; node: string }>();
-  /** Pod key → its containers' restarts, for pods whose echo listeners failed to open (--serve-pods). */
-  private readonly crashLoops = new Map<string, CrashLoop>();
   private ticker: NodeJS.Timeout | undefined;
   private inFlight = 0;
   private stopped = false;
@@ -130,7 +122,7 @@ export class SimulatedKubelets {
       ...(single === undefined ? {} : { fieldSelector: `metadata.name=${single}` }),
       reflector: { onError: (err) => o.log.warn('node watch failed; retrying', { err: String(err) }) },
     });
-    this.servers = o.servePods === true ? new PodServers() : undefined;
+    this.containers = o.servePods === true ? new PodContainers(o.log) : undefined;
     this.controller = new Controller({
       name: 'kubelet-pods',
       workers: o.podWorkers ?? Math.min(64, 4 + Math.ceil(count / 10)),
@@ -165,7 +157,7 @@ export class SimulatedKubelets {
     if (this.ticker !== undefined) clearInterval(this.ticker);
     await this.controller.stop();
     await Promise.all([this.pods.stop(), this.nodeInformer.stop()]);
-    await this.servers?.closeAll();
+    await this.containers?.stopAll();
   }
 
   /** Pod IPs in use on a node (for tests and the benchmark). */
@@ -196,7 +188,6 @@ export class SimulatedKubelets {
   }
 
   private release(key: string): void {
-    this.crashLoops.delete(key);
     const h = this.held.get(key);
     if (h === undefined) return;
     this.held.delete(key);
@@ -210,7 +201,7 @@ export class SimulatedKubelets {
     if (pod === undefined || state === undefined || (held !== undefined && held.uid !== pod.metadata.uid)) {
       // Gone (deleted, or confirmed by us), moved off our nodes, or replaced by a pod of the same name.
       this.release(key);
-      await this.servers?.close(key);
+      await this.containers?.stop(key, true);
       if (pod === undefined || state === undefined) return;
     }
     const uid = pod.metadata.uid ?? '';
@@ -231,32 +222,19 @@ export class SimulatedKubelets {
     }
     const nowMs = this.now();
     const input = { pod, ips, hostIPs, nowMs, now: rfc3339(nowMs) };
-    let loop = this.crashLoops.get(key);
-    if (loop !== undefined && loop.uid !== uid) loop = undefined;
-    let plan = planPod({ ...input, ...(loop === undefined ? {} : { containers: restartsOf(loop) }) });
-    if (isTerminating(pod)) await this.servers?.close(key);
-    // With --serve-pods a container is its echo listeners: they open before the pod is reported running,
-    // and a port that cannot be bound is a container that fails to start (core/nodes/crash-loop.ts).
-    else if (this.runs(pod, plan) && !backingOff(loop, nowMs)) {
-      const failures = await this.serve(key, pod, state, ips);
-      const next =
-        failures.length > 0 ? startFailed(loop, pod, failures, nowMs, input.now) : loop && startWorked(loop);
-      if (next !== loop && next !== undefined) {
-        this.crashLoops.set(key, next);
-        if (failures.length > 0)
-          this.o.log.warn('container failed to start: its port cannot be served', {
-            pod: key,
-            containers: Object.keys(next.crashed),
-            error: failures[0]!.message,
-            restartCount: next.starts - 1,
-            backoffSeconds: (next.nextStartMs - nowMs) / 1000,
-          });
-        else this.o.log.info('container started again', { pod: key, restartCount: next.starts - 1 });
-        loop = next;
-        plan = planPod({ ...input, containers: restartsOf(next) });
-      }
-    }
-    const backoff = loop !== undefined && backingOff(loop, nowMs) ? loop.nextStartMs - nowMs : undefined;
+    const planned = () => {
+      const r = this.containers?.restarts(key, uid);
+      return planPod(r === undefined ? input : { ...input, containers: r });
+    };
+    let plan = planned();
+    if (isTerminating(pod)) await this.containers?.stop(key);
+    // With --serve-pods the containers start (their listeners open) before the pod is reported running.
+    else if (
+      this.runs(pod, plan) &&
+      (await this.containers!.start(key, pod, state.reg.name, ips, nowMs, input.now))
+    )
+      plan = planned();
+    const backoff = this.containers?.backoffMs(key, uid, nowMs);
     if (plan.kind === 'delete') {
       try {
         await this.o.client.delete(PODS, pod.metadata.namespace ?? '', pod.metadata.name ?? '', {
@@ -283,8 +261,8 @@ export class SimulatedKubelets {
         this.counters.podStatusWrites++;
       } catch (err) {
         // A newer pod is on its way through the watch (409), or the pod is gone (404): its event requeues.
-        if (isApiError(err, 409) || isApiError(err, 404)) return;
-        throw err;
+        if (isApiError(err, 404)) return;
+        if (!isApiError(err, 409)) throw err;
       }
     }
     const after = [plan.requeueAfterMs, backoff].filter((ms) => ms !== undefined);
@@ -293,21 +271,9 @@ export class SimulatedKubelets {
 
   /** Whether the pod's containers run (or are about to be reported running) and are this process's to serve. */
   private runs(pod: KObject, plan: PodPlan): boolean {
-    if (this.servers === undefined || isHostNetwork(pod)) return false;
+    if (this.containers === undefined || isHostNetwork(pod)) return false;
     if (plan.kind === 'status') return plan.status.phase === 'Running';
     return plan.kind === 'wait' && (pod as { status?: { phase?: unknown } }).status?.phase === 'Running';
-  }
-
-  /** Opens the pod's echo listeners; resolves to those that could not be opened. */
-  private async serve(key: string, pod: KObject, state: NodeState, ips: readonly string[]) {
-    if (this.servers === undefined || isHostNetwork(pod)) return [];
-    return this.servers.ensure(key, {
-      namespace: pod.metadata.namespace ?? '',
-      name: pod.metadata.name ?? '',
-      node: state.reg.name,
-      ips,
-      ports: containerPorts(pod),
-    });
   }
 
   // ---- heartbeats ----
@@ -429,22 +395,4 @@ export class SimulatedKubelets {
       } else throw err;
     }
   }
-}
-
-const isHostNetwork = (pod: KObject): boolean =>
-  (pod as { spec?: { hostNetwork?: unknown } }).spec?.hostNetwork === true;
-
-/** Every TCP containerPort of the pod's containers, once each. */
-export function containerPorts(pod: KObject): number[] {
-  const containers = (pod as { spec?: { containers?: unknown } }).spec?.containers;
-  const ports = new Set<number>();
-  for (const c of Array.isArray(containers) ? containers : []) {
-    const list = (c as { ports?: unknown }).ports;
-    for (const p of Array.isArray(list) ? list : []) {
-      const port = (p as { containerPort?: unknown; protocol?: unknown }).containerPort;
-      const proto = (p as { protocol?: unknown }).protocol;
-      if (typeof port === 'number' && (proto === undefined || proto === 'TCP')) ports.add(port);
-    }
-  }
-  return [...ports];
 }

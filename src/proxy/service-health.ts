@@ -42,7 +42,10 @@ export interface ServiceHealthOptions {
   readonly proxyHealthy: () => boolean;
   /** A Service whose health check could not be opened (some address refused it). */
   readonly onListenError?: (svc: HealthCheckService, err: Error) => void;
-  readonly log?: { info(msg: string, f?: Record<string, unknown>): void };
+  readonly log?: {
+    info(msg: string, f?: Record<string, unknown>): void;
+    warn?(msg: string, f?: Record<string, unknown>): void;
+  };
 }
 
 interface Instance {
@@ -50,12 +53,19 @@ interface Instance {
   readonly servers: Server[];
 }
 
-function listen(server: Server, address: string | undefined, port: number): Promise<void> {
+function listen(
+  server: Server,
+  address: string | undefined,
+  port: number,
+  onError: (err: Error) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const failed = (err: Error): void => reject(err);
     server.once('error', failed);
     server.listen({ port, ...(address === undefined ? {} : { host: address }) }, () => {
       server.off('error', failed);
+      // Later errors (an accept that fails for want of file descriptors) are logged, never thrown.
+      server.on('error', onError);
       resolve();
     });
   });
@@ -123,7 +133,9 @@ export class ServiceHealthServers {
             res.writeHead(a.status, a.headers).end(a.body);
           });
           inst.servers.push(server);
-          await listen(server, address, svc.port);
+          await listen(server, address, svc.port, (err) =>
+            this.o.log?.warn?.('a health check server failed', { service: key, error: err.message }),
+          );
         }
       } catch (err) {
         await closeAll(inst.servers);

@@ -380,7 +380,11 @@ export class ProxySync {
       for (const t of triggers.values())
         this.o.metrics?.programmed(Math.max(0, (this.lastSuccess - t) / 1000));
       if (full) this.schedulePeriodic();
-      this.o.onApplied?.(this.state);
+      try {
+        this.o.onApplied?.(this.state);
+      } catch (err) {
+        this.o.log.error('after the sync', { error: err instanceof Error ? err.message : String(err) });
+      }
       this.o.log.info(`${kind} sync`, {
         servicePorts: this.state.size,
         changed: changed.size,

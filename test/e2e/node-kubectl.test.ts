@@ -304,7 +304,8 @@ describe('svcplane node against svcplane up', () => {
       assert.equal(pod.status.podIP, ip);
       assert.equal(pod.status.phase, 'Running');
       const cs = pod.status.containerStatuses![0]!;
-      assert.deepEqual([cs.ready, cs.started, cs.restartCount], [false, false, 0]);
+      // The first failure was restarted at once (restart 1); that one failed too: back-off 10 s.
+      assert.deepEqual([cs.ready, cs.started, cs.restartCount], [false, false, 1]);
       assert.match(
         cs.state.waiting!.message ?? '',
         /^back-off 10s restarting failed container=echo pod=crash-1_default\(/,
@@ -318,21 +319,21 @@ describe('svcplane node against svcplane up', () => {
       );
       assert.match(
         await kubectl(srv, ['get', 'pod', 'crash-1']),
-        /^crash-1\s+0\/1\s+CrashLoopBackOff\s+0\s/m,
+        /^crash-1\s+0\/1\s+CrashLoopBackOff\s+1 \(/m,
       );
       await new Promise((r) => squatter.close(r));
       freed = true;
-      // The back-off (10 s) runs out, the container starts again and is ready: one restart.
+      // The back-off (10 s) runs out, the container starts again and is ready: its second restart.
       const again = await until('crash-1 Ready after its restart', 30_000, async () => {
         const q = await getPod(srv, 'crash-1');
         return isReady(q) ? q : undefined;
       });
       const cs2 = again.status.containerStatuses![0]!;
-      assert.equal(cs2.restartCount, 1);
+      assert.equal(cs2.restartCount, 2);
       assert.ok(cs2.state.running !== undefined);
       assert.equal(cs2.lastState?.terminated?.reason, 'Error', 'the failed run stays as lastState');
       assert.match(await httpGet(ip, PORT), /pod name: crash-1/);
-      assert.match(await kubectl(srv, ['get', 'pod', 'crash-1']), /^crash-1\s+1\/1\s+Running\s+1 \(/m);
+      assert.match(await kubectl(srv, ['get', 'pod', 'crash-1']), /^crash-1\s+1\/1\s+Running\s+2 \(/m);
     } finally {
       if (!freed) await new Promise((r) => squatter.close(r));
       await kubectl(srv, ['delete', 'pod', 'crash-1', '--wait=false']);

@@ -17,7 +17,13 @@ import { until } from './testing/until.js';
 
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-proxy-hc-'));
-const NODE_IP: Record<string, string> = { n1: '127.79.0.1', n2: '127.79.0.2', n3: '127.79.0.3' };
+// Loopback addresses of this run's own (two runs at once do not meet).
+const OCTET = 100 + (process.pid % 150);
+const NODE_IP: Record<string, string> = {
+  n1: `127.79.${OCTET}.1`,
+  n2: `127.79.${OCTET}.2`,
+  n3: `127.79.${OCTET}.3`,
+};
 
 interface Probe {
   readonly status: number;
@@ -89,7 +95,7 @@ describe('svcplane proxy: health-check node ports', () => {
         '--proxy-mode',
         'userspace',
         '--userspace-cidr',
-        '127.79.128.0/17',
+        `127.80.${OCTET}.0/24`,
         '--userspace-port-offset',
         '20000',
         '--nodeport-addresses',
@@ -156,10 +162,8 @@ describe('svcplane proxy: health-check node ports', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  const answers = async (): Promise<Record<string, Probe>> => ({
-    n1: await probe(NODE_IP['n1']!, hcPort),
-    n2: await probe(NODE_IP['n2']!, hcPort),
-  });
+  const answers = async (nodes = ['n1', 'n2']): Promise<Record<string, Probe>> =>
+    Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await probe(NODE_IP[n]!, hcPort)])));
 
   const expect = (want: Record<string, Probe>): Promise<unknown> => {
     let last: unknown;
@@ -167,7 +171,7 @@ describe('svcplane proxy: health-check node ports', () => {
       () => `health checks ${JSON.stringify(want)} (last: ${JSON.stringify(last)})`,
       20_000,
       async () => {
-        last = await answers();
+        last = await answers(Object.keys(want));
         return JSON.stringify(last) === JSON.stringify(want);
       },
     );
@@ -212,6 +216,10 @@ describe('svcplane proxy: health-check node ports', () => {
   it('closes the port on every node when the Service goes to externalTrafficPolicy Cluster', async () => {
     await k(['patch', 'svc', 'lb', '--type', 'merge', '-p', '{"spec":{"externalTrafficPolicy":"Cluster"}}']);
     assert.equal(await k(['get', 'svc', 'lb', '-o', 'jsonpath={.spec.healthCheckNodePort}']), '');
-    await expect({ n1: { status: 0, refused: true }, n2: { status: 0, refused: true } });
+    await expect({
+      n1: { status: 0, refused: true },
+      n2: { status: 0, refused: true },
+      n3: { status: 0, refused: true },
+    });
   });
 });

@@ -7,6 +7,7 @@ import {
   backingOff,
   containersOfPorts,
   crashBackoffMs,
+  goSeconds,
   restartsOf,
   startFailed,
   startWorked,
@@ -44,11 +45,24 @@ const fresh = { metadata: { uid: 'u1', name: 'p', namespace: 'ns' }, spec, statu
 const EADDRINUSE = { port: 8080, message: 'listen EADDRINUSE: address already in use 127.10.0.5:8080' };
 
 describe('crash loop bookkeeping', () => {
-  it('backs off as the kubelet does: 10 s doubling to 5 min', () => {
+  it('backs off as the kubelet does: the first failure at once, then 10 s doubling to 5 min', () => {
     assert.deepEqual(
-      [1, 2, 3, 4, 5, 6, 7, 50].map((n) => crashBackoffMs(n) / 1000),
-      [10, 20, 40, 80, 160, 300, 300, 300],
+      [1, 2, 3, 4, 5, 6, 7, 8, 50].map((n) => crashBackoffMs(n) / 1000),
+      [0, 10, 20, 40, 80, 160, 300, 300, 300],
     );
+  });
+
+  it('prints the back-off as Go prints a duration', () => {
+    assert.deepEqual([0, 10, 40, 80, 160, 300, 3600, 3725].map(goSeconds), [
+      '0s',
+      '10s',
+      '40s',
+      '1m20s',
+      '2m40s',
+      '5m0s',
+      '1h0m0s',
+      '1h2m5s',
+    ]);
   });
 
   it('maps failed TCP ports to the containers that declare them', () => {
@@ -57,7 +71,7 @@ describe('crash loop bookkeeping', () => {
     assert.deepEqual(containersOfPorts({ spec }, [9090]), [], 'a UDP port is no echo listener');
   });
 
-  it('counts from a pod that never ran: restartCount 0, then one more per failed start', () => {
+  it('counts from a pod that never ran: the first failure restarts at once, the second backs off 10 s', () => {
     const l1 = startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0));
     assert.deepEqual(
       {
@@ -66,35 +80,38 @@ describe('crash loop bookkeeping', () => {
         crashed: Object.keys(l1.crashed),
         next: l1.nextStartMs - T0,
       },
-      { starts: 1, failures: 1, crashed: ['web'], next: 10_000 },
+      { starts: 1, failures: 1, crashed: ['web'], next: 0 },
     );
-    assert.ok(backingOff(l1, T0 + 9_999));
-    assert.ok(!backingOff(l1, T0 + 10_000));
-    const l2 = startFailed(l1, fresh, [EADDRINUSE], T0 + 10_000, at(T0 + 10_000));
-    assert.deepEqual([l2.starts, l2.failures, l2.nextStartMs - (T0 + 10_000)], [2, 2, 20_000]);
+    assert.ok(!backingOff(l1, T0), 'no wait after the first failure');
+    const l2 = startFailed(l1, fresh, [EADDRINUSE], T0, at(T0));
+    assert.deepEqual([l2.starts, l2.failures, l2.nextStartMs - T0], [2, 2, 10_000]);
+    assert.ok(backingOff(l2, T0 + 9_999));
+    assert.ok(!backingOff(l2, T0 + 10_000));
     assert.deepEqual(restartsOf(l2), {
       web: {
         restartCount: 1,
-        crash: {
-          message: EADDRINUSE.message,
-          startedAt: at(T0 + 10_000),
-          finishedAt: at(T0 + 10_000),
-          backoffSeconds: 20,
-        },
+        crash: { message: EADDRINUSE.message, startedAt: at(T0), finishedAt: at(T0), backoff: '10s' },
       },
     });
-    const ok = startWorked(l2);
-    assert.deepEqual([ok.starts, ok.failures, ok.crashed], [3, 0, {}]);
-    assert.deepEqual(restartsOf(ok), { web: { restartCount: 2 } });
+    const l3 = startFailed(l2, fresh, [EADDRINUSE], T0 + 10_000, at(T0 + 10_000));
+    assert.deepEqual(
+      [l3.starts, l3.nextStartMs - (T0 + 10_000), restartsOf(l3)['web']!.crash!.backoff],
+      [3, 20_000, '20s'],
+    );
+    const ok = startWorked(l3);
+    assert.deepEqual([ok.starts, ok.failures, ok.crashed], [4, 0, {}]);
+    assert.deepEqual(restartsOf(ok), { web: { restartCount: 3 } });
     assert.ok(!backingOff(ok, T0));
     assert.equal(startWorked(ok), ok, 'running containers: nothing changes');
   });
 
-  it('counts a crash of a running container as a restart, after the ones its status shows', () => {
+  it("goes on from the restarts a pod's status shows (a running container found dead, or a restarted kubelet)", () => {
     const l = startFailed(undefined, running(3), [EADDRINUSE], T0, at(T0));
-    assert.equal(restartsOf(l)['web']!.restartCount, 4);
-    const again = startFailed(startWorked(l), running(4), [EADDRINUSE], T0 + 1, at(T0 + 1));
-    assert.equal(again.failures, 1, 'a crash after a start that worked backs off from 10 s again');
+    assert.equal(restartsOf(l)['web']!.restartCount, 3, 'the run that failed is the one after 3 restarts');
+    const l2 = startFailed(l, running(3), [EADDRINUSE], T0, at(T0));
+    assert.equal(restartsOf(l2)['web']!.restartCount, 4);
+    const again = startFailed(startWorked(l2), running(5), [EADDRINUSE], T0 + 1, at(T0 + 1));
+    assert.equal(again.failures, 1, 'a crash after a start that worked restarts at once again');
     assert.equal(restartsOf(again)['web']!.restartCount, 6);
   });
 
@@ -119,7 +136,8 @@ describe('planPod through a crash loop', () => {
   };
 
   it('reports Running, not ready, the crashed container waiting with its failed run; the other runs, ready', () => {
-    const loop = startFailed(undefined, running(0), [EADDRINUSE], T0, at(T0));
+    const first = startFailed(undefined, running(0), [EADDRINUSE], T0, at(T0));
+    const loop = startFailed(first, running(0), [EADDRINUSE], T0, at(T0));
     const s = statusOf(planPod(input(running(0), loop, T0)));
     assert.equal(s.phase, 'Running');
     const ready = s.conditions.find((c) => c.type === 'Ready')!;
@@ -158,31 +176,50 @@ describe('planPod through a crash loop', () => {
   });
 
   it('a crash of a pod that never ran is reported Running too (a restarting container counts as stopped)', () => {
-    const loop = startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0));
+    const loop = startFailed(
+      startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0)),
+      fresh,
+      [EADDRINUSE],
+      T0,
+      at(T0),
+    );
     const s = statusOf(planPod(input(fresh, loop, T0)));
     assert.equal(s.phase, 'Running');
-    assert.equal(s.containerStatuses![0]!.restartCount, 0);
+    assert.equal(s.containerStatuses![0]!.restartCount, 1);
   });
 
   it('once a start works: running, ready, the restarts kept and the failed run as lastState', () => {
-    const loop = startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0));
+    const loop = startFailed(
+      startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0)),
+      fresh,
+      [EADDRINUSE],
+      T0,
+      at(T0),
+    );
     const crashedPod = { ...fresh, status: statusOf(planPod(input(fresh, loop, T0))) };
     const s = statusOf(planPod(input(crashedPod, startWorked(loop), T0 + 10_000)));
     assert.equal(s.conditions.find((c) => c.type === 'Ready')!.status, 'True');
     const web = s.containerStatuses![0]!;
     assert.deepEqual(
       [web.ready, web.started, web.restartCount, web.state],
-      [true, true, 1, { running: { startedAt: at(T0 + 10_000) } }],
+      [true, true, 2, { running: { startedAt: at(T0 + 10_000) } }],
     );
     assert.equal((web.lastState as { terminated: { reason: string } }).terminated.reason, 'Error');
   });
 
   it('a further failed start changes the restart count and back-off, so the status is written again', () => {
-    const l1 = startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0));
+    const l1 = startFailed(
+      startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0)),
+      fresh,
+      [EADDRINUSE],
+      T0,
+      at(T0),
+    );
     const pod1 = { ...fresh, status: statusOf(planPod(input(fresh, l1, T0))) };
     assert.equal(planPod(input(pod1, l1, T0 + 5_000)).kind, 'wait', 'the same crash: nothing to write');
     const l2 = startFailed(l1, pod1, [EADDRINUSE], T0 + 10_000, at(T0 + 10_000));
     const s2 = statusOf(planPod(input(pod1, l2, T0 + 10_000)));
-    assert.equal(s2.containerStatuses![0]!.restartCount, 1);
+    assert.equal(s2.containerStatuses![0]!.restartCount, 2);
+    assert.match(JSON.stringify(s2.containerStatuses![0]!.state), /back-off 20s/);
   });
 });

@@ -1,10 +1,11 @@
 // A simulated container that cannot start: `svcplane node --serve-pods` runs each container as the echo
-// listeners on its ports, so a port it cannot bind (someone else holds the address, or it is not local)
-// is a container whose process exited at once. The kubelet's answer (pkg/kubelet/kuberuntime, by
-// behaviour): the container waits in CrashLoopBackOff, its failed run as lastState, and is started again
-// after a back-off of 10 s that doubles with each failure up to 5 min; each start after the first counts
-// in restartCount. The pod stays Running and is not ready, so no Service sends it traffic. Once a start
-// works, the container runs and keeps its restartCount.
+// listeners on its ports, so a port someone else holds is a container whose process exited at once.
+// The kubelet's answer (pkg/kubelet/kuberuntime, by behaviour): the first exit is restarted at once;
+// after that the container waits in CrashLoopBackOff, its failed run as lastState, and is started again
+// after a back-off of 10 s that doubles with each failure up to 5 min. Each start after the first counts
+// in restartCount, so the first CrashLoopBackOff already shows one restart. The pod stays Running and is
+// not ready, so no Service sends it traffic. Once a start works, the container runs and keeps its
+// restartCount.
 //
 // Pure: the kubelet keeps one CrashLoop per pod UID and feeds its restarts to planPod.
 import type { ContainerCrash, ContainerRestarts } from '../pods/pod-status.js';
@@ -37,8 +38,20 @@ type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
 const recs = (v: unknown): Rec[] => (Array.isArray(v) ? v.map(rec) : []);
 
+/** The wait before the start after `failures` failed ones in a row: none after the first. */
 export const crashBackoffMs = (failures: number): number =>
-  Math.min(CRASH_BACKOFF_MAX_MS, CRASH_BACKOFF_INITIAL_MS * 2 ** Math.max(0, Math.min(failures - 1, 20)));
+  failures <= 1
+    ? 0
+    : Math.min(CRASH_BACKOFF_MAX_MS, CRASH_BACKOFF_INITIAL_MS * 2 ** Math.min(failures - 2, 20));
+
+/** Seconds as Go prints a time.Duration of whole seconds (the kubelet's back-off message): 1m20s, 5m0s. */
+export function goSeconds(seconds: number): string {
+  const s = Math.round(seconds);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const r = s % 60;
+  return h > 0 ? `${h}h${m}m${r}s` : m > 0 ? `${m}m${r}s` : `${r}s`;
+}
 
 /** The containers that declare one of these TCP ports (by name, in spec order). */
 export function containersOfPorts(pod: { readonly spec?: unknown }, ports: readonly number[]): string[] {
@@ -54,21 +67,19 @@ export function containersOfPorts(pod: { readonly spec?: unknown }, ports: reado
     .filter((n) => n !== '');
 }
 
-/** What the pod's status says: the highest restartCount, and whether a container runs. */
-function reported(pod: { readonly status?: unknown }): { restarts: number; running: boolean } {
+/** The highest restartCount the pod's status shows. */
+function reported(pod: { readonly status?: unknown }): number {
   let restarts = 0;
-  let running = false;
   for (const c of recs(rec(pod.status)['containerStatuses'])) {
     const n = c['restartCount'];
     if (typeof n === 'number' && Number.isInteger(n) && n > restarts) restarts = n;
-    if (Object.keys(rec(rec(c['state'])['running'])).length > 0) running = true;
   }
-  return { restarts, running };
+  return restarts;
 }
 
 /**
- * A start that failed. Without a loop yet, the count goes on from the pod's status: a container that
- * was running has exited and this was its restart; one that never ran failed its first start.
+ * A start that failed (or a running container found dead). Without a loop yet, the count goes on from
+ * the pod's status: the run that failed is the one after the restarts it shows.
  */
 export function startFailed(
   loop: CrashLoop | undefined,
@@ -77,9 +88,7 @@ export function startFailed(
   nowMs: number,
   now: string,
 ): CrashLoop {
-  const seen = reported(pod);
-  const starts =
-    loop !== undefined ? loop.starts + 1 : seen.restarts + (seen.running || seen.restarts > 0 ? 2 : 1);
+  const starts = loop !== undefined ? loop.starts + 1 : reported(pod) + 1;
   const n = (loop?.failures ?? 0) + 1;
   const backoff = crashBackoffMs(n);
   const message = [...new Set(failures.map((f) => f.message))].join('; ');
@@ -92,7 +101,12 @@ export function startFailed(
     names = recs(rec(pod.spec)['containers'])
       .map((c) => String(c['name'] ?? ''))
       .filter((n) => n !== '');
-  const crash: ContainerCrash = { message, startedAt: now, finishedAt: now, backoffSeconds: backoff / 1000 };
+  const crash: ContainerCrash = {
+    message,
+    startedAt: now,
+    finishedAt: now,
+    backoff: goSeconds(backoff / 1000),
+  };
   return {
     uid: pod.metadata.uid ?? '',
     starts,

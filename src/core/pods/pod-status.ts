@@ -51,8 +51,8 @@ export interface ContainerCrash {
   /** When the last run started and ended (RFC 3339). */
   readonly startedAt: string;
   readonly finishedAt: string;
-  /** How long the kubelet waits before the next start. */
-  readonly backoffSeconds: number;
+  /** How long the kubelet waits before the next start, as it prints it (`10s`, `1m20s`, `5m0s`). */
+  readonly backoff: string;
 }
 
 export type ConditionStatus = 'True' | 'False';
@@ -253,7 +253,7 @@ export function podStatus(input: PodStatusInput): PodStatus {
         waiting: {
           reason: 'CrashLoopBackOff',
           message:
-            `back-off ${crash.backoffSeconds}s restarting failed container=${name} ` +
+            `back-off ${crash.backoff} restarting failed container=${name} ` +
             `pod=${str(pod['name'])}_${str(pod['namespace'])}(${str(pod['uid'])})`,
         },
       };

@@ -63,7 +63,13 @@ describe('healthCheckServices()', () => {
       undefined,
     ],
     [
-      'a healthCheckNodePort of 0 or out of range: none',
+      'a healthCheckNodePort of 0: none',
+      { ...LB_LOCAL, healthCheckNodePort: 0 },
+      [topoEp('10.0.0.1', { pool: POOL, node: NODE })],
+      undefined,
+    ],
+    [
+      'a healthCheckNodePort out of range: none',
       { ...LB_LOCAL, healthCheckNodePort: 70000 },
       [topoEp('10.0.0.1', { pool: POOL, node: NODE })],
       undefined,
