@@ -43,6 +43,9 @@ const running = (restarts = 0) => ({
 });
 const fresh = { metadata: { uid: 'u1', name: 'p', namespace: 'ns' }, spec, status: { phase: 'Pending' } };
 const EADDRINUSE = { port: 8080, message: 'listen EADDRINUSE: address already in use 127.10.0.5:8080' };
+/** A pod that never ran, after its first failure and the immediate restart's: in its 10 s back-off. */
+const inBackOff = (): CrashLoop =>
+  startFailed(startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0)), fresh, [EADDRINUSE], T0, at(T0));
 
 describe('crash loop bookkeeping', () => {
   it('backs off as the kubelet does: the first failure at once, then 10 s doubling to 5 min', () => {
@@ -176,26 +179,14 @@ describe('planPod through a crash loop', () => {
   });
 
   it('a crash of a pod that never ran is reported Running too (a restarting container counts as stopped)', () => {
-    const loop = startFailed(
-      startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0)),
-      fresh,
-      [EADDRINUSE],
-      T0,
-      at(T0),
-    );
+    const loop = inBackOff();
     const s = statusOf(planPod(input(fresh, loop, T0)));
     assert.equal(s.phase, 'Running');
     assert.equal(s.containerStatuses![0]!.restartCount, 1);
   });
 
   it('once a start works: running, ready, the restarts kept and the failed run as lastState', () => {
-    const loop = startFailed(
-      startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0)),
-      fresh,
-      [EADDRINUSE],
-      T0,
-      at(T0),
-    );
+    const loop = inBackOff();
     const crashedPod = { ...fresh, status: statusOf(planPod(input(fresh, loop, T0))) };
     const s = statusOf(planPod(input(crashedPod, startWorked(loop), T0 + 10_000)));
     assert.equal(s.conditions.find((c) => c.type === 'Ready')!.status, 'True');
@@ -208,13 +199,7 @@ describe('planPod through a crash loop', () => {
   });
 
   it('a further failed start changes the restart count and back-off, so the status is written again', () => {
-    const l1 = startFailed(
-      startFailed(undefined, fresh, [EADDRINUSE], T0, at(T0)),
-      fresh,
-      [EADDRINUSE],
-      T0,
-      at(T0),
-    );
+    const l1 = inBackOff();
     const pod1 = { ...fresh, status: statusOf(planPod(input(fresh, l1, T0))) };
     assert.equal(planPod(input(pod1, l1, T0 + 5_000)).kind, 'wait', 'the same crash: nothing to write');
     const l2 = startFailed(l1, pod1, [EADDRINUSE], T0 + 10_000, at(T0 + 10_000));
