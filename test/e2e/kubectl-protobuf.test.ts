@@ -159,6 +159,62 @@ describe('kubectl 1.33 protobuf request bodies', () => {
     assert.deepEqual(ev['regarding'], { kind: 'Node', name: 'node-1', uid: 'node-1' });
   });
 
+  it('takes protobuf DeleteOptions on DELETE: preconditions, grace period, policy; bad ones refused', async () => {
+    const del = (p: string, body: Uint8Array): ReturnType<typeof call> =>
+      call(srv, 'DELETE', p, { rawBody: Buffer.from(body), contentType: PROTOBUF });
+    const services = '/api/v1/namespaces/x/services';
+    const created = await call(srv, 'POST', services, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'doomed' },
+        spec: { ports: [{ port: 80 }] },
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const uid = String((created.json()['metadata'] as Record<string, unknown>)['uid']);
+
+    const wrongUid = await del(
+      `${services}/doomed`,
+      envelope('v1', 'DeleteOptions', enc().message(2, enc().string(1, 'not-the-uid'))),
+    );
+    assert.equal(wrongUid.status, 409, wrongUid.text);
+    assert.match(String(wrongUid.json()['message']), /Precondition failed: UID in precondition: not-the-uid/);
+
+    const badPolicy = await del(
+      `${services}/doomed`,
+      envelope('v1', 'DeleteOptions', enc().string(4, 'Sometimes')),
+    );
+    assert.equal(badPolicy.status, 422, badPolicy.text);
+
+    const dry = await del(`${services}/doomed`, envelope('v1', 'DeleteOptions', enc().string(5, 'All')));
+    assert.equal(dry.status, 200, dry.text);
+    assert.equal((await call(srv, 'GET', `${services}/doomed`)).status, 200, 'a dry run deletes nothing');
+
+    const unknown = await del(`${services}/doomed`, envelope('v1', 'DeleteOptions', enc().string(42, 'x')));
+    assert.equal(unknown.status, 415, unknown.text);
+    const garbage = await del(`${services}/doomed`, Uint8Array.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x7f]));
+    assert.equal(garbage.status, 400, garbage.text);
+    const notOptions = await del(`${services}/doomed`, envelope('v1', 'Service', enc()));
+    assert.equal(notOptions.status, 400, notOptions.text);
+    assert.equal(
+      (await call(srv, 'GET', `${services}/doomed`)).status,
+      200,
+      'refused deletes delete nothing',
+    );
+
+    const ok = await del(
+      `${services}/doomed`,
+      envelope(
+        'v1',
+        'DeleteOptions',
+        enc().varint(1, 0).message(2, enc().string(1, uid)).string(4, 'Background'),
+      ),
+    );
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal((await call(srv, 'GET', `${services}/doomed`)).status, 404);
+  });
+
   it('answers bad protobuf with 400 and unsupported protobuf with 415, saying what and why', async () => {
     const post = (p: string, body: Uint8Array): ReturnType<typeof call> =>
       call(srv, 'POST', p, { rawBody: Buffer.from(body), contentType: PROTOBUF });

@@ -340,6 +340,55 @@ describe('svcplane node against svcplane up', () => {
     }
   });
 
+  it('kubectl drain empties a node (kubectl sends its DELETEs with protobuf DeleteOptions)', async () => {
+    const deployment = JSON.stringify({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'drainme' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'drainme' } },
+        template: {
+          metadata: { labels: { app: 'drainme' } },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': 'sim-0' },
+            containers: [{ name: 'echo', image: 'echoserver', ports: [{ containerPort: PORT }] }],
+          },
+        },
+      },
+    });
+    await kubectl(srv, ['apply', '-f', '-'], deployment);
+    const running = async (): Promise<string[]> =>
+      (
+        await kubectl(srv, [
+          'get',
+          'pods',
+          '-l',
+          'app=drainme',
+          '--field-selector',
+          'status.phase=Running',
+          '-o',
+          'name',
+        ])
+      )
+        .split('\n')
+        .filter((l) => l !== '');
+    const before = await until('2 drainme pods running on sim-0', 20_000, async () => {
+      const names = await running();
+      return names.length === 2 ? names : undefined;
+    });
+    try {
+      const out = await kubectl(srv, ['drain', 'sim-0', '--ignore-daemonsets', '--timeout=60s']);
+      assert.match(out, /node\/sim-0 drained/);
+      const left = await kubectl(srv, ['get', 'pods', '-l', 'app=drainme', '-o', 'name']);
+      for (const name of before) assert.ok(!left.includes(name), `${name} is gone after the drain`);
+      assert.match(await kubectl(srv, ['get', 'node', 'sim-0']), /Ready,SchedulingDisabled/);
+    } finally {
+      await kubectl(srv, ['uncordon', 'sim-0']);
+      await kubectl(srv, ['delete', 'deployment', 'drainme', '--wait=false']);
+    }
+  });
+
   it('refuses a name held by a live node, an overlapping CIDR and an unreachable API server: one line, nothing registered', async () => {
     const cmd = (...args: string[]): Promise<Run> =>
       run(process.execPath, [BIN, 'node', '--kubeconfig', srv.kubeconfig, ...args], baseEnv());

@@ -10,6 +10,7 @@ import { ProtobufError, malformed, unsupported } from './errors.js';
 import { deployment } from './tables/apps.js';
 import { event as coreEvent, namespace, pod, service } from './tables/core.js';
 import { event as eventsEvent } from './tables/events.js';
+import { deleteOptions } from './tables/meta.js';
 import { WIRE_LEN, WireReader } from './wire.js';
 
 export { ProtobufError, type ProtobufErrorReason } from './errors.js';
@@ -141,5 +142,37 @@ export function decodeProtobufObject(bytes: Uint8Array, expected: GroupVersionKi
     kind: expected.kind,
     ...body,
     metadata: typeof metadata === 'object' && metadata !== null ? (metadata as KObject['metadata']) : {},
+  };
+}
+
+/**
+ * Decodes a protobuf DeleteOptions (the body of a DELETE, as client-go's typed clients send it, e.g.
+ * `kubectl drain`). DeleteOptions is registered in every group version: the envelope may name the
+ * resource's group version, `meta.k8s.io/v1` or `v1`. Throws ProtobufError as decodeProtobufObject does.
+ */
+export function decodeProtobufDeleteOptions(
+  bytes: Uint8Array,
+  resourceGroupVersion: string,
+): Record<string, unknown> {
+  const env = readEnvelope(bytes);
+  const versions = new Set([resourceGroupVersion, 'meta.k8s.io/v1', 'v1']);
+  if (env.kind !== 'DeleteOptions' || !versions.has(env.apiVersion)) {
+    throw new ProtobufError(
+      'Mismatch',
+      `the body holds ${env.apiVersion || '(no apiVersion)'} ${env.kind || '(no kind)'}, but a DELETE takes DeleteOptions`,
+    );
+  }
+  if (env.contentEncoding !== '') {
+    throw unsupported(
+      `runtime.Unknown contentEncoding ${JSON.stringify(env.contentEncoding)} is not supported`,
+    );
+  }
+  if (env.contentType !== '' && env.contentType !== PROTOBUF_MEDIA_TYPE) {
+    throw unsupported(`runtime.Unknown contentType ${JSON.stringify(env.contentType)} is not supported`);
+  }
+  return {
+    apiVersion: env.apiVersion,
+    kind: 'DeleteOptions',
+    ...decodeMessage(new WireReader(env.raw), deleteOptions),
   };
 }

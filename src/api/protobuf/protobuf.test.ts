@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatTime, base64 } from './decode.js';
-import { ProtobufError, decodeProtobufObject, hasProtobufTable, type ProtobufErrorReason } from './index.js';
+import {
+  ProtobufError,
+  decodeProtobufDeleteOptions,
+  decodeProtobufObject,
+  hasProtobufTable,
+  type ProtobufErrorReason,
+} from './index.js';
 import { enc, envelope, intOrString, objectMeta, quantity, timestamp, type Enc } from './testing/encode.js';
 
 const CORE = { group: '', version: 'v1' };
@@ -756,5 +762,54 @@ describe('time and bytes formatting', () => {
     assert.equal(base64(b('fo')), 'Zm8=');
     assert.equal(base64(b('foo')), 'Zm9v');
     assert.equal(base64(Uint8Array.from([0xfb, 0xff])), '+/8=');
+  });
+});
+
+describe('decodeProtobufDeleteOptions', () => {
+  it("decodes what kubectl drain sends: an empty DeleteOptions of the resource's group version", () => {
+    assert.deepEqual(decodeProtobufDeleteOptions(envelope('v1', 'DeleteOptions', enc()), 'v1'), {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+    });
+  });
+
+  it('keeps every field, zeros included (they are pointers in Go)', () => {
+    const body = enc()
+      .varint(1, 0)
+      .message(2, enc().string(1, 'u-1').string(2, '42'))
+      .varint(3, false)
+      .string(4, 'Foreground')
+      .string(5, 'All')
+      .varint(6, false);
+    assert.deepEqual(decodeProtobufDeleteOptions(envelope('apps/v1', 'DeleteOptions', body), 'apps/v1'), {
+      apiVersion: 'apps/v1',
+      kind: 'DeleteOptions',
+      gracePeriodSeconds: 0,
+      preconditions: { uid: 'u-1', resourceVersion: '42' },
+      orphanDependents: false,
+      propagationPolicy: 'Foreground',
+      dryRun: ['All'],
+      ignoreStoreReadErrorWithClusterBreakingPotential: false,
+    });
+    assert.equal(
+      decodeProtobufDeleteOptions(
+        envelope('meta.k8s.io/v1', 'DeleteOptions', enc().varint(1, 30)),
+        'apps/v1',
+      )['gracePeriodSeconds'],
+      30,
+    );
+  });
+
+  it('refuses another kind or version, an unknown field and malformed bytes', () => {
+    fails('Mismatch', () => decodeProtobufDeleteOptions(envelope('v1', 'Pod', enc()), 'v1'), /DeleteOptions/);
+    fails('Mismatch', () =>
+      decodeProtobufDeleteOptions(envelope('batch/v1', 'DeleteOptions', enc()), 'apps/v1'),
+    );
+    fails('Unsupported', () =>
+      decodeProtobufDeleteOptions(envelope('v1', 'DeleteOptions', enc().string(99, 'x')), 'v1'),
+    );
+    fails('Malformed', () =>
+      decodeProtobufDeleteOptions(Uint8Array.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x7f]), 'v1'),
+    );
   });
 });

@@ -6,6 +6,7 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import {
   PROTOBUF_MEDIA_TYPE,
   ProtobufError,
+  decodeProtobufDeleteOptions,
   decodeProtobufObject,
   hasProtobufTable,
   type GroupVersionKind,
@@ -207,4 +208,43 @@ export function decodeWriteBody(
   if (t === PROTOBUF_MEDIA_TYPE && expected !== undefined) return decodeProtobufBody(buf, expected);
   const protobuf = expected !== undefined && hasProtobufTable(expected);
   throw statusErrors.unsupportedMediaType(protobuf ? [...WRITE_TYPES, PROTOBUF_MEDIA_TYPE] : WRITE_TYPES);
+}
+
+/**
+ * A DELETE body (DeleteOptions): none, JSON (also without a Content-Type), YAML, or Kubernetes protobuf,
+ * which client-go's typed clients send (`kubectl drain`). undefined when there is no body.
+ */
+export function decodeDeleteBody(
+  contentType: string | undefined,
+  buf: Buffer,
+  resourceGroupVersion: string,
+): unknown {
+  if (buf.length === 0) return undefined;
+  const t = mediaType(contentType);
+  if (t === '' || t === 'application/json')
+    return buf.toString('utf8').trim() === '' ? undefined : parseJson(buf);
+  if (t === 'application/yaml') return parseYamlDoc(buf);
+  if (t !== PROTOBUF_MEDIA_TYPE)
+    throw statusErrors.unsupportedMediaType([...WRITE_TYPES, PROTOBUF_MEDIA_TYPE]);
+  try {
+    return decodeProtobufDeleteOptions(
+      new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength),
+      resourceGroupVersion,
+    );
+  } catch (err) {
+    if (!(err instanceof ProtobufError)) throw err;
+    if (err.reason !== 'Unsupported')
+      throw statusErrors.badRequest(`DeleteOptions cannot be decoded: ${err.message}`);
+    throw new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message:
+        `the ${PROTOBUF_MEDIA_TYPE} body could not be decoded without losing data: ${err.message}; ` +
+        `send this request as application/json`,
+      reason: 'UnsupportedMediaType',
+      code: 415,
+    });
+  }
 }

@@ -378,7 +378,7 @@ async function serveResource(
     case 'delete': {
       const rendering = renderingFor(req);
       const buf = await readBody(req);
-      const opts = deleteOptions(buf, query);
+      const opts = deleteOptions(buf, query, req.headers['content-type'], groupVersion(r));
       const ctx = writeContext(req, query, 'DeleteOptions', opts.raw);
       const { object, deleted } = await reg.delete(r, ns, info.name, opts.options, ctx);
       if (deleted && r.resource !== 'pods') {
@@ -405,7 +405,7 @@ async function serveResource(
         throw statusErrors.methodNotSupported(r, 'deletecollection');
       }
       const buf = await readBody(req);
-      const opts = deleteOptions(buf, query);
+      const opts = deleteOptions(buf, query, req.headers['content-type'], groupVersion(r));
       const ctx = writeContext(req, query, 'DeleteOptions', opts.raw);
       const filter = filterFrom(r, ns, query);
       const listed = await listObjects(reg.store, deps.cache, r, { filter, limit: 0 });

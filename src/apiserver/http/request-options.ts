@@ -8,7 +8,7 @@ import { checkSupportedFields, parseFieldSelector } from '../../core/selectors/f
 import { parseLabelSelector } from '../../core/selectors/labels.js';
 import type { DeleteOptions, FieldValidation, WriteContext } from '../registry/registry.js';
 import type { WatchFilter } from '../watch-cache/delivery.js';
-import { parseJson } from './body.js';
+import { decodeDeleteBody } from './body.js';
 import { negotiate, type Rendering } from './negotiation.js';
 import { pathSegmentNameError, queryTrue, type ResourceRequestInfo } from './request-info.js';
 import { notFoundPath } from './types.js';
@@ -86,10 +86,12 @@ export function renderingFor(req: IncomingMessage): Rendering {
 export function deleteOptions(
   buf: Buffer,
   query: URLSearchParams,
+  contentType?: string,
+  resourceGroupVersion = 'v1',
 ): { options: DeleteOptions; raw: Record<string, unknown> } {
   let raw: Record<string, unknown> = {};
-  if (buf.length > 0 && buf.toString('utf8').trim() !== '') {
-    const parsed = parseJson(buf);
+  const parsed = decodeDeleteBody(contentType, buf, resourceGroupVersion);
+  if (parsed !== undefined) {
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw statusErrors.badRequest('the body of a DELETE must be a DeleteOptions object');
     }

@@ -59,3 +59,18 @@ export const condition = message(`${META}.Condition`, {
   5: ['reason', 'string', 'keep'],
   6: ['message', 'string', 'keep'],
 });
+
+export const preconditions = message(`${META}.Preconditions`, {
+  1: ['uid', 'string', 'keep'],
+  2: ['resourceVersion', 'string', 'keep'],
+});
+
+/** DeleteOptions: every scalar is a pointer in Go, so a zero sent is a zero meant (gracePeriodSeconds 0). */
+export const deleteOptions = message(`${META}.DeleteOptions`, {
+  1: ['gracePeriodSeconds', 'int64', 'keep'],
+  2: ['preconditions', preconditions],
+  3: ['orphanDependents', 'bool', 'keep'],
+  4: ['propagationPolicy', 'string', 'keep'],
+  5: ['dryRun', 'string', 'repeated'],
+  6: ['ignoreStoreReadErrorWithClusterBreakingPotential', 'bool', 'keep'],
+});
