@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { nodeAgentPolicy, policyLine, readOnlyPolicy } from '../../src/apiserver/auth/abac.js';
 import { generateCA, issueClientCert, type CertKeyPair } from '../../src/apiserver/auth/pki.js';
 import { formatTokenFileRecord } from '../../src/apiserver/auth/token-file.js';
+import { kubectlFor } from './testing/kubectl.js';
 import { call, startUp, type Reply, type TestServer } from './testing/server.js';
 
 interface Status {
@@ -375,6 +376,51 @@ describe('svcplane apiserver: token file, ABAC, client certificates', () => {
     );
     const still = await call(as(tokens.admin), 'GET', '/api/v1/nodes/node-1');
     assert.equal(still.status, 200, 'the node is still there');
+  });
+
+  it('answers kubectl auth can-i and whoami for each user by the ABAC policy (protobuf reviews)', async () => {
+    // `svcplane apiserver` writes no kubeconfig: one with the server and its CA, the token on each call.
+    const kubeconfig = join(work, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          {
+            name: 'c',
+            cluster: {
+              server: srv.url,
+              'certificate-authority-data': Buffer.from(srv.ca).toString('base64'),
+            },
+          },
+        ],
+        users: [{ name: 'u', user: {} }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    const k = kubectlFor({ kubeconfig }, work);
+    const canI = async (token: string, ...args: string[]): Promise<string> => {
+      try {
+        return (await k(['auth', 'can-i', `--token=${token}`, ...args])).trim();
+      } catch (err) {
+        // can-i exits 1 for "no", with "no" on stdout and at most warnings on stderr (which the rejection
+        // carries); anything else is a failure.
+        const stderr = String(err).replace(/^Error: kubectl auth can-i [^\n]*?: /, '');
+        if (stderr.split('\n').every((l) => l.trim() === '' || l.startsWith('Warning:'))) return 'no';
+        throw err;
+      }
+    };
+    assert.equal(await canI(tokens.ro, 'list', 'services'), 'yes');
+    assert.equal(await canI(tokens.ro, 'create', 'services'), 'no');
+    assert.equal(await canI(tokens.node, 'create', 'events', '-n', 'default'), 'yes');
+    assert.equal(await canI(tokens.node, 'delete', 'nodes'), 'no');
+    assert.equal(await canI(tokens.admin, 'delete', 'nodes'), 'yes');
+    const whoami = await k(['auth', 'whoami', `--token=${tokens.node}`, '-o', 'json']);
+    assert.deepEqual((JSON.parse(whoami) as { status: unknown }).status, {
+      userInfo: { username: 'node-1', uid: 'node-1-uid', groups: ['system:nodes', 'system:authenticated'] },
+    });
   });
 
   it('authenticates a client certificate from --client-ca-file: CN is the user, O the groups', async () => {

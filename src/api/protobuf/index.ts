@@ -11,6 +11,7 @@ import { deployment } from './tables/apps.js';
 import { event as coreEvent, namespace, pod, service } from './tables/core.js';
 import { event as eventsEvent } from './tables/events.js';
 import { deleteOptions } from './tables/meta.js';
+import { selfSubjectAccessReview, selfSubjectReview } from './tables/reviews.js';
 import { WIRE_LEN, WireReader } from './wire.js';
 
 export { ProtobufError, type ProtobufErrorReason } from './errors.js';
@@ -33,6 +34,8 @@ const TABLES: ReadonlyMap<string, MessageType> = new Map([
   ['/v1/Event', coreEvent],
   ['apps/v1/Deployment', deployment],
   ['events.k8s.io/v1/Event', eventsEvent],
+  ['authorization.k8s.io/v1/SelfSubjectAccessReview', selfSubjectAccessReview],
+  ['authentication.k8s.io/v1/SelfSubjectReview', selfSubjectReview],
 ]);
 
 const gvkKey = (gvk: GroupVersionKind): string => `${gvk.group}/${gvk.version}/${gvk.kind}`;

@@ -3,14 +3,22 @@
 // APIGroupList, APIGroup and APIResourceList.
 import { RESOURCES, groupVersion, type ResourceInfo } from '../../api/resources.js';
 import { LEGACY_BINDINGS, subresourcesOf } from '../../api/subresources.js';
+import { REVIEW_RESOURCES, type ReviewResource } from './reviews.js';
 
 export const AGGREGATED_CONTENT_TYPE = (v: 'v2' | 'v2beta1'): string =>
   `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`;
 
+/** The whole table (subresources and the legacy bindings included), or a server's own subset (the wrapper). */
+const isFull = (rs: readonly ResourceInfo[]): boolean => rs === RESOURCES;
+
+/** The create-only review resources (reviews.ts), served by the full API server only. */
+const reviewsOf = (rs: readonly ResourceInfo[], group: string, version: string): ReviewResource[] =>
+  isFull(rs) ? REVIEW_RESOURCES.filter((r) => r.group === group && r.version === version) : [];
+
 /** Groups in the order discovery lists them (kube: core first, then by priority; ours: table order). */
 function groups(rs: readonly ResourceInfo[]): { group: string; versions: string[] }[] {
   const out: { group: string; versions: string[] }[] = [];
-  for (const r of rs) {
+  for (const r of [...rs, ...(isFull(rs) ? REVIEW_RESOURCES : [])]) {
     if (r.group === '') continue;
     let g = out.find((x) => x.group === r.group);
     if (g === undefined) out.push((g = { group: r.group, versions: [] }));
@@ -18,9 +26,6 @@ function groups(rs: readonly ResourceInfo[]): { group: string; versions: string[
   }
   return out;
 }
-
-/** The whole table (subresources and the legacy bindings included), or a server's own subset (the wrapper). */
-const isFull = (rs: readonly ResourceInfo[]): boolean => rs === RESOURCES;
 
 const resourcesOf = (rs: readonly ResourceInfo[], group: string, version: string): ResourceInfo[] =>
   rs.filter((r) => r.group === group && r.version === version);
@@ -67,6 +72,13 @@ function aggregatedGroup(
       resources: [
         ...resourcesOf(rs, group, version).map((r) => aggregatedResource(r, isFull(rs))),
         ...(isFull(rs) && group === '' && version === 'v1' ? [legacyBindingsAggregated()] : []),
+        ...reviewsOf(rs, group, version).map((r) => ({
+          resource: r.resource,
+          responseKind: { group: r.group, version: r.version, kind: r.kind },
+          scope: 'Cluster',
+          singularResource: r.singular,
+          verbs: [...r.verbs],
+        })),
       ],
       freshness: 'Current',
     })),
@@ -121,7 +133,8 @@ export function apiResourceList(
   table: readonly ResourceInfo[] = RESOURCES,
 ): Record<string, unknown> | undefined {
   const rs = resourcesOf(table, group, version);
-  if (rs.length === 0) return undefined;
+  const reviews = reviewsOf(table, group, version);
+  if (rs.length === 0 && reviews.length === 0) return undefined;
   const full = isFull(table);
   const resources: Record<string, unknown>[] = [];
   for (const r of rs) {
@@ -155,6 +168,14 @@ export function apiResourceList(
       verbs: [...LEGACY_BINDINGS.verbs],
     });
   }
+  for (const r of reviews)
+    resources.push({
+      name: r.resource,
+      singularName: r.singular,
+      namespaced: false,
+      kind: r.kind,
+      verbs: [...r.verbs],
+    });
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',

@@ -28,6 +28,7 @@ import { serveList } from './list.js';
 import { serveResourceWatch } from './watch-request.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
 import { isExtraSubresource, serveBinding, serveSubresource } from './subresources.js';
+import { isSelfReview, reviewOf, serveReview } from './reviews.js';
 import { schemaOf } from '../registry/decode.js';
 
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
@@ -111,7 +112,10 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
             name: '',
             path,
           };
-      if (!deps.authorize(attrs)) {
+      // Every authenticated user may ask who they are and what they may do (kube's system:basic-user), of
+      // the API server itself: a server of a subset (the wrapper) leaves them to its policy.
+      const selfReview = deps.resources === undefined && info.isResourceRequest && isSelfReview(info);
+      if (!selfReview && !deps.authorize(attrs)) {
         if (deps.forward !== undefined && (await deps.forward(req, res, who, attrs))) return;
         throw forbidden(deps, attrs);
       }
@@ -126,6 +130,18 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     labels.version = info.apiVersion;
     labels.resource = info.resource;
     labels.subresource = info.subresource;
+    const review = deps.resources === undefined ? reviewOf(info) : undefined;
+    if (review !== undefined) {
+      labels.scope = 'cluster';
+      if (!isSelfReview(info) || who === 'anonymous') {
+        req.resume();
+        throw info.name === '' && info.subresource === '' && who !== 'anonymous'
+          ? statusErrors.methodNotSupported(review, info.verb)
+          : notFoundPath();
+      }
+      await serveReview(review, req, res, who, deps.authorize);
+      return;
+    }
     if (isLegacyBindings(info)) {
       labels.scope = 'namespace';
       await serveBinding(deps, req, res, info.namespace, '', query);

@@ -1,0 +1,71 @@
+// k8s.io/api/authorization/v1 SelfSubjectAccessReview and k8s.io/api/authentication/v1 SelfSubjectReview
+// (field numbers from their generated.proto): what `kubectl auth can-i` and `kubectl auth whoami` post.
+import { message } from '../decode.js';
+import { labelSelectorRequirement, objectMeta } from './meta.js';
+
+const AUTHZ = 'k8s.io.api.authorization.v1';
+const AUTHN = 'k8s.io.api.authentication.v1';
+
+const fieldSelectorRequirement = message(`${AUTHZ}.FieldSelectorRequirement`, {
+  1: ['key', 'string', 'keep'],
+  2: ['operator', 'string', 'keep'],
+  3: ['values', 'string', 'repeated'],
+});
+
+const fieldSelectorAttributes = message(`${AUTHZ}.FieldSelectorAttributes`, {
+  1: ['rawSelector', 'string'],
+  2: ['requirements', fieldSelectorRequirement, 'repeated'],
+});
+
+const labelSelectorAttributes = message(`${AUTHZ}.LabelSelectorAttributes`, {
+  1: ['rawSelector', 'string'],
+  2: ['requirements', labelSelectorRequirement, 'repeated'],
+});
+
+const resourceAttributes = message(`${AUTHZ}.ResourceAttributes`, {
+  1: ['namespace', 'string'],
+  2: ['verb', 'string'],
+  3: ['group', 'string'],
+  4: ['version', 'string'],
+  5: ['resource', 'string'],
+  6: ['subresource', 'string'],
+  7: ['name', 'string'],
+  8: ['fieldSelector', fieldSelectorAttributes],
+  9: ['labelSelector', labelSelectorAttributes],
+});
+
+const nonResourceAttributes = message(`${AUTHZ}.NonResourceAttributes`, {
+  1: ['path', 'string'],
+  2: ['verb', 'string'],
+});
+
+const subjectAccessReviewStatus = message(`${AUTHZ}.SubjectAccessReviewStatus`, {
+  1: ['allowed', 'bool', 'keep'],
+  4: ['denied', 'bool'],
+  2: ['reason', 'string'],
+  3: ['evaluationError', 'string'],
+});
+
+export const selfSubjectAccessReview = message(`${AUTHZ}.SelfSubjectAccessReview`, {
+  1: ['metadata', objectMeta],
+  2: [
+    'spec',
+    message(`${AUTHZ}.SelfSubjectAccessReviewSpec`, {
+      1: ['resourceAttributes', resourceAttributes],
+      2: ['nonResourceAttributes', nonResourceAttributes],
+    }),
+  ],
+  3: ['status', subjectAccessReviewStatus],
+});
+
+/** UserInfo without `extra` (a client never sends one; a field missing here is refused, never dropped). */
+const userInfo = message(`${AUTHN}.UserInfo`, {
+  1: ['username', 'string'],
+  2: ['uid', 'string'],
+  3: ['groups', 'string', 'repeated'],
+});
+
+export const selfSubjectReview = message(`${AUTHN}.SelfSubjectReview`, {
+  1: ['metadata', objectMeta],
+  2: ['status', message(`${AUTHN}.SelfSubjectReviewStatus`, { 1: ['userInfo', userInfo] })],
+});

@@ -1,0 +1,161 @@
+// The two "self" reviews every Kubernetes client may ask: authorization.k8s.io/v1 SelfSubjectAccessReview
+// (`kubectl auth can-i`: may I do this?) and authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth
+// whoami`: who am I?). They are create-only and stored nowhere: the answer is the request with a status,
+// 201 Created, as kube-apiserver gives it. Every authenticated user may ask them, as kube-apiserver's
+// default system:basic-user ClusterRole allows, whatever else the authorization policy says; the access
+// review is then answered by that policy for the asking (or impersonated) user.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { invalid, required, type FieldError } from '../../api/field-errors.js';
+import { statusErrors } from '../../api/status.js';
+import { decodeWriteBody, readBody } from './body.js';
+import { writeJson } from './respond.js';
+import type { ResourceRequestInfo } from './request-info.js';
+import type { AuthorizationAttributes, Identity } from './types.js';
+
+export interface ReviewResource {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly singular: string;
+  readonly kind: string;
+  readonly verbs: readonly string[];
+}
+
+export const SELF_SUBJECT_ACCESS_REVIEWS: ReviewResource = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  resource: 'selfsubjectaccessreviews',
+  singular: 'selfsubjectaccessreview',
+  kind: 'SelfSubjectAccessReview',
+  verbs: ['create'],
+};
+
+export const SELF_SUBJECT_REVIEWS: ReviewResource = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  resource: 'selfsubjectreviews',
+  singular: 'selfsubjectreview',
+  kind: 'SelfSubjectReview',
+  verbs: ['create'],
+};
+
+/** The review resources, for discovery (each its own group, cluster-scoped, create only). */
+export const REVIEW_RESOURCES: readonly ReviewResource[] = [
+  SELF_SUBJECT_ACCESS_REVIEWS,
+  SELF_SUBJECT_REVIEWS,
+];
+
+/** The review resource a request is for (any verb), or undefined. */
+export const reviewOf = (info: ResourceRequestInfo): ReviewResource | undefined =>
+  REVIEW_RESOURCES.find(
+    (r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource,
+  );
+
+/** Whether an authenticated user's request is one every user may make (creating a review). */
+export const isSelfReview = (info: ResourceRequestInfo): boolean =>
+  reviewOf(info) !== undefined && info.verb === 'create' && info.name === '' && info.subresource === '';
+
+type Rec = Record<string, unknown>;
+const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** What a SelfSubjectAccessReview's spec asks, as the authorizer's attributes, or why it cannot be asked. */
+export function accessReviewAttributes(
+  user: Identity,
+  spec: unknown,
+): { attrs: AuthorizationAttributes } | { errors: FieldError[] } {
+  const s = rec(spec);
+  const res = s['resourceAttributes'];
+  const nonRes = s['nonResourceAttributes'];
+  const has = (v: unknown): boolean => v !== undefined && v !== null;
+  if (has(res) && has(nonRes))
+    return {
+      errors: [
+        invalid(
+          'spec.nonResourceAttributes',
+          nonRes,
+          'cannot be specified in combination with resourceAttributes',
+        ),
+      ],
+    };
+  if (!has(res) && !has(nonRes))
+    return {
+      errors: [
+        required(
+          'spec.resourceAttributes',
+          'exactly one of nonResourceAttributes or resourceAttributes must be specified',
+        ),
+      ],
+    };
+  if (has(res)) {
+    const r = rec(res);
+    return {
+      attrs: {
+        user,
+        verb: str(r['verb']),
+        resourceRequest: true,
+        apiGroup: str(r['group']),
+        namespace: str(r['namespace']),
+        resource: str(r['resource']),
+        subresource: str(r['subresource']),
+        name: str(r['name']),
+        path: '',
+      },
+    };
+  }
+  const n = rec(nonRes);
+  return {
+    attrs: {
+      user,
+      verb: str(n['verb']),
+      resourceRequest: false,
+      apiGroup: '',
+      namespace: '',
+      resource: '',
+      subresource: '',
+      name: '',
+      path: str(n['path']),
+    },
+  };
+}
+
+/** POST of a review: decoded (JSON, YAML or protobuf), answered with its status, 201 Created. */
+export async function serveReview(
+  review: ReviewResource,
+  req: IncomingMessage,
+  res: ServerResponse,
+  user: Identity,
+  authorize: (attrs: AuthorizationAttributes) => boolean,
+): Promise<void> {
+  const gvk = { group: review.group, version: review.version, kind: review.kind };
+  const apiVersion = `${review.group}/${review.version}`;
+  const body = rec(decodeWriteBody(req.headers['content-type'], await readBody(req), undefined, gvk));
+  if (
+    (body['apiVersion'] !== undefined && body['apiVersion'] !== apiVersion) ||
+    (body['kind'] !== undefined && body['kind'] !== review.kind)
+  )
+    throw statusErrors.badRequest(
+      `the body holds ${str(body['apiVersion'])} ${str(body['kind'])}, but this endpoint takes ${apiVersion} ${review.kind}`,
+    );
+  const answer: Rec = {
+    kind: review.kind,
+    apiVersion,
+    metadata: { creationTimestamp: null },
+  };
+  if (review === SELF_SUBJECT_REVIEWS) {
+    answer['status'] = {
+      userInfo: {
+        username: user.name,
+        ...(user.uid === '' ? {} : { uid: user.uid }),
+        groups: [...user.groups],
+      },
+    };
+  } else {
+    const asked = accessReviewAttributes(user, body['spec']);
+    if ('errors' in asked)
+      throw statusErrors.invalid({ group: review.group, kind: review.kind }, '', asked.errors);
+    answer['spec'] = body['spec'];
+    answer['status'] = { allowed: authorize(asked.attrs) };
+  }
+  writeJson(res, 201, answer);
+}
