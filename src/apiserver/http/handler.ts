@@ -135,7 +135,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       labels.scope = 'cluster';
       if (!isSelfReview(info) || who === 'anonymous') {
         req.resume();
-        throw info.name === '' && info.subresource === '' && who !== 'anonymous'
+        throw info.namespace === '' && info.name === '' && info.subresource === '' && who !== 'anonymous'
           ? statusErrors.methodNotSupported(review, info.verb)
           : notFoundPath();
       }

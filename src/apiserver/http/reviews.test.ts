@@ -166,6 +166,13 @@ describe('the review endpoints of the API server', () => {
     const list = await api.transport(tokens.admin).send({ method: 'GET', path: SSAR });
     list.body.resume();
     assert.equal(list.status, 405);
+    // A review is cluster-scoped: under a namespace there is nothing, and nothing bypasses the policy.
+    const namespaced = await post(
+      tokens.ro,
+      '/apis/authorization.k8s.io/v1/namespaces/default/selfsubjectaccessreviews',
+      review({ verb: 'get', resource: 'services' }),
+    );
+    assert.equal(namespaced.status, 403, 'ro may not create anything, and this is no self review');
   });
 
   it('lists both in discovery, create only', async () => {

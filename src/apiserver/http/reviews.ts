@@ -53,7 +53,11 @@ export const reviewOf = (info: ResourceRequestInfo): ReviewResource | undefined 
 
 /** Whether an authenticated user's request is one every user may make (creating a review). */
 export const isSelfReview = (info: ResourceRequestInfo): boolean =>
-  reviewOf(info) !== undefined && info.verb === 'create' && info.name === '' && info.subresource === '';
+  reviewOf(info) !== undefined &&
+  info.verb === 'create' &&
+  info.namespace === '' &&
+  info.name === '' &&
+  info.subresource === '';
 
 type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
