@@ -147,6 +147,20 @@ export function parseYamlDoc(buf: Buffer): unknown {
  * kind, are a 400; a kind or field without a decoding table is a 415 that says what was not
  * understood, so that nothing is dropped silently and the client knows to send JSON.
  */
+/** 415 for a protobuf body with a kind or field this server has no table for: nothing is dropped silently. */
+const undecodable = (err: ProtobufError): StatusError =>
+  new StatusError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message:
+      `the ${PROTOBUF_MEDIA_TYPE} body could not be decoded without losing data: ${err.message}; ` +
+      `send this request as application/json`,
+    reason: 'UnsupportedMediaType',
+    code: 415,
+  });
+
 function decodeProtobufBody(buf: Buffer, expected: GroupVersionKind): unknown {
   try {
     return decodeProtobufObject(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), expected);
@@ -158,17 +172,7 @@ function decodeProtobufBody(buf: Buffer, expected: GroupVersionKind): unknown {
         `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${err.message}`,
       );
     }
-    throw new StatusError({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message:
-        `the ${PROTOBUF_MEDIA_TYPE} body could not be decoded without losing data: ${err.message}; ` +
-        `send this request as application/json`,
-      reason: 'UnsupportedMediaType',
-      code: 415,
-    });
+    throw undecodable(err);
   }
 }
 
@@ -235,16 +239,6 @@ export function decodeDeleteBody(
     if (!(err instanceof ProtobufError)) throw err;
     if (err.reason !== 'Unsupported')
       throw statusErrors.badRequest(`DeleteOptions cannot be decoded: ${err.message}`);
-    throw new StatusError({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message:
-        `the ${PROTOBUF_MEDIA_TYPE} body could not be decoded without losing data: ${err.message}; ` +
-        `send this request as application/json`,
-      reason: 'UnsupportedMediaType',
-      code: 415,
-    });
+    throw undecodable(err);
   }
 }

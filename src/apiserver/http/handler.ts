@@ -19,6 +19,7 @@ import {
   type Identity,
   notFoundPath,
   methodNotAllowed,
+  nonResourceAttributes,
 } from './types.js';
 import { impersonate, isImpersonationHeader } from '../auth/impersonation.js';
 import { ANONYMOUS_USER } from '../auth/types.js';
@@ -101,17 +102,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
             name: info.name,
             path,
           }
-        : {
-            user: who,
-            verb: info.verb,
-            resourceRequest: false,
-            apiGroup: '',
-            namespace: '',
-            resource: '',
-            subresource: '',
-            name: '',
-            path,
-          };
+        : nonResourceAttributes(who, info.verb, path);
       // Every authenticated user may ask who they are and what they may do (kube's system:basic-user), of
       // the API server itself: a server of a subset (the wrapper) leaves them to its policy.
       const selfReview = deps.resources === undefined && info.isResourceRequest && isSelfReview(info);

@@ -10,7 +10,7 @@ import { statusErrors } from '../../api/status.js';
 import { decodeWriteBody, readBody } from './body.js';
 import { writeJson } from './respond.js';
 import type { ResourceRequestInfo } from './request-info.js';
-import type { AuthorizationAttributes, Identity } from './types.js';
+import { nonResourceAttributes, type AuthorizationAttributes, type Identity } from './types.js';
 
 export interface ReviewResource {
   readonly group: string;
@@ -108,19 +108,7 @@ export function accessReviewAttributes(
     };
   }
   const n = rec(nonRes);
-  return {
-    attrs: {
-      user,
-      verb: str(n['verb']),
-      resourceRequest: false,
-      apiGroup: '',
-      namespace: '',
-      resource: '',
-      subresource: '',
-      name: '',
-      path: str(n['path']),
-    },
-  };
+  return { attrs: nonResourceAttributes(user, str(n['verb']), str(n['path'])) };
 }
 
 /** POST of a review: decoded (JSON, YAML or protobuf), answered with its status, 201 Created. */

@@ -26,6 +26,23 @@ export interface AuthorizationAttributes {
   readonly path: string;
 }
 
+/** What a request for a path (not a resource) asks the authorizer. */
+export const nonResourceAttributes = (
+  user: Identity,
+  verb: string,
+  path: string,
+): AuthorizationAttributes => ({
+  user,
+  verb,
+  resourceRequest: false,
+  apiGroup: '',
+  namespace: '',
+  resource: '',
+  subresource: '',
+  name: '',
+  path,
+});
+
 export interface OpenApiProvider {
   v3Index(): unknown;
   /** The serialized document for one group-version (as served), if any. */
