@@ -102,10 +102,11 @@ export const tooMany = (p: FieldPath | string, actual: number, max: number): Fie
 
 /**
  * A value as Go's validation prints it: strings %q-quoted, numbers and booleans bare, string lists as
- * []string{"a", "b"}, number lists as []int{1, 2}, null as null; anything else as JSON.
+ * []string{"a", "b"}, number lists as []int{1, 2}; nil as the string "null", quoted (field.Error turns a
+ * nil value into "null" before printing it with %q); anything else as JSON.
  */
 export function formatValue(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
+  if (v === null || v === undefined) return '"null"';
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   if (Array.isArray(v)) {

@@ -126,7 +126,7 @@ describe('Status errors as kube-apiserver writes them', () => {
     assert.equal(formatValue('a"b'), '"a\\"b"');
     assert.equal(formatValue(80), '80');
     assert.equal(formatValue(true), 'true');
-    assert.equal(formatValue(null), 'null');
+    assert.equal(formatValue(null), '"null"');
     assert.equal(formatValue(['a', 'b']), '[]string{"a", "b"}');
     assert.equal(formatValue([30000, 30001]), '[]int{30000, 30001}');
   });

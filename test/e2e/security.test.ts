@@ -3,6 +3,7 @@
 // (read-only user, node agent), client certificates from --client-ca-file, plain HTTP on the TLS port,
 // and tokens kept out of the server's log.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -13,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { nodeAgentPolicy, policyLine, readOnlyPolicy } from '../../src/apiserver/auth/abac.js';
 import { generateCA, issueClientCert, type CertKeyPair } from '../../src/apiserver/auth/pki.js';
 import { formatTokenFileRecord } from '../../src/apiserver/auth/token-file.js';
-import { kubectlFor } from './testing/kubectl.js';
+import { KUBECTL, kubectlFor } from './testing/kubectl.js';
 import { call, startUp, type Reply, type TestServer } from './testing/server.js';
 
 interface Status {
@@ -401,22 +402,40 @@ describe('svcplane apiserver: token file, ABAC, client certificates', () => {
       }),
     );
     const k = kubectlFor({ kubeconfig }, work);
-    const canI = async (token: string, ...args: string[]): Promise<string> => {
-      try {
-        return (await k(['auth', 'can-i', `--token=${token}`, ...args])).trim();
-      } catch (err) {
-        // can-i exits 1 for "no", with "no" on stdout and at most warnings on stderr (which the rejection
-        // carries); anything else is a failure.
-        const stderr = String(err).replace(/^Error: kubectl auth can-i [^\n]*?: /, '');
-        if (stderr.split('\n').every((l) => l.trim() === '' || l.startsWith('Warning:'))) return 'no';
-        throw err;
-      }
-    };
+    // kubectl auth can-i prints "yes" (exit 0) or "no" (exit 1) on stdout; anything else is a failure.
+    const canI = (token: string, ...args: string[]): Promise<string> =>
+      new Promise((resolve, reject) => {
+        execFile(
+          KUBECTL,
+          [`--cache-dir=${join(work, 'cache')}`, 'auth', 'can-i', `--token=${token}`, ...args],
+          { env: { PATH: process.env['PATH'] ?? '', HOME: work, KUBECONFIG: kubeconfig }, timeout: 60_000 },
+          (err, stdout, stderr) => {
+            const answer = stdout.trim();
+            const code = err === null ? 0 : err.code;
+            if ((code === 0 && answer === 'yes') || (code === 1 && answer === 'no')) resolve(answer);
+            else
+              reject(
+                new Error(`kubectl auth can-i ${args.join(' ')}: exit ${String(code)}: ${stdout}${stderr}`),
+              );
+          },
+        );
+      });
     assert.equal(await canI(tokens.ro, 'list', 'services'), 'yes');
     assert.equal(await canI(tokens.ro, 'create', 'services'), 'no');
     assert.equal(await canI(tokens.node, 'create', 'events', '-n', 'default'), 'yes');
     assert.equal(await canI(tokens.node, 'delete', 'nodes'), 'no');
     assert.equal(await canI(tokens.admin, 'delete', 'nodes'), 'yes');
+    // A user impersonating system:anonymous is not authenticated: no self review for it (kube: 403).
+    const anonymous = await call(
+      as(tokens.admin),
+      'POST',
+      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      {
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        headers: { 'Impersonate-User': 'system:anonymous' },
+      },
+    );
+    assert.equal(anonymous.status, 403, anonymous.text);
     const whoami = await k(['auth', 'whoami', `--token=${tokens.node}`, '-o', 'json']);
     assert.deepEqual((JSON.parse(whoami) as { status: unknown }).status, {
       userInfo: { username: 'node-1', uid: 'node-1-uid', groups: ['system:nodes', 'system:authenticated'] },

@@ -150,19 +150,17 @@ export function decodeProtobufObject(bytes: Uint8Array, expected: GroupVersionKi
 
 /**
  * Decodes a protobuf DeleteOptions (the body of a DELETE, as client-go's typed clients send it, e.g.
- * `kubectl drain`). DeleteOptions is registered in every group version: the envelope may name the
- * resource's group version, `meta.k8s.io/v1` or `v1`. Throws ProtobufError as decodeProtobufObject does.
+ * `kubectl drain`). DeleteOptions is registered in every group version, so any apiVersion is taken, as
+ * kube-apiserver takes it; an envelope that names no type at all is read as DeleteOptions too. Throws
+ * ProtobufError as decodeProtobufObject does.
  */
-export function decodeProtobufDeleteOptions(
-  bytes: Uint8Array,
-  resourceGroupVersion: string,
-): Record<string, unknown> {
+export function decodeProtobufDeleteOptions(bytes: Uint8Array): Record<string, unknown> {
   const env = readEnvelope(bytes);
-  const versions = new Set([resourceGroupVersion, 'meta.k8s.io/v1', 'v1']);
-  if (env.kind !== 'DeleteOptions' || !versions.has(env.apiVersion)) {
+  const untyped = env.kind === '' && env.apiVersion === '';
+  if (env.kind !== 'DeleteOptions' && !untyped) {
     throw new ProtobufError(
       'Mismatch',
-      `the body holds ${env.apiVersion || '(no apiVersion)'} ${env.kind || '(no kind)'}, but a DELETE takes DeleteOptions`,
+      `the body holds ${env.apiVersion || '(no apiVersion)'} ${env.kind || '(no kind)'}, but a DELETE takes a DeleteOptions`,
     );
   }
   if (env.contentEncoding !== '') {
@@ -174,7 +172,7 @@ export function decodeProtobufDeleteOptions(
     throw unsupported(`runtime.Unknown contentType ${JSON.stringify(env.contentType)} is not supported`);
   }
   return {
-    apiVersion: env.apiVersion,
+    apiVersion: untyped ? 'meta.k8s.io/v1' : env.apiVersion,
     kind: 'DeleteOptions',
     ...decodeMessage(new WireReader(env.raw), deleteOptions),
   };

@@ -766,8 +766,8 @@ describe('time and bytes formatting', () => {
 });
 
 describe('decodeProtobufDeleteOptions', () => {
-  it("decodes what kubectl drain sends: an empty DeleteOptions of the resource's group version", () => {
-    assert.deepEqual(decodeProtobufDeleteOptions(envelope('v1', 'DeleteOptions', enc()), 'v1'), {
+  it('decodes what kubectl drain sends: an empty DeleteOptions', () => {
+    assert.deepEqual(decodeProtobufDeleteOptions(envelope('v1', 'DeleteOptions', enc())), {
       apiVersion: 'v1',
       kind: 'DeleteOptions',
     });
@@ -781,7 +781,7 @@ describe('decodeProtobufDeleteOptions', () => {
       .string(4, 'Foreground')
       .string(5, 'All')
       .varint(6, false);
-    assert.deepEqual(decodeProtobufDeleteOptions(envelope('apps/v1', 'DeleteOptions', body), 'apps/v1'), {
+    assert.deepEqual(decodeProtobufDeleteOptions(envelope('apps/v1', 'DeleteOptions', body)), {
       apiVersion: 'apps/v1',
       kind: 'DeleteOptions',
       gracePeriodSeconds: 0,
@@ -791,25 +791,90 @@ describe('decodeProtobufDeleteOptions', () => {
       dryRun: ['All'],
       ignoreStoreReadErrorWithClusterBreakingPotential: false,
     });
-    assert.equal(
-      decodeProtobufDeleteOptions(
-        envelope('meta.k8s.io/v1', 'DeleteOptions', enc().varint(1, 30)),
-        'apps/v1',
-      )['gracePeriodSeconds'],
-      30,
+  });
+
+  it("takes any group version's DeleteOptions, as kube-apiserver does, and an untyped envelope", () => {
+    for (const apiVersion of ['meta.k8s.io/v1', 'batch/v1', 'v1'])
+      assert.equal(
+        decodeProtobufDeleteOptions(envelope(apiVersion, 'DeleteOptions', enc().varint(1, 30)))[
+          'gracePeriodSeconds'
+        ],
+        30,
+      );
+    assert.deepEqual(decodeProtobufDeleteOptions(envelope('', '', enc().varint(1, 5))), {
+      apiVersion: 'meta.k8s.io/v1',
+      kind: 'DeleteOptions',
+      gracePeriodSeconds: 5,
+    });
+  });
+
+  it('refuses another kind, an unknown field and malformed bytes', () => {
+    fails(
+      'Mismatch',
+      () => decodeProtobufDeleteOptions(envelope('v1', 'Pod', enc())),
+      /v1 Pod, but a DELETE takes a DeleteOptions/,
+    );
+    fails('Unsupported', () =>
+      decodeProtobufDeleteOptions(envelope('v1', 'DeleteOptions', enc().string(99, 'x'))),
+    );
+    fails('Malformed', () =>
+      decodeProtobufDeleteOptions(Uint8Array.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x7f])),
+    );
+  });
+});
+
+describe('the review kinds, as gogo-protobuf lays out what kubectl auth sends', () => {
+  it('SelfSubjectAccessReview: every empty field written, status included', () => {
+    const attrs = enc()
+      .string(1, 'default')
+      .string(2, 'create')
+      .string(3, '')
+      .string(4, '')
+      .string(5, 'pods')
+      .string(6, '')
+      .string(7, '');
+    const status = enc().varint(1, false).string(2, '').string(3, '').varint(4, false);
+    const body = envelope(
+      'authorization.k8s.io/v1',
+      'SelfSubjectAccessReview',
+      enc().message(1, objectMeta('')).message(2, enc().message(1, attrs)).message(3, status),
+    );
+    assert.deepEqual(
+      decodeProtobufObject(body, {
+        group: 'authorization.k8s.io',
+        version: 'v1',
+        kind: 'SelfSubjectAccessReview',
+      }),
+      {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        metadata: {},
+        spec: { resourceAttributes: { namespace: 'default', verb: 'create', resource: 'pods' } },
+        status: { allowed: false },
+      },
     );
   });
 
-  it('refuses another kind or version, an unknown field and malformed bytes', () => {
-    fails('Mismatch', () => decodeProtobufDeleteOptions(envelope('v1', 'Pod', enc()), 'v1'), /DeleteOptions/);
-    fails('Mismatch', () =>
-      decodeProtobufDeleteOptions(envelope('batch/v1', 'DeleteOptions', enc()), 'apps/v1'),
+  it('SelfSubjectReview: an empty status with an empty userInfo', () => {
+    const body = envelope(
+      'authentication.k8s.io/v1',
+      'SelfSubjectReview',
+      enc()
+        .message(1, objectMeta(''))
+        .message(2, enc().message(1, enc().string(1, '').string(2, ''))),
     );
-    fails('Unsupported', () =>
-      decodeProtobufDeleteOptions(envelope('v1', 'DeleteOptions', enc().string(99, 'x')), 'v1'),
-    );
-    fails('Malformed', () =>
-      decodeProtobufDeleteOptions(Uint8Array.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x7f]), 'v1'),
+    assert.deepEqual(
+      decodeProtobufObject(body, {
+        group: 'authentication.k8s.io',
+        version: 'v1',
+        kind: 'SelfSubjectReview',
+      }),
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'SelfSubjectReview',
+        metadata: {},
+        status: { userInfo: {} },
+      },
     );
   });
 });

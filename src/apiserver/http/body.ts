@@ -142,11 +142,6 @@ export function parseYamlDoc(buf: Buffer): unknown {
   }
 }
 
-/**
- * A protobuf body of the expected kind as JSON. Bodies that are not valid protobuf, or hold another
- * kind, are a 400; a kind or field without a decoding table is a 415 that says what was not
- * understood, so that nothing is dropped silently and the client knows to send JSON.
- */
 /** 415 for a protobuf body with a kind or field this server has no table for: nothing is dropped silently. */
 const undecodable = (err: ProtobufError): StatusError =>
   new StatusError({
@@ -161,6 +156,11 @@ const undecodable = (err: ProtobufError): StatusError =>
     code: 415,
   });
 
+/**
+ * A protobuf body of the expected kind as JSON. Bodies that are not valid protobuf, or hold another
+ * kind, are a 400; a kind or field without a decoding table is a 415 that says what was not
+ * understood, so that nothing is dropped silently and the client knows to send JSON.
+ */
 function decodeProtobufBody(buf: Buffer, expected: GroupVersionKind): unknown {
   try {
     return decodeProtobufObject(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), expected);
@@ -218,11 +218,7 @@ export function decodeWriteBody(
  * A DELETE body (DeleteOptions): none, JSON (also without a Content-Type), YAML, or Kubernetes protobuf,
  * which client-go's typed clients send (`kubectl drain`). undefined when there is no body.
  */
-export function decodeDeleteBody(
-  contentType: string | undefined,
-  buf: Buffer,
-  resourceGroupVersion: string,
-): unknown {
+export function decodeDeleteBody(contentType: string | undefined, buf: Buffer): unknown {
   if (buf.length === 0) return undefined;
   const t = mediaType(contentType);
   if (t === '' || t === 'application/json')
@@ -231,10 +227,7 @@ export function decodeDeleteBody(
   if (t !== PROTOBUF_MEDIA_TYPE)
     throw statusErrors.unsupportedMediaType([...WRITE_TYPES, PROTOBUF_MEDIA_TYPE]);
   try {
-    return decodeProtobufDeleteOptions(
-      new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength),
-      resourceGroupVersion,
-    );
+    return decodeProtobufDeleteOptions(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength));
   } catch (err) {
     if (!(err instanceof ProtobufError)) throw err;
     if (err.reason !== 'Unsupported')

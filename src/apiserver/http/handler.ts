@@ -22,7 +22,7 @@ import {
   nonResourceAttributes,
 } from './types.js';
 import { impersonate, isImpersonationHeader } from '../auth/impersonation.js';
-import { ANONYMOUS_USER } from '../auth/types.js';
+import { ALL_AUTHENTICATED, ANONYMOUS_USER } from '../auth/types.js';
 import { serveNonResource } from './non-resource.js';
 import { scopeCheck, filterFrom, writeContext, renderingFor, deleteOptions } from './request-options.js';
 import { serveList } from './list.js';
@@ -105,7 +105,11 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
         : nonResourceAttributes(who, info.verb, path);
       // Every authenticated user may ask who they are and what they may do (kube's system:basic-user), of
       // the API server itself: a server of a subset (the wrapper) leaves them to its policy.
-      const selfReview = deps.resources === undefined && info.isResourceRequest && isSelfReview(info);
+      const selfReview =
+        deps.resources === undefined &&
+        info.isResourceRequest &&
+        isSelfReview(info) &&
+        who.groups.includes(ALL_AUTHENTICATED);
       if (!selfReview && !deps.authorize(attrs)) {
         if (deps.forward !== undefined && (await deps.forward(req, res, who, attrs))) return;
         throw forbidden(deps, attrs);
@@ -385,7 +389,7 @@ async function serveResource(
     case 'delete': {
       const rendering = renderingFor(req);
       const buf = await readBody(req);
-      const opts = deleteOptions(buf, query, req.headers['content-type'], groupVersion(r));
+      const opts = deleteOptions(buf, query, req.headers['content-type']);
       const ctx = writeContext(req, query, 'DeleteOptions', opts.raw);
       const { object, deleted } = await reg.delete(r, ns, info.name, opts.options, ctx);
       if (deleted && r.resource !== 'pods') {
@@ -412,7 +416,7 @@ async function serveResource(
         throw statusErrors.methodNotSupported(r, 'deletecollection');
       }
       const buf = await readBody(req);
-      const opts = deleteOptions(buf, query, req.headers['content-type'], groupVersion(r));
+      const opts = deleteOptions(buf, query, req.headers['content-type']);
       const ctx = writeContext(req, query, 'DeleteOptions', opts.raw);
       const filter = filterFrom(r, ns, query);
       const listed = await listObjects(reg.store, deps.cache, r, { filter, limit: 0 });

@@ -87,10 +87,9 @@ export function deleteOptions(
   buf: Buffer,
   query: URLSearchParams,
   contentType?: string,
-  resourceGroupVersion = 'v1',
 ): { options: DeleteOptions; raw: Record<string, unknown> } {
   let raw: Record<string, unknown> = {};
-  const parsed = decodeDeleteBody(contentType, buf, resourceGroupVersion);
+  const parsed = decodeDeleteBody(contentType, buf);
   if (parsed !== undefined) {
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw statusErrors.badRequest('the body of a DELETE must be a DeleteOptions object');

@@ -62,8 +62,9 @@ describe('accessReviewAttributes()', () => {
     assert.deepEqual(accessReviewAttributes(ALICE, {}), {
       errors: [
         {
-          type: 'FieldValueRequired',
+          type: 'FieldValueInvalid',
           field: 'spec.resourceAttributes',
+          badValue: null,
           detail: 'exactly one of nonResourceAttributes or resourceAttributes must be specified',
         },
       ],
@@ -159,7 +160,7 @@ describe('the review endpoints of the API server', () => {
     assert.equal(neither.json['reason'], 'Invalid');
     assert.match(
       String(neither.json.message),
-      /SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Required value/,
+      /SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of/,
     );
     const wrongKind = await post(tokens.ro, SSAR, { apiVersion: 'v1', kind: 'Pod' });
     assert.equal(wrongKind.status, 400);

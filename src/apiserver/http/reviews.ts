@@ -5,7 +5,7 @@
 // default system:basic-user ClusterRole allows, whatever else the authorization policy says; the access
 // review is then answered by that policy for the asking (or impersonated) user.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { invalid, required, type FieldError } from '../../api/field-errors.js';
+import { invalid, type FieldError } from '../../api/field-errors.js';
 import { statusErrors } from '../../api/status.js';
 import { decodeWriteBody, readBody } from './body.js';
 import { writeJson } from './respond.js';
@@ -51,7 +51,10 @@ export const reviewOf = (info: ResourceRequestInfo): ReviewResource | undefined 
     (r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource,
   );
 
-/** Whether an authenticated user's request is one every user may make (creating a review). */
+/**
+ * Whether a request is one every authenticated user may make (creating a review): the caller checks
+ * that the user is one (a user impersonating system:anonymous is not).
+ */
 export const isSelfReview = (info: ResourceRequestInfo): boolean =>
   reviewOf(info) !== undefined &&
   info.verb === 'create' &&
@@ -85,8 +88,10 @@ export function accessReviewAttributes(
   if (!has(res) && !has(nonRes))
     return {
       errors: [
-        required(
+        // kube names the field it checks but passes the absent nonResourceAttributes as the value: null.
+        invalid(
           'spec.resourceAttributes',
+          null,
           'exactly one of nonResourceAttributes or resourceAttributes must be specified',
         ),
       ],
