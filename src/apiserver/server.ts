@@ -1,6 +1,7 @@
 // The API server process: watch cache + registry + HTTPS handler on one port, with the system
 // namespaces, namespace lifecycle, and a graceful shutdown (stop accepting, end watches cleanly,
 // finish in-flight requests, stop the cache; the caller then closes the store).
+import type { RuleResolver } from './auth/rules.js';
 import type { ValidationOptions } from '../api/validation/options.js';
 import { connect, type Socket } from 'node:net';
 import {
@@ -38,6 +39,8 @@ export interface ApiServerOptions {
   /** Decides who a request is: from its Authorization header or its verified client certificate. */
   readonly authenticate: (req: AuthenticationRequest) => Identity | 'anonymous' | 'invalid';
   readonly authorize: (attrs: AuthorizationAttributes) => boolean;
+  /** What a user may do in a namespace (SelfSubjectRulesReview); without it the answer is incomplete. */
+  readonly rulesFor?: RuleResolver;
   readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;
   readonly openapi: OpenApiProvider;
   readonly version: Record<string, string>;
@@ -166,6 +169,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       });
     },
     authorize: opts.authorize,
+    ...(opts.rulesFor === undefined ? {} : { rulesFor: opts.rulesFor }),
     forbiddenMessage: opts.forbiddenMessage,
     openapi: opts.openapi,
     version: opts.version,

@@ -9,6 +9,7 @@ import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
 import { abacAuthorizer, parseAbacPolicy } from '../apiserver/auth/abac.js';
 import { authenticate } from '../apiserver/auth/authenticator.js';
 import { alwaysAllow, buildAuthorizer, type Authorizer } from '../apiserver/auth/authorizer.js';
+import { abacRules, allowAllRules, buildRules, type RuleResolver } from '../apiserver/auth/rules.js';
 import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
 import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
 import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js';
@@ -175,6 +176,8 @@ export function readFlagFile(flag: string, path: string): string {
 export function loadAuth(values: Flags): {
   tokens: TokenTable | undefined;
   authorizer: Authorizer;
+  /** What each user may do, by the same policy (SelfSubjectRulesReview). */
+  rules: RuleResolver;
   clientCA: string | undefined;
 } {
   const tokenFile = str(values['token-auth-file']);
@@ -194,14 +197,15 @@ export function loadAuth(values: Flags): {
     'AlwaysAllow',
   );
   let authorizer: Authorizer;
+  let rules: RuleResolver;
   if (mode === 'ABAC') {
     const file = str(values['authorization-policy-file']);
     if (file === undefined)
       throw new UsageError('--authorization-policy-file is required with --authorization-mode ABAC');
     try {
-      authorizer = buildAuthorizer([
-        abacAuthorizer(parseAbacPolicy(readFlagFile('authorization-policy-file', file))),
-      ]);
+      const policy = parseAbacPolicy(readFlagFile('authorization-policy-file', file));
+      authorizer = buildAuthorizer([abacAuthorizer(policy)]);
+      rules = buildRules([abacRules(policy)]);
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new UsageError(`--authorization-policy-file: ${(err as Error).message}`);
@@ -211,11 +215,13 @@ export function loadAuth(values: Flags): {
       throw new UsageError('--authorization-policy-file needs --authorization-mode ABAC');
     }
     authorizer = buildAuthorizer([alwaysAllow]);
+    rules = buildRules([allowAllRules]);
   }
   const caFile = str(values['client-ca-file']);
   return {
     tokens,
     authorizer,
+    rules,
     clientCA: caFile === undefined ? undefined : readFlagFile('client-ca-file', caFile),
   };
 }
@@ -305,6 +311,7 @@ export async function runServer(opts: {
   tls: { cert: string; key: string; clientCA?: string };
   tokens: TokenTable | undefined;
   authorizer: Authorizer;
+  rules?: RuleResolver;
   pkgVersion: string;
   log?: Logger;
   /** What `up` adds for its controllers: a unix socket, a readiness check and their metrics. */
@@ -323,6 +330,7 @@ export async function runServer(opts: {
     authenticate: (req) => authenticate(req, { tokens: opts.tokens }),
     authorize: (attrs) => authz(attrs).decision === 'allow',
     forbiddenMessage: (attrs) => forbiddenMessage(attrs, authz(attrs).reason),
+    ...(opts.rules === undefined ? {} : { rulesFor: opts.rules }),
     openapi: {
       v3Index: () => openAPIV3Index(),
       v3Document: (path) => openAPIV3Document(path)?.json,
@@ -409,6 +417,7 @@ export async function serveFromFlags(opts: {
       tls: { ...opts.tls, ...(opts.auth.clientCA === undefined ? {} : { clientCA: opts.auth.clientCA }) },
       tokens: opts.tokens,
       authorizer: opts.auth.authorizer,
+      rules: opts.auth.rules,
       pkgVersion: opts.pkgVersion,
       log,
       ...(opts.local === undefined ? {} : { local: opts.local }),

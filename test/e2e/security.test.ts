@@ -379,7 +379,7 @@ describe('svcplane apiserver: token file, ABAC, client certificates', () => {
     assert.equal(still.status, 200, 'the node is still there');
   });
 
-  it('answers kubectl auth can-i and whoami for each user by the ABAC policy (protobuf reviews)', async () => {
+  it('answers kubectl auth can-i (and --list) and whoami for each user by the ABAC policy (protobuf reviews)', async () => {
     // `svcplane apiserver` writes no kubeconfig: one with the server and its CA, the token on each call.
     const kubeconfig = join(work, 'kubeconfig');
     writeFileSync(
@@ -436,6 +436,12 @@ describe('svcplane apiserver: token file, ABAC, client certificates', () => {
       },
     );
     assert.equal(anonymous.status, 403, anonymous.text);
+    // --list: the policy lines that match ro (readonly, everything), as kubectl prints them.
+    const list = await k(['auth', 'can-i', '--list', `--token=${tokens.ro}`]);
+    assert.match(list, /^\*\.\*\s+\[\]\s+\[\]\s+\[get list watch\]$/m);
+    // kubectl prints a non-resource rule once per verb.
+    for (const verb of ['get', 'list', 'watch'])
+      assert.match(list, new RegExp(`^\\s+\\[\\*\\]\\s+\\[\\]\\s+\\[${verb}\\]$`, 'm'));
     const whoami = await k(['auth', 'whoami', `--token=${tokens.node}`, '-o', 'json']);
     assert.deepEqual((JSON.parse(whoami) as { status: unknown }).status, {
       userInfo: { username: 'node-1', uid: 'node-1-uid', groups: ['system:nodes', 'system:authenticated'] },

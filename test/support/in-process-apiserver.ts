@@ -33,7 +33,7 @@ export interface InProcessApiServerOptions {
   readonly maxWatchQueueBytes?: number;
   readonly log?: Logger;
   /** Authentication and authorization of its own instead of the one token and allow-all. */
-  readonly auth?: Pick<ApiServerOptions, 'authenticate' | 'authorize' | 'forbiddenMessage'>;
+  readonly auth?: Pick<ApiServerOptions, 'authenticate' | 'authorize' | 'forbiddenMessage' | 'rulesFor'>;
 }
 
 export interface InProcessApiServer {

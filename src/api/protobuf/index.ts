@@ -11,7 +11,7 @@ import { deployment } from './tables/apps.js';
 import { event as coreEvent, namespace, pod, service } from './tables/core.js';
 import { event as eventsEvent } from './tables/events.js';
 import { deleteOptions } from './tables/meta.js';
-import { selfSubjectAccessReview, selfSubjectReview } from './tables/reviews.js';
+import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './tables/reviews.js';
 import { WIRE_LEN, WireReader } from './wire.js';
 
 export { ProtobufError, type ProtobufErrorReason } from './errors.js';
@@ -35,6 +35,7 @@ const TABLES: ReadonlyMap<string, MessageType> = new Map([
   ['apps/v1/Deployment', deployment],
   ['events.k8s.io/v1/Event', eventsEvent],
   ['authorization.k8s.io/v1/SelfSubjectAccessReview', selfSubjectAccessReview],
+  ['authorization.k8s.io/v1/SelfSubjectRulesReview', selfSubjectRulesReview],
   ['authentication.k8s.io/v1/SelfSubjectReview', selfSubjectReview],
 ]);
 

@@ -16,7 +16,7 @@
 //    "services" covers "services/status";
 //  - non-resource requests: nonResourcePath "*", the exact path, or a prefix written "/foo/*" ("/foo/" + anything).
 // There is no per-verb control: a rule that is not readonly allows every verb on what it matches.
-import type { Authorizer, AuthorizerResult, RequestAttributes } from './types.js';
+import type { Authorizer, AuthorizerResult, RequestAttributes, UserInfo } from './types.js';
 import { ALL_AUTHENTICATED } from './types.js';
 
 export type { RequestAttributes, UserInfo } from './types.js';
@@ -179,14 +179,18 @@ export function ruleMatches(rule: AbacRule, attrs: RequestAttributes): boolean {
   return p.endsWith('*') && attrs.path.startsWith(p.replace(/\*+$/, ''));
 }
 
-function subjectMatches(rule: AbacRule, attrs: RequestAttributes): boolean {
+const subjectMatches = (rule: AbacRule, attrs: RequestAttributes): boolean =>
+  ruleMatchesSubject(rule, attrs.user);
+
+/** Whether a rule's user and group (each one it names) match the user. */
+export function ruleMatchesSubject(rule: AbacRule, user: UserInfo): boolean {
   let matched = false;
   if (rule.user !== '') {
-    if (rule.user !== '*' && rule.user !== attrs.user.name) return false;
+    if (rule.user !== '*' && rule.user !== user.name) return false;
     matched = true;
   }
   if (rule.group !== '') {
-    if (rule.group !== '*' && !attrs.user.groups.includes(rule.group)) return false;
+    if (rule.group !== '*' && !user.groups.includes(rule.group)) return false;
     matched = true;
   }
   return matched;

@@ -134,7 +134,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
           ? statusErrors.methodNotSupported(review, info.verb)
           : notFoundPath();
       }
-      await serveReview(review, req, res, who, deps.authorize);
+      await serveReview(review, req, res, who, deps.authorize, deps.rulesFor);
       return;
     }
     if (isLegacyBindings(info)) {

@@ -96,6 +96,14 @@ describe('the review endpoints of the API server', () => {
     api = await startInProcessApiServer({
       token: tokens.admin,
       auth: {
+        // ro's rules, as the policy above would list them.
+        rulesFor: (user) => ({
+          resourceRules: user.groups.includes(SYSTEM_MASTERS)
+            ? [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }]
+            : [{ verbs: ['get', 'list', 'watch'], apiGroups: ['*'], resources: ['*'] }],
+          nonResourceRules: [],
+          incomplete: false,
+        }),
         authenticate: (req) => authenticate(req, { tokens: table }),
         authorize,
         forbiddenMessage: () => 'forbidden',
@@ -176,7 +184,28 @@ describe('the review endpoints of the API server', () => {
     assert.equal(namespaced.status, 403, 'ro may not create anything, and this is no self review');
   });
 
-  it('lists both in discovery, create only', async () => {
+  it('lists the rules the server gives a user in a namespace; a namespace is required', async () => {
+    const rules = await post(tokens.ro, '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectRulesReview',
+      spec: { namespace: 'default' },
+    });
+    assert.equal(rules.status, 201);
+    assert.deepEqual(rules.json.status, {
+      resourceRules: [{ verbs: ['get', 'list', 'watch'], apiGroups: ['*'], resources: ['*'] }],
+      nonResourceRules: [],
+      incomplete: false,
+    });
+    const none = await post(tokens.ro, '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectRulesReview',
+      spec: {},
+    });
+    assert.equal(none.status, 422);
+    assert.match(String(none.json.message), /spec.namespace: Required value/);
+  });
+
+  it('lists them in discovery, create only', async () => {
     const r = await api
       .transport(tokens.admin)
       .send({ method: 'GET', path: '/apis/authorization.k8s.io/v1' });
@@ -188,6 +217,13 @@ describe('the review endpoints of the API server', () => {
         singularName: 'selfsubjectaccessreview',
         namespaced: false,
         kind: 'SelfSubjectAccessReview',
+        verbs: ['create'],
+      },
+      {
+        name: 'selfsubjectrulesreviews',
+        singularName: 'selfsubjectrulesreview',
+        namespaced: false,
+        kind: 'SelfSubjectRulesReview',
         verbs: ['create'],
       },
     ]);

@@ -1,12 +1,14 @@
-// The two "self" reviews every Kubernetes client may ask: authorization.k8s.io/v1 SelfSubjectAccessReview
-// (`kubectl auth can-i`: may I do this?) and authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth
-// whoami`: who am I?). They are create-only and stored nowhere: the answer is the request with a status,
+// The "self" reviews every Kubernetes client may ask: authorization.k8s.io/v1 SelfSubjectAccessReview
+// (`kubectl auth can-i`: may I do this?), SelfSubjectRulesReview (`kubectl auth can-i --list`: what may I
+// do in this namespace?) and authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth whoami`: who am
+// I?). They are create-only and stored nowhere: the answer is the request with a status,
 // 201 Created, as kube-apiserver gives it. Every authenticated user may ask them, as kube-apiserver's
 // default system:basic-user ClusterRole allows, whatever else the authorization policy says; the access
 // review is then answered by that policy for the asking (or impersonated) user.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { invalid, type FieldError } from '../../api/field-errors.js';
+import { invalid, required, type FieldError } from '../../api/field-errors.js';
 import { statusErrors } from '../../api/status.js';
+import type { RuleResolver } from '../auth/rules.js';
 import { decodeWriteBody, readBody } from './body.js';
 import { writeJson } from './respond.js';
 import type { ResourceRequestInfo } from './request-info.js';
@@ -39,9 +41,19 @@ export const SELF_SUBJECT_REVIEWS: ReviewResource = {
   verbs: ['create'],
 };
 
-/** The review resources, for discovery (each its own group, cluster-scoped, create only). */
+export const SELF_SUBJECT_RULES_REVIEWS: ReviewResource = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  resource: 'selfsubjectrulesreviews',
+  singular: 'selfsubjectrulesreview',
+  kind: 'SelfSubjectRulesReview',
+  verbs: ['create'],
+};
+
+/** The review resources, for discovery (cluster-scoped, create only). */
 export const REVIEW_RESOURCES: readonly ReviewResource[] = [
   SELF_SUBJECT_ACCESS_REVIEWS,
+  SELF_SUBJECT_RULES_REVIEWS,
   SELF_SUBJECT_REVIEWS,
 ];
 
@@ -123,6 +135,7 @@ export async function serveReview(
   res: ServerResponse,
   user: Identity,
   authorize: (attrs: AuthorizationAttributes) => boolean,
+  rulesFor?: RuleResolver,
 ): Promise<void> {
   const gvk = { group: review.group, version: review.version, kind: review.kind };
   const apiVersion = `${review.group}/${review.version}`;
@@ -146,6 +159,19 @@ export async function serveReview(
         ...(user.uid === '' ? {} : { uid: user.uid }),
         groups: [...user.groups],
       },
+    };
+  } else if (review === SELF_SUBJECT_RULES_REVIEWS) {
+    const namespace = str(rec(body['spec'])['namespace']);
+    if (namespace === '')
+      throw statusErrors.invalid({ group: review.group, kind: review.kind }, '', [
+        required('spec.namespace', ''),
+      ]);
+    answer['spec'] = { namespace };
+    // A server without a rule resolver cannot list anything: say so rather than answer "nothing".
+    answer['status'] = rulesFor?.(user, namespace) ?? {
+      resourceRules: [],
+      nonResourceRules: [],
+      incomplete: true,
     };
   } else {
     const asked = accessReviewAttributes(user, body['spec']);

@@ -1,6 +1,7 @@
 // What the HTTP layer is given (HandlerDeps) and the Statuses every route shares.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../../api/resources.js';
+import type { RuleResolver } from '../auth/rules.js';
 import { StatusError } from '../../api/status.js';
 import type { Logger } from '../logger.js';
 import type { ApiMetrics } from '../metrics.js';
@@ -57,6 +58,7 @@ export interface HandlerDeps {
   readonly log: Logger;
   readonly authenticate: (req: IncomingMessage) => Identity | 'anonymous' | 'invalid';
   readonly authorize: (attrs: AuthorizationAttributes) => boolean;
+  readonly rulesFor?: RuleResolver;
   readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;
   readonly openapi: OpenApiProvider;
   readonly version: Record<string, string>;

@@ -69,3 +69,29 @@ export const selfSubjectReview = message(`${AUTHN}.SelfSubjectReview`, {
   1: ['metadata', objectMeta],
   2: ['status', message(`${AUTHN}.SelfSubjectReviewStatus`, { 1: ['userInfo', userInfo] })],
 });
+
+const resourceRule = message(`${AUTHZ}.ResourceRule`, {
+  1: ['verbs', 'string', 'repeated'],
+  2: ['apiGroups', 'string', 'repeated'],
+  3: ['resources', 'string', 'repeated'],
+  4: ['resourceNames', 'string', 'repeated'],
+});
+
+const nonResourceRule = message(`${AUTHZ}.NonResourceRule`, {
+  1: ['verbs', 'string', 'repeated'],
+  2: ['nonResourceURLs', 'string', 'repeated'],
+});
+
+export const selfSubjectRulesReview = message(`${AUTHZ}.SelfSubjectRulesReview`, {
+  1: ['metadata', objectMeta],
+  2: ['spec', message(`${AUTHZ}.SelfSubjectRulesReviewSpec`, { 1: ['namespace', 'string'] })],
+  3: [
+    'status',
+    message(`${AUTHZ}.SubjectRulesReviewStatus`, {
+      1: ['resourceRules', resourceRule, 'repeated'],
+      2: ['nonResourceRules', nonResourceRule, 'repeated'],
+      3: ['incomplete', 'bool', 'keep'],
+      4: ['evaluationError', 'string'],
+    }),
+  ],
+});
