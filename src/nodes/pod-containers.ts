@@ -9,6 +9,7 @@ import {
   restartsOf,
   startFailed,
   startWorked,
+  tcpContainerPorts,
   type CrashLoop,
 } from '../core/nodes/crash-loop.js';
 import type { ContainerRestarts } from '../core/pods/pod-status.js';
@@ -23,19 +24,9 @@ export const isHostNetwork = (pod: KObject): boolean =>
   (pod as { spec?: { hostNetwork?: unknown } }).spec?.hostNetwork === true;
 
 /** Every TCP containerPort of the pod's containers, once each. */
-export function containerPorts(pod: KObject): number[] {
-  const containers = (pod as { spec?: { containers?: unknown } }).spec?.containers;
-  const ports = new Set<number>();
-  for (const c of Array.isArray(containers) ? containers : []) {
-    const list = (c as { ports?: unknown }).ports;
-    for (const p of Array.isArray(list) ? list : []) {
-      const port = (p as { containerPort?: unknown; protocol?: unknown }).containerPort;
-      const proto = (p as { protocol?: unknown }).protocol;
-      if (typeof port === 'number' && (proto === undefined || proto === 'TCP')) ports.add(port);
-    }
-  }
-  return [...ports];
-}
+export const containerPorts = (pod: KObject): number[] => [
+  ...new Set(tcpContainerPorts(pod as { spec?: unknown }).map((p) => p.port)),
+];
 
 export class PodContainers {
   private readonly servers = new PodServers();

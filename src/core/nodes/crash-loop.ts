@@ -53,18 +53,25 @@ export function goSeconds(seconds: number): string {
   return h > 0 ? `${h}h${m}m${r}s` : m > 0 ? `${m}m${r}s` : `${r}s`;
 }
 
+/** Every TCP containerPort of the pod, with the container that declares it, in spec order. */
+export function tcpContainerPorts(pod: { readonly spec?: unknown }): { container: string; port: number }[] {
+  return recs(rec(pod.spec)['containers']).flatMap((c) =>
+    recs(c['ports'])
+      .filter((p) => typeof p['containerPort'] === 'number' && (p['protocol'] ?? 'TCP') === 'TCP')
+      .map((p) => ({
+        container: typeof c['name'] === 'string' ? c['name'] : '',
+        port: p['containerPort'] as number,
+      })),
+  );
+}
+
 /** The containers that declare one of these TCP ports (by name, in spec order). */
 export function containersOfPorts(pod: { readonly spec?: unknown }, ports: readonly number[]): string[] {
   const want = new Set(ports);
-  return recs(rec(pod.spec)['containers'])
-    .filter((c) =>
-      recs(c['ports']).some((p) => {
-        const port = p['containerPort'];
-        return typeof port === 'number' && want.has(port) && (p['protocol'] ?? 'TCP') === 'TCP';
-      }),
-    )
-    .map((c) => String(c['name'] ?? ''))
-    .filter((n) => n !== '');
+  const names = tcpContainerPorts(pod)
+    .filter((p) => want.has(p.port) && p.container !== '')
+    .map((p) => p.container);
+  return [...new Set(names)];
 }
 
 /** The highest restartCount the pod's status shows. */
