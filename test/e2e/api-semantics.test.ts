@@ -52,6 +52,7 @@ interface Status {
     group?: string;
     kind?: string;
     uid?: string;
+    retryAfterSeconds?: number;
     causes?: { reason?: string; message?: string; field?: string }[];
   };
 }
@@ -547,6 +548,23 @@ describe('API semantics over HTTPS', () => {
         assert.equal(s.reason, 'Invalid');
         assert.match(s.message, /resourceVersionMatch is forbidden unless resourceVersion is provided/);
       }
+    });
+
+    it('GET with a resourceVersion: 0 and N answer no older than N; one the server never reaches is a 504', async () => {
+      const c = await create(svcs('rv'), service('c'));
+      const n = c.metadata.resourceVersion!;
+      for (const q of ['resourceVersion=0', `resourceVersion=${n}`]) {
+        const got = (await send('GET', `${svcs('rv')}/c?${q}`, 200)).json<Obj>();
+        assert.ok(Number(got.metadata.resourceVersion) >= Number(n), q);
+      }
+      // kube's cacher waits (3 s) for the revision, then answers StatusReasonTimeout with Retry-After 1.
+      const far = Number(n) + 1_000_000;
+      const s = (await send('GET', `${svcs('rv')}/c?resourceVersion=${far}`, 504)).json<Status>();
+      assert.equal(s.reason, 'Timeout');
+      assert.match(s.message, new RegExp(`^Too large resource version: ${far}, current: \\d+$`));
+      assert.equal(s.details?.retryAfterSeconds, 1);
+      const bad = (await send('GET', `${svcs('rv')}/c?resourceVersion=abc`, 400)).json<Status>();
+      assert.match(bad.message, /invalid resourceVersion: "abc"/);
     });
   });
 

@@ -5,7 +5,7 @@ import { required, type FieldError } from '../../api/field-errors.js';
 import type { KObject } from '../../api/object.js';
 import { findResource, groupVersion, type ResourceInfo } from '../../api/resources.js';
 import { StatusError, statusErrors } from '../../api/status.js';
-import { listObjects } from '../registry/lister.js';
+import { listObjects, waitForResourceVersion } from '../registry/lister.js';
 import { PATCH_CONTENT_TYPES } from '../registry/patch.js';
 import type { WriteContext } from '../registry/registry.js';
 import { decodeWriteBody, parseJson, parseYamlDoc, readBody } from './body.js';
@@ -324,6 +324,7 @@ async function serveResource(
   switch (info.verb) {
     case 'get': {
       const rendering = renderingFor(req);
+      await waitForResourceVersion(deps.cache, query.get('resourceVersion') ?? undefined);
       const obj = await reg.get(r, ns, info.name);
       writeObject(res, r, 200, obj, rendering, query, now);
       return;

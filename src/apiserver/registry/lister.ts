@@ -66,6 +66,33 @@ export function parseResourceVersion(raw: string | undefined, what = 'resourceVe
   return Number(raw);
 }
 
+/**
+ * GET with resourceVersion N > 0 (kube's cacher): the answer must be no older than N, so wait until the
+ * cache has reached N; a revision the server does not reach within the wait is kube's 504 "Too large
+ * resource version". (Unset and "0" need no wait: the store's read is the most recent.)
+ */
+export async function waitForResourceVersion(
+  cache: WatchCache,
+  raw: string | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  const rv = parseResourceVersion(raw);
+  if (rv === undefined || rv === 0) return;
+  try {
+    await cache.waitFor(rv, signal);
+  } catch (err) {
+    throw tooLarge(err, rv);
+  }
+}
+
+const tooLarge = (err: unknown, rv: number | undefined): unknown =>
+  err instanceof CacheError && err.code === 'TooLargeResourceVersion'
+    ? statusErrors.timeout(
+        `Too large resource version: ${rv ?? ''}, current: ${err.details.current ?? ''}`,
+        1,
+      )
+    : err;
+
 export const listOptionsInvalid = (field: string, detail: string): StatusError =>
   statusErrors.invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [
     { type: 'FieldValueForbidden', field, detail },
@@ -113,7 +140,7 @@ export async function listObjects(
       return await page(store, cache, r, req.filter, limit, token.rv, token.start);
     }
     if (rv === undefined) await cache.waitFresh(signal);
-    else if (rv > 0) await cache.waitFor(match === 'Exact' ? rv : rv, signal);
+    else if (rv > 0) await cache.waitFor(rv, signal);
     if (match === 'Exact' && rv !== undefined && !cache.unchangedSince(r, rv)) {
       return await fromStore(store, r, req.filter, limit, rv, undefined);
     }
@@ -124,13 +151,7 @@ export async function listObjects(
       ...(res.more ? { continueToken: encodeToken({ rv: res.revision, start: res.lastKey! }) } : {}),
     };
   } catch (err) {
-    if (err instanceof CacheError && err.code === 'TooLargeResourceVersion') {
-      throw statusErrors.timeout(
-        `Too large resource version: ${rv ?? ''}, current: ${err.details.current ?? ''}`,
-        1,
-      );
-    }
-    throw err;
+    throw tooLarge(err, rv);
   }
 }
 
