@@ -16,6 +16,7 @@ import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
 import { TopologyIndex } from '../core/topology/index.js';
 import type { Client } from '../runtime/client.js';
 import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
+import { HostNodePresence } from '../runtime/host-node.js';
 
 export const SERVICES = mustFindResource('', 'services');
 export const ENDPOINTSLICES = mustFindResource('discovery.k8s.io', 'endpointslices');
@@ -156,11 +157,14 @@ export class ProxySync {
   private readonly periodMs: number;
   private readonly now: () => number;
 
+  private readonly host: HostNodePresence;
+
   constructor(private readonly o: SyncOptions) {
     this.minMs = o.minSyncPeriodMs ?? 1000;
     this.periodMs = o.syncPeriodMs ?? 30_000;
     this.now = o.now ?? Date.now;
     this.index = new TopologyIndex(o.node, { targetRefs: false });
+    this.host = new HostNodePresence(o.node, o.log);
     const scoped = { labelSelector: PROXY_SELECTOR, transform: lean };
     this.services = new Informer(o.client, SERVICES, scoped);
     this.slices = new Informer(o.client, ENDPOINTSLICES, scoped);
@@ -194,6 +198,7 @@ export class ProxySync {
         endpointSlices: this.slices.indexer.list().length,
         nodes: this.nodes.indexer.list().length,
       });
+      this.host.initialSyncDone();
       this.request();
     });
   }
@@ -275,6 +280,7 @@ export class ProxySync {
 
   private node(n: KObject, deleted = false): void {
     const name = n.metadata.name ?? '';
+    this.host.observe(name, !deleted);
     if (name === this.o.node) {
       // This node's addresses decide whether a load-balancer source range holds it (state.ts); they
       // change rarely, so every Service is recomputed when they do.

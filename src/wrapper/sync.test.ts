@@ -99,6 +99,33 @@ describe('WrapperSync', () => {
     await again.stop();
   });
 
+  it('a node missing upstream is warned about, and served its unit once it registers', async () => {
+    const lines: string[] = [];
+    const log = {
+      ...quiet,
+      info: (m: string) => lines.push(`info ${m}`),
+      warn: (m: string) => lines.push(`warn ${m}`),
+    };
+    const store = new MemoryStore();
+    const sync = new WrapperSync(api.client, store, 'n4', log);
+    await sync.start();
+    await sync.waitForSync();
+    assert.deepEqual(await served(store, 'web-1'), []);
+    assert.equal(lines.filter((l) => l.startsWith('warn this node is not in the upstream')).length, 1);
+    // n2 is in unit a (n3 too, once an earlier test has moved it).
+    await api.client.create(NODES, '', { metadata: { name: 'n4', labels: { unit: 'a', host: 'n4' } } });
+    try {
+      await until(async () => (await served(store, 'web-1')).includes('10.0.0.2'));
+      assert.ok(
+        lines.some((l) => l.startsWith('info this node is in the upstream now')),
+        lines.join('\n'),
+      );
+    } finally {
+      await sync.stop();
+      await api.client.delete(NODES, '', 'n4');
+    }
+  });
+
   it('on a restart, serves exactly what changed while it was away: a new Service, a moved slice, a deletion', async () => {
     await api.client.patch(NODES, '', 'n3', 'merge', { metadata: { labels: { unit: 'a' } } });
     const store = new MemoryStore();

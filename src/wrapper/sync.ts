@@ -23,6 +23,7 @@ import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
 import { DirtyQueue } from './dirty-queue.js';
 import { Mirror, deflate, inflate, inflateText, storedForm, storedObject } from './mirror.js';
 import { UpstreamLog, type Logger } from './upstream-log.js';
+import { HostNodePresence } from '../runtime/host-node.js';
 import { sliceService, splitKey, withoutPolicies } from './objects.js';
 
 export type { Logger };
@@ -88,6 +89,7 @@ export class WrapperSync {
   /** Endpoints by `namespace/name`: their stored form, deflated. */
   private readonly endpoints = new Map<string, string>();
   private draining: Promise<void> | undefined;
+  private readonly host: HostNodePresence;
   private readonly upstream: UpstreamLog;
   private synced = false;
   private stopped = false;
@@ -102,6 +104,7 @@ export class WrapperSync {
     private readonly metrics?: WrapperSyncMetrics,
   ) {
     this.index = new TopologyIndex(hostname, { targetRefs: false });
+    this.host = new HostNodePresence(hostname, log);
     this.upstream = new UpstreamLog(
       log,
       () => this.inSync(),
@@ -120,9 +123,14 @@ export class WrapperSync {
       }),
       nodes: new Mirror({
         relisting,
-        put: (key, o, form) =>
-          this.putServed(NODES, key, form, () => this.index.setNode(key, o.metadata.labels ?? {})),
-        remove: (key) => this.putServed(NODES, key, null, () => this.index.setNode(key, undefined)),
+        put: (key, o, form) => {
+          this.host.observe(key, true);
+          this.putServed(NODES, key, form, () => this.index.setNode(key, o.metadata.labels ?? {}));
+        },
+        remove: (key) => {
+          this.host.observe(key, false);
+          this.putServed(NODES, key, null, () => this.index.setNode(key, undefined));
+        },
       }),
       slices: new Mirror({
         relisting,
@@ -218,6 +226,7 @@ export class WrapperSync {
         this.dirty.set(key, d);
       }
       this.log.info('upstream in sync', { objects: this.dirty.size, held: this.held.size });
+      this.host.initialSyncDone();
       this.upstream.up();
       this.kick();
     });
