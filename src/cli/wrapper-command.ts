@@ -10,7 +10,7 @@ import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 import { UsageError, hostPort, parseFlags } from './flags.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
 import { ensureDataDir, ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
-import { upstreamForwarder } from './wrapper-proxy.js';
+import { upstreamDiscovery, upstreamForwarder } from './wrapper-proxy.js';
 import { READERS_GROUP, startWrapper } from './wrapper-server.js';
 
 export const WRAPPER_HELP = `Usage: svcplane wrapper --hostname NODE [flags]
@@ -42,6 +42,8 @@ Flags:
                                   (Impersonate-User/-Group), so the upstream decides what the client may
                                   do; the --kubeconfig identity needs the impersonate verb on users and
                                   groups. Never for anonymous clients or the --insecure-bind-address port.
+                                  Discovery and OpenAPI come from the upstream too (the wrapper's own
+                                  when it is away or refuses), so kubectl finds what is forwarded.
                                   Without it such requests are refused with 403.
 `;
 
@@ -153,7 +155,9 @@ export async function wrapperCommand(
     ...(insecure === undefined ? {} : { insecure: { bindAddress: insecure.host, port: insecure.port } }),
     version: versionInfo(pkgVersion),
     log,
-    ...(values['proxy-upstream'] === true ? { forward: upstreamForwarder(transport, log) } : {}),
+    ...(values['proxy-upstream'] === true
+      ? { forward: upstreamForwarder(transport, log), forwardDiscovery: upstreamDiscovery(transport, log) }
+      : {}),
     ...(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0) > 0
       ? { bookmarkIntervalMs: Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS) }
       : {}),

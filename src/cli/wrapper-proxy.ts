@@ -101,20 +101,58 @@ export function clientResponseHeaders(
 
 /** The HandlerDeps.forward hook that passes refused requests upstream as the client. */
 export function upstreamForwarder(transport: Transport, log: Logger): NonNullable<HandlerDeps['forward']> {
+  const pass = passer(transport, log);
+  return (req, res, who) => pass(req, res, who, undefined);
+}
+
+/**
+ * How long a discovery request waits for the upstream's answer to begin before the wrapper answers it
+ * itself (an upstream that drops packets would otherwise hold kubectl for the TCP timeout).
+ */
+export const DISCOVERY_UPSTREAM_WAIT_MS = 5_000;
+
+/**
+ * The HandlerDeps.forwardDiscovery hook (--proxy-upstream): discovery and OpenAPI documents come from the
+ * upstream, as the client, so that kubectl finds the resources the wrapper forwards. When the upstream
+ * does not answer (unreachable, or nothing within `waitMs`) or refuses (4xx, 5xx: a client the upstream
+ * does not let read discovery, a group it lacks), false: the wrapper serves its own documents, which
+ * every authenticated client may read.
+ */
+export function upstreamDiscovery(
+  transport: Transport,
+  log: Logger,
+  waitMs = DISCOVERY_UPSTREAM_WAIT_MS,
+): NonNullable<HandlerDeps['forwardDiscovery']> {
+  const pass = passer(transport, log);
+  return (req, res, who) => pass(req, res, who, waitMs);
+}
+
+function passer(transport: Transport, log: Logger) {
   const stream = transport.stream?.bind(transport);
   if (stream === undefined) throw new Error('the upstream transport cannot pass requests through');
-  return async (req: IncomingMessage, res: ServerResponse, who: Identity): Promise<boolean> => {
+  return async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    who: Identity,
+    /** Set: answer false (not a 503) when the upstream fails, refuses, or has not answered in this time. */
+    fallbackAfterMs: number | undefined,
+  ): Promise<boolean> => {
+    const fallback = fallbackAfterMs !== undefined;
     const impersonation = impersonationFor(who);
     if (impersonation === undefined) return false;
     const aborted = new AbortController();
+    let clientGone = false;
     res.once('close', () => {
-      if (!res.writableFinished) aborted.abort();
+      if (res.writableFinished) return;
+      clientGone = true;
+      aborted.abort();
     });
     const method = req.method ?? 'GET';
     const hasBody =
       req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     const path = req.url ?? '/';
     if (!path.startsWith('/') || path.startsWith('//')) return false; // never another host
+    const slow = fallback ? setTimeout(() => aborted.abort(), fallbackAfterMs) : undefined;
     let up;
     try {
       up = await stream({
@@ -125,12 +163,19 @@ export function upstreamForwarder(transport: Transport, log: Logger): NonNullabl
         signal: aborted.signal,
       });
     } catch (err) {
-      if (aborted.signal.aborted) return true;
+      if (clientGone) return true;
+      if (fallback) return false;
       log.warn('cannot pass a request to the upstream', { method, error: String(err) });
       if (!req.complete) req.resume();
       if (!res.headersSent)
         writeStatus(res, statusErrors.serviceUnavailable('the upstream API server is unavailable').status);
       return true;
+    } finally {
+      clearTimeout(slow);
+    }
+    if (fallback && up.status >= 400) {
+      up.body.destroy();
+      return false;
     }
     if (!hasBody) req.resume();
     res.writeHead(up.status, clientResponseHeaders(up.headers));

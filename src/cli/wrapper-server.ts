@@ -46,6 +46,8 @@ export interface WrapperOptions {
   readonly log: Logger;
   /** --proxy-upstream: answers what the wrapper refuses an authenticated client (never on `insecure`). */
   readonly forward?: HandlerDeps['forward'];
+  /** --proxy-upstream: discovery and OpenAPI from the upstream, as the client (never on `insecure`). */
+  readonly forwardDiscovery?: HandlerDeps['forwardDiscovery'];
   readonly bookmarkIntervalMs?: number;
   readonly maxWatchQueueBytes?: number;
   readonly minRequestTimeoutSeconds?: number;
@@ -197,6 +199,7 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   const handler = createHandler({
     ...deps,
     ...(o.forward === undefined ? {} : { forward: o.forward }),
+    ...(o.forwardDiscovery === undefined ? {} : { forwardDiscovery: o.forwardDiscovery }),
     authenticate: (req: IncomingMessage) => {
       const sock = req.socket as TLSSocket;
       const peer = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;

@@ -153,6 +153,7 @@ describe('svcplane wrapper --proxy-upstream', () => {
     alice: token(),
     reader: token(),
     aliceAtWrapper: token(),
+    carolAtWrapper: token(),
   };
   let upstream: TestServer;
   let proxying: Wrapper;
@@ -192,6 +193,9 @@ describe('svcplane wrapper --proxy-upstream', () => {
         // alice writes events, and nothing else.
         policyLine({ user: 'alice', apiGroup: '', namespace: '*', resource: 'events' }),
         policyLine({ user: 'alice', apiGroup: 'events.k8s.io', namespace: '*', resource: 'events' }),
+        // carol reads discovery and pods.
+        policyLine({ user: 'carol', readonly: true, nonResourcePath: '*' }),
+        policyLine({ user: 'carol', readonly: true, apiGroup: '', namespace: '*', resource: 'pods' }),
       ].join('\n') + '\n',
     );
     upstream = await startUp({
@@ -217,6 +221,7 @@ describe('svcplane wrapper --proxy-upstream', () => {
           groups: ['svcplane:wrapper-readers'],
         }),
         formatTokenFileRecord(tokens.aliceAtWrapper, { name: 'alice', uid: 'alice', groups: ['edge-devs'] }),
+        formatTokenFileRecord(tokens.carolAtWrapper, { name: 'carol', uid: 'carol', groups: [] }),
       ].join('\n') + '\n';
     proxying = await startWrapper(join(work, 'proxying'), upstreamKubeconfig, wrapperTokens, [
       '--proxy-upstream',
@@ -231,16 +236,41 @@ describe('svcplane wrapper --proxy-upstream', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  const aliceKubectl = (w: Wrapper, name: string) => {
+  const kubectlAs = (w: Wrapper, name: string, user: string, userToken: string) => {
     const home = join(work, `home-${name}`);
     mkdirSync(home, { recursive: true });
     const kubeconfig = join(home, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      renderKubeconfig({ server: w.url, caPem: w.ca, user: 'alice', token: tokens.aliceAtWrapper }),
-    );
+    writeFileSync(kubeconfig, renderKubeconfig({ server: w.url, caPem: w.ca, user, token: userToken }));
     return kubectlFor({ kubeconfig }, home);
   };
+  const aliceKubectl = (w: Wrapper, name: string) => kubectlAs(w, name, 'alice', tokens.aliceAtWrapper);
+
+  it('takes discovery from upstream as the client, so kubectl finds what it forwards; its own when upstream refuses', async () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'via-wrapper', namespace: 'default' },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    };
+    const made = await call(admin(), 'POST', '/api/v1/namespaces/default/pods', { body: pod });
+    assert.equal(made.status, 201, made.text);
+    // carol may read discovery and pods upstream: both pass through the wrapper, as carol.
+    const carol = kubectlAs(proxying, 'carol', 'carol', tokens.carolAtWrapper);
+    assert.match(await carol(['get', 'pods', '-o', 'name']), /^pod\/via-wrapper$/m);
+    // alice may not read discovery upstream: the wrapper's own documents, which have no pods.
+    await assert.rejects(aliceKubectl(proxying, 'alice-discovery')(['get', 'pods']), (err: Error) => {
+      assert.match(err.message, /the server doesn't have a resource type "pods"/);
+      return true;
+    });
+    // Without the flag, discovery is the wrapper's own for carol too.
+    await assert.rejects(
+      kubectlAs(refusing, 'carol-refusing', 'carol', tokens.carolAtWrapper)(['get', 'pods']),
+      (err: Error) => {
+        assert.match(err.message, /the server doesn't have a resource type "pods"/);
+        return true;
+      },
+    );
+  });
 
   it("passes alice's namespace create upstream, where the 403 names alice", async () => {
     const kubectl = aliceKubectl(proxying, 'proxying');

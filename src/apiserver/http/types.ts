@@ -87,6 +87,15 @@ export interface HandlerDeps {
     identity: Identity,
     attrs: AuthorizationAttributes,
   ) => boolean | Promise<boolean>;
+  /**
+   * Asked first for an authenticated GET of discovery (/api, /apis and below) or OpenAPI: true when it
+   * has answered (the wrapper passing it upstream as the client), false to serve this server's own.
+   */
+  readonly forwardDiscovery?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    identity: Identity,
+  ) => Promise<boolean>;
 }
 
 export interface ReadyCheck {
