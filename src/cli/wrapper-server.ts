@@ -95,7 +95,7 @@ function refusal(attrs: AuthorizationAttributes): string {
   return forbiddenMessage(attrs, `only members of ${READERS_GROUP} may read through the wrapper`);
 }
 
-function wrapperMetrics(sync: () => WrapperSync | undefined) {
+function wrapperMetrics(sync: () => WrapperSync | undefined, watches: WatchRegistry) {
   const registry = new PromRegistry();
   const recompute = new Histogram({
     name: 'svcplane_wrapper_recompute_seconds',
@@ -141,6 +141,22 @@ function wrapperMetrics(sync: () => WrapperSync | undefined) {
       this.set(sync()?.inSync() === true ? 1 : 0);
     },
   });
+  new Gauge({
+    name: 'svcplane_wrapper_watch_queued_bytes',
+    help: 'Bytes written to watches that their clients have not taken yet, over all open watches',
+    registers: [registry],
+    collect() {
+      this.set(watches.queuedBytes().total);
+    },
+  });
+  new Gauge({
+    name: 'svcplane_wrapper_watch_queued_bytes_max',
+    help: 'The most bytes one open watch has queued; past the queue limit the watch is closed as too slow',
+    registers: [registry],
+    collect() {
+      this.set(watches.queuedBytes().max);
+    },
+  });
   return {
     registry,
     sink: {
@@ -153,7 +169,8 @@ function wrapperMetrics(sync: () => WrapperSync | undefined) {
 export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   const metrics = new ApiMetrics();
   const ref: { sync?: WrapperSync } = {};
-  const own = wrapperMetrics(() => ref.sync);
+  const watches = new WatchRegistry();
+  const own = wrapperMetrics(() => ref.sync, watches);
   const cache = new WatchCache(
     o.store,
     {
@@ -170,7 +187,6 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   ref.sync = sync;
   await sync.start();
 
-  const watches = new WatchRegistry();
   let stopping = false;
   let address = `${o.bindAddress}:${o.port}`;
   const deps = {

@@ -749,10 +749,14 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     assert.equal(slow.res.statusCode, 200);
     const filler = 'q'.repeat(250_000);
     let patches = 0;
+    // What it has queued shows on /metrics while it lags (once past what the sockets' buffers take).
+    let queuedMax = 0;
     for (; patches < 400; patches++) {
       await patchUpstream('/api/v1/namespaces/default/services/slow-big', {
         metadata: { annotations: { big: `${patches}-${filler}` } },
       });
+      if (patches % 10 === 0)
+        queuedMax = Math.max(queuedMax, await metric(w0, 'svcplane_wrapper_watch_queued_bytes_max'));
       if (patches >= 60 && patches % 10 === 0 && (await terminated()) > before) break;
     }
     await until(
@@ -760,6 +764,7 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
       10_000,
       async () => (await terminated()) > before,
     );
+    assert.ok(queuedMax > 1_000_000, `svcplane_wrapper_watch_queued_bytes_max peaked at ${queuedMax}`);
     let text = '';
     slow.res.setEncoding('utf8');
     slow.res.on('data', (d: string) => (text += d));
@@ -776,6 +781,7 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     assert.ok(
       lines.slice(0, -1).every((e) => e.type === 'MODIFIED' && e.object.metadata.name === 'slow-big'),
     );
+    assert.equal(await metric(w0, 'svcplane_wrapper_watch_queued_bytes'), 0, 'its queue is gone with it');
     const del = await call(srv, 'DELETE', '/api/v1/namespaces/default/services/slow-big');
     assert.equal(del.status, 200, del.text);
   });

@@ -42,16 +42,28 @@ export interface WatchOptions {
 
 /** Every open watch, so shutdown can end them cleanly. */
 export class WatchRegistry {
-  private readonly open = new Set<() => void>();
-  add(end: () => void): () => void {
-    this.open.add(end);
+  /** Each open watch's end, and the bytes it has queued (written, not yet taken by its socket). */
+  private readonly open = new Map<() => void, () => number>();
+  add(end: () => void, queued: () => number = () => 0): () => void {
+    this.open.set(end, queued);
     return () => this.open.delete(end);
   }
   get size(): number {
     return this.open.size;
   }
+  /** What the open watches have queued: in all, and the most one of them has. */
+  queuedBytes(): { readonly total: number; readonly max: number } {
+    let total = 0;
+    let max = 0;
+    for (const queued of this.open.values()) {
+      const n = queued();
+      total += n;
+      if (n > max) max = n;
+    }
+    return { total, max };
+  }
   endAll(): void {
-    for (const end of [...this.open]) end();
+    for (const end of [...this.open.keys()]) end();
   }
 }
 
@@ -235,7 +247,10 @@ export async function serveWatch(
     res.once('close', () => clearTimeout(kill));
     resolveDone();
   };
-  const unregister = registry.add(() => finish());
+  const unregister = registry.add(
+    () => finish(),
+    () => res.writableLength,
+  );
   metrics.registeredWatchers.inc(kindLabels);
   // Bound once: a labelled child increments without hashing the labels on every delivery.
   const eventsCounter = metrics.watchEvents.labels(kindLabels);
