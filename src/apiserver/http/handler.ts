@@ -116,15 +116,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       }
     }
     if (!info.isResourceRequest) {
-      if (
-        deps.forwardDiscovery !== undefined &&
-        who !== 'anonymous' &&
-        (req.method === 'GET' || req.method === 'HEAD') &&
-        (info.discovery !== undefined || path === '/openapi/v2' || path.startsWith('/openapi/v3')) &&
-        (await deps.forwardDiscovery(req, res, who))
-      )
-        return;
-      await serveNonResource(deps, req, res, path, query, info.discovery);
+      await serveNonResource(deps, req, res, path, query, info.discovery, who);
       return;
     }
     const r = findResource(info.apiGroup, info.apiVersion, info.resource);

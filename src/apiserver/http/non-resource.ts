@@ -11,7 +11,7 @@ import {
 } from './discovery.js';
 import { negotiate } from './negotiation.js';
 import { headers, writeJson, writeRawJson } from './respond.js';
-import { type HandlerDeps, notFoundPath } from './types.js';
+import { type HandlerDeps, type Identity, notFoundPath } from './types.js';
 
 export async function serveNonResource(
   deps: HandlerDeps,
@@ -20,6 +20,7 @@ export async function serveNonResource(
   path: string,
   query: URLSearchParams,
   discovery: { group?: string; version?: string; legacy: boolean } | undefined,
+  who: Identity | 'anonymous',
 ): Promise<void> {
   const method = req.method ?? 'GET';
   if (method !== 'GET' && method !== 'HEAD') {
@@ -34,6 +35,10 @@ export async function serveNonResource(
       code: 405,
     });
   }
+  // The wrapper with --proxy-upstream: the upstream's documents, asked as the client, when it answers.
+  const document = discovery !== undefined || path === '/openapi/v2' || path.startsWith('/openapi/v3');
+  if (document && deps.forwardDiscovery !== undefined && who !== 'anonymous')
+    if (await deps.forwardDiscovery(req, res, who)) return;
   const accept = req.headers.accept;
   if (discovery !== undefined) {
     if (discovery.version === undefined && discovery.group === undefined) {
