@@ -1,4 +1,6 @@
 // `svcplane proxy`: flags → client, backend (iptables or userspace), sync loop, /metrics and /healthz.
+import { parseAutonomyFlag, type AutonomyConfig } from '../core/topology/health-report.js';
+import { HealthPoller } from '../runtime/health-poller.js';
 import { isIP } from 'node:net';
 import { jsonLogger } from '../apiserver/logger.js';
 import { parseCidrRange } from '../core/allocator/cidr.js';
@@ -60,11 +62,16 @@ Flags:
                                   process that may not bind ports below 1024 (80 → 10080 with 10000)
   --metrics-bind-address H:P      /metrics (default 127.0.0.1:10249; port 0 picks a free one)
   --healthz-bind-address H:P      /healthz (default 127.0.0.1:10256; port 0 picks a free one)
+  --service-autonomy-enhancement enabled=true[,interval=30][,address=http://localhost:51005/localinfo]
+                                  SuperEdge's edge autonomy, as in svcplane wrapper: endpoints on nodes that
+                                  edge-health reports not Normal are not used (for a proxy pointed straight
+                                  at an API server; a wrapper with the flag has already left them out)
   --cleanup                       iptables: remove the jumps and every KUBE-* chain, then exit
 `;
 
 const FLAGS = {
   'hostname-override': { type: 'string' },
+  'service-autonomy-enhancement': { type: 'string' },
   'proxy-mode': { type: 'string' },
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
@@ -167,6 +174,7 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
 
   const node = values['hostname-override'];
   if (typeof node !== 'string' || node === '') throw new UsageError('--hostname-override is required');
+  const autonomy = autonomyFlag(values['service-autonomy-enhancement']);
   const minMs = durationFlag('min-sync-period', values['min-sync-period'], 0) ?? 1000;
   const periodMs = durationFlag('sync-period', values['sync-period'], 1000) ?? 30_000;
   const metricsAt = hostPort(
@@ -238,6 +246,16 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
       ? ops
       : await serveOps(healthAt.host, healthAt.port, undefined, sync);
   const stop = signalled(log);
+  const edgeHealth =
+    autonomy?.enabled === true
+      ? new HealthPoller({
+          address: autonomy.address,
+          intervalMs: autonomy.intervalSeconds * 1000,
+          apply: (n, healthy) => sync.setNodeHealth(n, healthy),
+          log,
+        })
+      : undefined;
+  edgeHealth?.start();
   sync.start();
   const first = await Promise.race([sync.waitForFirstSync().then(() => true), stop.then(() => false)]);
   if (first)
@@ -246,6 +264,7 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
         `metrics on http://${metricsAt.host}:${ops.port}/metrics, healthz on http://${healthAt.host}:${health.port}/healthz`,
     );
   await stop;
+  edgeHealth?.stop();
   await sync.stop();
   await healthChecks.servers.close();
   await backend.close();
@@ -253,6 +272,16 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
   health.server.close();
   transport.close();
   return 0;
+}
+
+/** --service-autonomy-enhancement, checked (exit 2 on a bad value). */
+function autonomyFlag(raw: unknown): AutonomyConfig | undefined {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    return parseAutonomyFlag(raw);
+  } catch (err) {
+    throw new UsageError(`--service-autonomy-enhancement: ${(err as Error).message}`);
+  }
 }
 
 /**

@@ -11,6 +11,7 @@ import { UsageError, hostPort, parseFlags } from './flags.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
 import { ensureDataDir, ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
 import { upstreamDiscovery, upstreamForwarder } from './wrapper-proxy.js';
+import { parseAutonomyFlag, type AutonomyConfig } from '../core/topology/health-report.js';
 import { READERS_GROUP, startWrapper } from './wrapper-server.js';
 
 export const WRAPPER_HELP = `Usage: svcplane wrapper --hostname NODE [flags]
@@ -45,6 +46,11 @@ Flags:
                                   Discovery and OpenAPI come from the upstream too (the wrapper's own
                                   when it is away or refuses), so kubectl finds what is forwarded.
                                   Without it such requests are refused with 403.
+  --service-autonomy-enhancement enabled=true[,interval=30][,address=http://localhost:51005/localinfo]
+                                  SuperEdge's edge autonomy: every interval seconds, ask edge-health which
+                                  nodes answer; endpoints on a node it reports not Normal are left out of
+                                  every Service. A failing source keeps its last answer for two intervals,
+                                  then every node counts as healthy (docs/wrapper.md).
 `;
 
 const FLAGS = {
@@ -55,6 +61,7 @@ const FLAGS = {
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
   'proxy-upstream': { type: 'boolean' },
+  'service-autonomy-enhancement': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -118,6 +125,13 @@ export async function wrapperCommand(
       ? values['data-dir']
       : '.svcplane-wrapper',
   );
+  const autonomyRaw = values['service-autonomy-enhancement'];
+  let autonomy: AutonomyConfig | undefined;
+  try {
+    autonomy = typeof autonomyRaw === 'string' ? parseAutonomyFlag(autonomyRaw) : undefined;
+  } catch (err) {
+    throw new UsageError(`--service-autonomy-enhancement: ${(err as Error).message}`);
+  }
   const transport = transportFromFlags(values, (message) => new UsageError(message));
   const log = jsonLogger(undefined, 'wrapper');
 
@@ -155,6 +169,7 @@ export async function wrapperCommand(
     ...(insecure === undefined ? {} : { insecure: { bindAddress: insecure.host, port: insecure.port } }),
     version: versionInfo(pkgVersion),
     log,
+    ...(autonomy?.enabled === true ? { autonomy } : {}),
     ...(values['proxy-upstream'] === true
       ? { forward: upstreamForwarder(transport, log), forwardDiscovery: upstreamDiscovery(transport, log) }
       : {}),

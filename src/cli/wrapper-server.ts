@@ -24,6 +24,8 @@ import type { Store } from '../storage/store.js';
 import { SERVED, WrapperSync } from '../wrapper/sync.js';
 import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
 import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
+import type { AutonomyConfig } from '../core/topology/health-report.js';
+import { HealthPoller } from '../runtime/health-poller.js';
 
 /** The group whose members may read the served resources (the kubeconfig's token has it). */
 export const READERS_GROUP = 'svcplane:wrapper-readers';
@@ -46,6 +48,8 @@ export interface WrapperOptions {
   readonly log: Logger;
   /** --proxy-upstream: answers what the wrapper refuses an authenticated client (never on `insecure`). */
   readonly forward?: HandlerDeps['forward'];
+  /** --service-autonomy-enhancement, when enabled: edge-health's verdicts drop unhealthy nodes' endpoints. */
+  readonly autonomy?: AutonomyConfig;
   /** --proxy-upstream: discovery and OpenAPI from the upstream, as the client (never on `insecure`). */
   readonly forwardDiscovery?: HandlerDeps['forwardDiscovery'];
   readonly bookmarkIntervalMs?: number;
@@ -95,7 +99,11 @@ function refusal(attrs: AuthorizationAttributes): string {
   return forbiddenMessage(attrs, `only members of ${READERS_GROUP} may read through the wrapper`);
 }
 
-function wrapperMetrics(sync: () => WrapperSync | undefined, watches: WatchRegistry) {
+function wrapperMetrics(
+  sync: () => WrapperSync | undefined,
+  watches: WatchRegistry,
+  health: () => HealthPoller | undefined,
+) {
   const registry = new PromRegistry();
   const recompute = new Histogram({
     name: 'svcplane_wrapper_recompute_seconds',
@@ -157,6 +165,22 @@ function wrapperMetrics(sync: () => WrapperSync | undefined, watches: WatchRegis
       this.set(watches.queuedBytes().max);
     },
   });
+  new Gauge({
+    name: 'svcplane_wrapper_health_unhealthy_nodes',
+    help: 'Nodes the health source (--service-autonomy-enhancement) reports unhealthy, in its answer in force',
+    registers: [registry],
+    collect() {
+      this.set(health()?.unhealthy() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'svcplane_wrapper_health_poll_failures',
+    help: 'Polls of the health source that got no usable answer, since the start',
+    registers: [registry],
+    collect() {
+      this.set(health()?.failures ?? 0);
+    },
+  });
   return {
     registry,
     sink: {
@@ -168,9 +192,13 @@ function wrapperMetrics(sync: () => WrapperSync | undefined, watches: WatchRegis
 
 export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   const metrics = new ApiMetrics();
-  const ref: { sync?: WrapperSync } = {};
+  const ref: { sync?: WrapperSync; health?: HealthPoller } = {};
   const watches = new WatchRegistry();
-  const own = wrapperMetrics(() => ref.sync, watches);
+  const own = wrapperMetrics(
+    () => ref.sync,
+    watches,
+    () => ref.health,
+  );
   const cache = new WatchCache(
     o.store,
     {
@@ -185,6 +213,15 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   const registry = new Registry(o.store, cache);
   const sync = new WrapperSync(o.upstream, o.store, o.hostname, o.log, own.sink);
   ref.sync = sync;
+  if (o.autonomy !== undefined) {
+    ref.health = new HealthPoller({
+      address: o.autonomy.address,
+      intervalMs: o.autonomy.intervalSeconds * 1000,
+      apply: (node, healthy) => sync.setNodeHealth(node, healthy),
+      log: o.log,
+    });
+    ref.health.start();
+  }
   await sync.start();
 
   let stopping = false;
@@ -254,6 +291,7 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
       );
     }
   } catch (err) {
+    ref.health?.stop();
     await sync.stop();
     await cache.stop();
     throw err;
@@ -289,6 +327,7 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
       listener.https.closeAllConnections();
       insecure?.closeAllConnections();
       for (const s of listener.sockets) s.destroy();
+      ref.health?.stop();
       await sync.stop();
       await cache.stop();
     },

@@ -138,6 +138,27 @@ describe('ProxySync', () => {
     }
   });
 
+  it('a node reported unhealthy: a partial sync without its endpoints; no opinion brings them back', async () => {
+    const backend = new RecordingBackend();
+    const sync = new ProxySync({ client: api.client, node: 'n1', backend, log: quiet, minSyncPeriodMs: 0 });
+    sync.start();
+    try {
+      await sync.waitForFirstSync();
+      const web = () => backend.last().state.get('default/web:http');
+      assert.ok(web()?.includes('10.0.0.2:8080'));
+      const calls = backend.calls.length;
+      sync.setNodeHealth('n2', false);
+      await until(() => backend.calls.length === calls + 1);
+      assert.deepEqual(backend.last().changed, ['default/web:http']);
+      assert.ok(!web()?.includes('10.0.0.2:8080'));
+      sync.setNodeHealth('n2', undefined);
+      await until(() => backend.calls.length === calls + 2);
+      assert.ok(web()?.includes('10.0.0.2:8080'));
+    } finally {
+      await sync.stop();
+    }
+  });
+
   it('batches changes that arrive within --min-sync-period into one sync', async () => {
     const backend = new RecordingBackend();
     const sync = new ProxySync({ client: api.client, node: 'n1', backend, log: quiet, minSyncPeriodMs: 400 });

@@ -293,6 +293,11 @@ export class ProxySync {
     this.mark(this.index.setNode(name, deleted ? undefined : (n.metadata.labels ?? {})));
   }
 
+  /** A node's verdict from the health source (edge autonomy): false drops its endpoints; undefined: none. */
+  setNodeHealth(node: string, healthy: boolean | undefined): void {
+    this.mark(this.index.setHealth(node, healthy));
+  }
+
   // --------------------------------------------------------------------------------------- loop
 
   /** Asks for a sync: now if the last one started at least --min-sync-period ago, else when it is up. */

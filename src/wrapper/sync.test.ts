@@ -99,6 +99,22 @@ describe('WrapperSync', () => {
     await again.stop();
   });
 
+  it('a node reported unhealthy leaves every view it is in, and comes back with no opinion', async () => {
+    const store = new MemoryStore();
+    const sync = new WrapperSync(api.client, store, 'n1', quiet);
+    await sync.start();
+    await sync.waitForSync();
+    assert.ok((await served(store, 'web-1')).includes('10.0.0.2'));
+    const writes = sync.writes;
+    sync.setNodeHealth('n2', false);
+    await until(async () => !(await served(store, 'web-1')).includes('10.0.0.2'));
+    await sync.settled();
+    assert.equal(sync.writes - writes, 1, 'only the slice with an endpoint on n2');
+    sync.setNodeHealth('n2', undefined);
+    await until(async () => (await served(store, 'web-1')).includes('10.0.0.2'));
+    await sync.stop();
+  });
+
   it('a node missing upstream is warned about, and served its unit once it registers', async () => {
     const lines: string[] = [];
     const log = {

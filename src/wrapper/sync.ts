@@ -268,6 +268,15 @@ export class WrapperSync {
     return undefined;
   }
 
+  /**
+   * A node's verdict from the health source (edge autonomy): false leaves its endpoints out of every
+   * Service's view, undefined is no opinion. Only the views with endpoints on the node are re-served.
+   */
+  setNodeHealth(node: string, healthy: boolean | undefined): void {
+    this.markServices(this.timed(() => this.index.setHealth(node, healthy)));
+    this.kick();
+  }
+
   /** Marks one object by its `namespace/name` (or name). */
   private mark(r: ResourceInfo, key: string): void {
     const slash = r.namespaced ? key.indexOf('/') : -1;

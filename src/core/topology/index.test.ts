@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { decide, keptEndpoints } from './decide.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from './endpoints.js';
 import { TopologyIndex, type TopologyView } from './index.js';
-import { usablePoolsOf } from './view.js';
+import { unhealthyOf, usablePoolsOf } from './view.js';
 import {
   HOSTNAME_LABEL,
   OPENYURT_KEYS_ANNOTATION,
@@ -620,6 +620,7 @@ class Model {
           : [...keptEndpoints(d.internal), ...(d.external !== undefined ? keptEndpoints(d.external) : [])],
         (n) => this.health.get(n),
       ),
+      unhealthy: unhealthyOf(endpoints, (n) => this.health.get(n)),
     });
   }
 
@@ -655,6 +656,8 @@ function render(v: Omit<TopologyView, 'key'> | undefined): string | undefined {
     external: eps(v.external) ?? null,
     externalRule: rule(v.externalRule) ?? null,
     usablePools: v.usablePools ?? null,
+    unhealthy:
+      v.unhealthy === undefined ? null : [[...v.unhealthy.ids].sort(), [...v.unhealthy.addresses].sort()],
   });
 }
 

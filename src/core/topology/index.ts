@@ -21,7 +21,7 @@ import {
   type PackedSlice,
   type ParseOptions,
 } from './endpoints.js';
-import { KeptView, usablePoolsOf, type TopologyView, type ViewSource } from './view.js';
+import { KeptView, unhealthyOf, usablePoolsOf, type TopologyView, type ViewSource } from './view.js';
 import { OPENYURT_NODEPOOL_LABEL, ZONE_LABEL, chooseRules, serviceRules, topologyService } from './rules.js';
 import type {
   Labels,
@@ -353,9 +353,27 @@ export class TopologyIndex {
         const usable = this.sharedPools(
           usablePoolsOf(policy ? all : [...internal, ...(external ?? [])], this.healthOf),
         );
-        view = new KeptView(key, source, all, internal, d.internal.rule, external, d.external?.rule, usable);
+        const unhealthy = this.health.size === 0 ? undefined : unhealthyOf(all, this.healthOf);
+        view = new KeptView(
+          key,
+          source,
+          all,
+          internal,
+          d.internal.rule,
+          external,
+          d.external?.rule,
+          usable,
+          unhealthy,
+        );
         fp = hash53(
-          JSON.stringify([d.internal.rule, internal, d.external?.rule ?? null, external ?? null, usable]),
+          JSON.stringify([
+            d.internal.rule,
+            internal,
+            d.external?.rule ?? null,
+            external ?? null,
+            usable,
+            unhealthy === undefined ? null : [...unhealthy.ids],
+          ]),
         );
       }
       if (e.keysFor !== e.svc || e.svc === undefined) {

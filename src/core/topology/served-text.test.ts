@@ -85,11 +85,26 @@ const sliceArb: fc.Arbitrary<KObject> = fc
     return JSON.parse(JSON.stringify({ ...o, ...extra })) as KObject;
   });
 
-/** A view of the slice's Service keeping the endpoints whose first address is in `keep`. */
-function viewOf(slice: KObject, kind: RuleKind, keep: readonly string[]): TopologyView {
+/**
+ * A view of the slice's Service keeping the endpoints whose first address is in `keep`; those whose
+ * first address is in `sick` are on nodes the health source reports unhealthy.
+ */
+function viewOf(
+  slice: KObject,
+  kind: RuleKind,
+  keep: readonly string[],
+  sick: readonly string[] = [],
+): TopologyView {
   const pool = slicePool(slice);
   const internal = keep.map((a) => ({ id: `${pool}/${a}`, addresses: [a] }) as unknown as TopologyEndpoint);
-  return { key: 'default/web', internal, internalRule: { kind, source: 'none', keys: ['unit'] } };
+  return {
+    key: 'default/web',
+    internal,
+    internalRule: { kind, source: 'none', keys: ['unit'] },
+    ...(sick.length === 0
+      ? {}
+      : { unhealthy: { ids: new Set(sick.map((a) => `${pool}/${a}`)), addresses: new Set(sick) } }),
+  };
 }
 
 const cases = fc.record({
@@ -98,6 +113,7 @@ const cases = fc.record({
     fc.record({
       kind: fc.constantFrom(...KINDS),
       keep: fc.subarray(ADDRESSES),
+      sick: fc.subarray(ADDRESSES),
     }),
     { nil: undefined },
   ),
@@ -107,7 +123,7 @@ describe('served slices from text', () => {
   it('gives the bytes servedSlice() and JSON.stringify give, for every slice and view', () => {
     fc.assert(
       fc.property(cases, ({ slice, view }) => {
-        const v = view === undefined ? undefined : viewOf(slice, view.kind, view.keep);
+        const v = view === undefined ? undefined : viewOf(slice, view.kind, view.keep, view.sick);
         assert.equal(servedSliceText(sliceText(slice), v), JSON.stringify(servedSlice(slice, v)));
       }),
       { numRuns: 3000 },
@@ -131,9 +147,16 @@ describe('served slices from text', () => {
     const served = JSON.parse(servedSliceText(sliceText(slice), viewOf(slice, 'superedge', ['10.0.0.1'])));
     assert.deepEqual(served.endpoints, [{ addresses: ['10.0.0.1'], nodeName: 'n1' }]);
     assert.deepEqual(served.ports, [{ name: 'http', port: 80, protocol: 'TCP' }]);
-    // Hints and every endpoint stay when kube-proxy applies the rule itself.
+    // Hints and every endpoint stay when kube-proxy applies the rule itself...
     const passed = JSON.parse(servedSliceText(sliceText(slice), viewOf(slice, 'hints', ['10.0.0.1'])));
     assert.deepEqual(passed, slice);
+    // ...but for the endpoints on a node reported unhealthy, which leave with their hints.
+    const sick = JSON.parse(servedSliceText(sliceText(slice), viewOf(slice, 'hints', [], ['10.0.0.1'])));
+    assert.deepEqual(sick.endpoints, [{ addresses: ['10.0.0.2'], nodeName: 'n2' }]);
+    const sick2 = JSON.parse(servedSliceText(sliceText(slice), viewOf(slice, 'none', [], ['10.0.0.2'])));
+    assert.deepEqual(sick2.endpoints, [
+      { addresses: ['10.0.0.1'], nodeName: 'n1', hints: { forZones: [{ name: 'z' }] } },
+    ]);
   });
 
   it('rewrites default/kubernetes from its annotations, as servedSlice() does', () => {

@@ -73,9 +73,12 @@ export function servedSliceText(text: string, view: TopologyView | undefined): s
   const lines = text.split('\n');
   const kept: string[] = [];
   if (!viewFilters(view)) {
+    const gone = view?.unhealthy?.ids;
+    const at = gone === undefined ? '' : `${JSON.parse(lines[2]!) as string}/`;
     for (let i = 3; i < lines.length; i++) {
       const line = lines[i]!;
       const a = line.indexOf('\t');
+      if (gone !== undefined && a > 0 && gone.has(at + decodeId(line.slice(0, a)))) continue;
       const b = line.indexOf('\t', a + 1);
       kept.push(b < 0 ? line.slice(a + 1) : line.slice(a + 1, b));
     }

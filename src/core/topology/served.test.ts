@@ -106,6 +106,38 @@ describe('servedSlice and servedEndpoints', () => {
     assert.equal(servedSlice(s, undefined), s, 'a slice of an unknown Service passes');
   });
 
+  it('leave out the endpoints on a node reported unhealthy under every rule, keeping the others as they are', () => {
+    for (const [annotations, spec] of [
+      [{}, {}],
+      [{}, { trafficDistribution: 'PreferClose' }],
+      [{ topologyKeys: '["unit"]' }, {}],
+    ] as const) {
+      const { idx, s } = world(annotations, spec);
+      assert.deepEqual(idx.setHealth('n2', false), ['default/web']);
+      const view = idx.view('default/web');
+      const out = servedSlice(s, view);
+      assert.ok(!ips(out).includes('10.0.0.2'), JSON.stringify(annotations));
+      if (!viewFilters(view)) {
+        assert.deepEqual(ips(out), ['10.0.0.1', '10.0.0.3']);
+        assert.ok((out['endpoints'] as Array<Record<string, unknown>>).every((e) => 'hints' in e));
+      }
+      const ep = servedEndpoints(
+        endpoints('web', [
+          ['10.0.0.1', 'n1'],
+          ['10.0.0.2', 'n2'],
+        ]),
+        view,
+      );
+      assert.deepEqual(
+        (ep['subsets'] as Array<{ addresses: Array<{ ip: string }> }>)[0]!.addresses.map((a) => a.ip),
+        ['10.0.0.1'],
+      );
+      // No opinion again: everything back, and the slice passes through as it was.
+      assert.deepEqual(idx.setHealth('n2', undefined), ['default/web']);
+      if (!viewFilters(idx.view('default/web'))) assert.equal(servedSlice(s, idx.view('default/web')), s);
+    }
+  });
+
   it('empty a subset-less Endpoints entirely when nothing is kept', () => {
     const { view } = world({ topologyKeys: '["unit"]' });
     const ep = servedEndpoints(endpoints('web', [['10.0.0.3', 'n3']]), view);

@@ -6,7 +6,8 @@
 //   so a stock kube-proxy behind the wrapper computes the same answer (it would otherwise apply the hints
 //   on top of the unit filter).
 // - Any other Service (hints, no rule): its slices and Endpoints pass through; kube-proxy applies hints
-//   and traffic policies itself, from the fields the wrapper leaves in place.
+//   and traffic policies itself, from the fields the wrapper leaves in place. Only the endpoints on nodes
+//   the health source reports unhealthy (edge autonomy) are left out, hints and all.
 // - `default/kubernetes`: with the annotations superedge.io/local-endpoint (an IP) and
 //   superedge.io/local-port (a port) on the Endpoints or the slice, it is rewritten to that one address,
 //   as SuperEdge's wrapper does for edge nodes that reach a local API server cache. The rewrite follows the
@@ -72,7 +73,16 @@ export function servedSlice(slice: KObject, view: TopologyView | undefined): KOb
       };
     }
   }
-  if (!viewFilters(view)) return slice;
+  if (!viewFilters(view)) {
+    const gone = view?.unhealthy?.ids;
+    if (gone === undefined) return slice;
+    const at = slicePool(slice);
+    const endpoints = arr(slice['endpoints']).filter((e) => {
+      const first = arr(rec(e)['addresses'])[0];
+      return !(typeof first === 'string' && gone.has(`${at}/${first}`));
+    });
+    return { ...slice, endpoints };
+  }
   const kept = keptIds(view!);
   const pool = slicePool(slice);
   const endpoints = arr(slice['endpoints'])
@@ -97,15 +107,17 @@ export function servedEndpoints(ep: KObject, view: TopologyView | undefined): KO
         ],
       };
   }
-  if (!viewFilters(view)) return ep;
-  const kept = keptAddresses(view!);
+  const gone = view?.unhealthy?.addresses;
+  if (!viewFilters(view) && gone === undefined) return ep;
+  const kept = viewFilters(view) ? keptAddresses(view!) : undefined;
+  const keep = (ip: string): boolean => (kept === undefined ? !gone!.has(ip) : kept.has(ip));
   const subsets = arr(ep['subsets'])
     .map(rec)
     .map((s) => {
       const out: Obj = { ...s };
       for (const field of ['addresses', 'notReadyAddresses']) {
         if (s[field] === undefined) continue;
-        const list = arr(s[field]).filter((a) => kept.has(String(rec(a)['ip'])));
+        const list = arr(s[field]).filter((a) => keep(String(rec(a)['ip'])));
         if (list.length > 0) out[field] = list;
         else delete out[field];
       }

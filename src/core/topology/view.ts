@@ -24,6 +24,32 @@ export interface TopologyView {
    * carry it.
    */
   readonly usablePools?: readonly string[];
+  /**
+   * The Service's endpoints left out because the health source reports their node unhealthy (edge
+   * autonomy), by id and by address; undefined when there are none. A view that leaves filtering to
+   * kube-proxy (no edge rule) still loses these, as SuperEdge drops them from every Service.
+   */
+  readonly unhealthy?: Unhealthy | undefined;
+}
+
+export interface Unhealthy {
+  readonly ids: ReadonlySet<string>;
+  readonly addresses: ReadonlySet<string>;
+}
+
+/** The endpoints on nodes `health` reports unhealthy; undefined for none. */
+export function unhealthyOf(
+  all: readonly TopologyEndpoint[],
+  health: (node: string) => boolean | undefined,
+): Unhealthy | undefined {
+  let ids: Set<string> | undefined;
+  const addresses = new Set<string>();
+  for (const e of all) {
+    if (e.nodeName === undefined || health(e.nodeName) !== false) continue;
+    (ids ??= new Set()).add(e.id);
+    for (const a of e.addresses) addresses.add(a);
+  }
+  return ids === undefined ? undefined : { ids, addresses };
 }
 
 /** Whether an endpoint counts for usablePools (before topology: its conditions and its node's health). */
@@ -89,6 +115,7 @@ export class KeptView implements TopologyView {
     external: readonly TopologyEndpoint[] | undefined,
     readonly externalRule: Rule | undefined,
     readonly usablePools: readonly string[],
+    readonly unhealthy?: Unhealthy,
   ) {
     this.at = positions(all, internal);
     const ext = external === undefined ? undefined : positions(all, external);
@@ -114,6 +141,7 @@ export class KeptView implements TopologyView {
       internalRule: this.internalRule,
       ...(this.externalRule !== undefined ? { externalRule: this.externalRule } : {}),
       usablePools: this.usablePools,
+      ...(this.unhealthy !== undefined ? { unhealthy: [...this.unhealthy.ids] } : {}),
     };
   }
 }

@@ -26,6 +26,8 @@ export async function startWrapper(opts: {
   dataDir: string;
   port?: number;
   env?: NodeJS.ProcessEnv;
+  /** More flags. */
+  args?: readonly string[];
 }): Promise<TestWrapper> {
   const proc = spawn(
     process.execPath,
@@ -40,6 +42,7 @@ export async function startWrapper(opts: {
       `127.0.0.1:${opts.port ?? 0}`,
       '--data-dir',
       opts.dataDir,
+      ...(opts.args ?? []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } },
   );
