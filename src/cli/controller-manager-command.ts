@@ -48,6 +48,9 @@ Flags:
   --leader-elect-resource-name NAME      default svcplane-controller-manager
 `;
 
+/** The Lease the controllers campaign for: `controller-manager --leader-elect`'s default, and `up`'s on etcd. */
+export const CONTROLLER_MANAGER_LEASE = 'svcplane-controller-manager';
+
 const FLAGS = {
   kubeconfig: { type: 'string' },
   controllers: { type: 'string' },
@@ -182,7 +185,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
       ? {
           leaderElection: {
             namespace: String(values['leader-elect-resource-namespace'] ?? 'kube-system'),
-            name: String(values['leader-elect-resource-name'] ?? 'svcplane-controller-manager'),
+            name: String(values['leader-elect-resource-name'] ?? CONTROLLER_MANAGER_LEASE),
           },
         }
       : {}),

@@ -12,6 +12,8 @@ import {
 } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { httpTransport } from '../runtime/http-transport.js';
+import { LeaderElector } from '../runtime/leader-election.js';
+import { mustFindResource } from '../api/resources.js';
 
 /** What the host hands the worker (structured-cloned). */
 export interface ControllersWorkerData {
@@ -22,6 +24,11 @@ export interface ControllersWorkerData {
   readonly nodeLifecycle?: NodeLifecycleSettings;
   /** `svcplane up`'s --podgc-* and --terminated-pod-gc-threshold flags. */
   readonly podGC?: PodGCSettings;
+  /**
+   * Campaign for this Lease before running (a store several API servers share: etcd), so that one
+   * `svcplane up` of several runs the controllers, as kube-controller-manager's --leader-elect does.
+   */
+  readonly leaderElection?: { readonly namespace: string; readonly name: string; readonly identity: string };
 }
 
 export type ToWorker = { readonly type: 'metrics'; readonly id: number } | { readonly type: 'stop' };
@@ -50,6 +57,7 @@ const manager = new ControllerManager(new Client(transport), {
 });
 
 let stopping = false;
+let elector: LeaderElector | undefined;
 port.on('message', (m: ToWorker) => {
   if (m.type === 'metrics') {
     manager.metrics.metrics().then(
@@ -61,6 +69,8 @@ port.on('message', (m: ToWorker) => {
     void manager
       .stop()
       .catch((err: unknown) => log.warn('controllers did not stop cleanly', { err: String(err) }))
+      // A leader releases its Lease, so another instance takes over at once.
+      .then(() => elector?.stop())
       .finally(() => {
         transport.close();
         port.close(); // nothing else keeps this thread alive: it exits
@@ -68,10 +78,48 @@ port.on('message', (m: ToWorker) => {
   }
 });
 
-manager.start().then(
-  () => post({ type: 'ready' }),
-  (err: unknown) => {
-    post({ type: 'failed', error: String(err) });
-    process.exit(1); // ends this thread only; the host restarts it
-  },
-);
+const fail = (error: string): void => {
+  post({ type: 'failed', error });
+  process.exit(1); // ends this thread only; the host restarts it
+};
+const run = (): void => {
+  manager.start().then(
+    () => post({ type: 'ready' }),
+    (err: unknown) => fail(String(err)),
+  );
+};
+
+const election = data.leaderElection;
+if (election === undefined) run();
+else {
+  const leases = mustFindResource('coordination.k8s.io', 'leases');
+  const client = new Client(transport);
+  elector = new LeaderElector(
+    {
+      get: (ns, n) => client.get(leases, ns, n),
+      create: (ns, obj) => client.create(leases, ns, obj),
+      update: (obj) => client.update(leases, obj),
+    },
+    {
+      namespace: election.namespace,
+      name: election.name,
+      identity: election.identity,
+      onStartedLeading: () => {
+        log.info('became the leader; starting the controllers', { identity: election.identity });
+        run();
+      },
+      onStoppedLeading: () => {
+        if (stopping) return;
+        // As kube-controller-manager: a leader that loses its Lease stops; the host starts a new campaign.
+        log.error('leader election lost; stopping the controllers', { identity: election.identity });
+        void manager.stop().finally(() => fail('leader election lost'));
+      },
+      onNewLeader: (who) => {
+        if (who === election.identity || who === '') return; // '' : released, a campaign follows
+        log.info('another instance leads the controllers; standing by', { leader: who });
+        post({ type: 'ready' }); // a standby is healthy: the API server it belongs to serves
+      },
+    },
+  );
+  elector.start();
+}

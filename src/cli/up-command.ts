@@ -2,7 +2,8 @@
 // CA, a serving certificate for 127.0.0.1/localhost, an admin token (group system:masters) and
 // DIR/kubeconfig; every start rewrites the kubeconfig with the URL actually served.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { hostname, tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
@@ -10,7 +11,7 @@ import { formatTokenFileRecord, parseTokenFile, tokenDigest } from '../apiserver
 import { jsonLogger } from '../apiserver/logger.js';
 import { KNOWN_CONTROLLERS } from '../controllers/manager.js';
 import { ControllerHost } from './controller-host.js';
-import { nodeLifecycleFlags, podGCFlags } from './controller-manager-command.js';
+import { CONTROLLER_MANAGER_LEASE, nodeLifecycleFlags, podGCFlags } from './controller-manager-command.js';
 import { UsageError, parseFlags } from './flags.js';
 import {
   ensureDataDir,
@@ -114,6 +115,18 @@ export async function upCommand(
       controllers: KNOWN_CONTROLLERS,
       nodeLifecycle,
       podGC,
+      // On etcd, several API servers share the store: one `svcplane up` of them runs the controllers, the
+      // others stand by, on the Lease `svcplane controller-manager --leader-elect` uses too. SQLite has one
+      // process, which needs no campaign (and would otherwise wait out its own old Lease after a crash).
+      ...(values['storage-backend'] === 'etcd3'
+        ? {
+            leaderElection: {
+              namespace: 'kube-system',
+              name: CONTROLLER_MANAGER_LEASE,
+              identity: `${hostname()}_${randomUUID()}`,
+            },
+          }
+        : {}),
     },
     log,
   });
