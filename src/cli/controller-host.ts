@@ -66,6 +66,8 @@ export class ControllerHost {
         this.pending.delete(m.id);
       } else if (m.type === 'failed') {
         this.o.log.error('controllers failed to start', { err: m.error });
+      } else if (m.type === 'lost') {
+        this.o.log.error('controllers stopped: this instance lost the leader Lease; campaigning again', {});
       }
     });
     w.on('error', (err) => this.o.log.error('controllers crashed', { err: String(err.stack ?? err) }));

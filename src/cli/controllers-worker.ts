@@ -35,7 +35,8 @@ export type ToWorker = { readonly type: 'metrics'; readonly id: number } | { rea
 export type FromWorker =
   | { readonly type: 'ready' }
   | { readonly type: 'metrics'; readonly id: number; readonly text: string }
-  | { readonly type: 'failed'; readonly error: string };
+  | { readonly type: 'failed'; readonly error: string }
+  | { readonly type: 'lost' };
 
 const port = parentPort;
 if (port === null) throw new Error('controllers-worker.ts runs as a worker thread of svcplane up');
@@ -105,6 +106,7 @@ else {
       name: election.name,
       identity: election.identity,
       onStartedLeading: () => {
+        if (stopping) return; // won while stopping: the elector's stop gives the Lease back
         log.info('became the leader; starting the controllers', { identity: election.identity });
         run();
       },
@@ -112,7 +114,10 @@ else {
         if (stopping) return;
         // As kube-controller-manager: a leader that loses its Lease stops; the host starts a new campaign.
         log.error('leader election lost; stopping the controllers', { identity: election.identity });
-        void manager.stop().finally(() => fail('leader election lost'));
+        void manager.stop().finally(() => {
+          post({ type: 'lost' });
+          process.exit(1); // the host starts a new worker, which campaigns again
+        });
       },
       onNewLeader: (who) => {
         if (who === election.identity || who === '') return; // '' : released, a campaign follows

@@ -49,8 +49,8 @@ Flags:
   --service-autonomy-enhancement enabled=true[,interval=30][,address=http://localhost:51005/localinfo]
                                   SuperEdge's edge autonomy: every interval seconds, ask edge-health which
                                   nodes answer; endpoints on a node it reports not Normal are left out of
-                                  every Service. A failing source keeps its last answer for two intervals,
-                                  then every node counts as healthy (docs/wrapper.md).
+                                  every Service. An answer stays in force two intervals plus the 5 s
+                                  timeout; with none newer, every node counts as healthy (docs/wrapper.md).
 `;
 
 const FLAGS = {

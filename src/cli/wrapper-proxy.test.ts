@@ -125,9 +125,10 @@ async function withDiscoveryServer(
   transport: Transport,
   waitMs: number,
   f: (get: () => Promise<{ status: number; body: string }>) => Promise<void>,
+  warnings: string[] = [],
 ): Promise<void> {
-  const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-  const hook = upstreamDiscovery(transport, quiet, waitMs);
+  const log = { info: () => {}, warn: (m: string) => warnings.push(m), error: () => {} };
+  const hook = upstreamDiscovery(transport, log, waitMs);
   const server: Server = createServer((req, res) => {
     void hook(req, res, { name: 'alice', uid: 'a', groups: ['dev', 'system:authenticated'] }).then((done) => {
       if (!done) res.end('local');
@@ -195,5 +196,27 @@ describe('wrapper --proxy-upstream discovery', () => {
       assert.deepEqual(await get(), { status: 200, body: 'local' });
     });
     assert.ok(abortedUpstream);
+  });
+
+  it('says once per run of fallbacks why it serves its own', async () => {
+    let status = 503;
+    const { transport } = fakeUpstream(() => answer(status, '{"kind":"APIGroupList"}'));
+    const warnings: string[] = [];
+    await withDiscoveryServer(
+      transport,
+      1000,
+      async (get) => {
+        await get();
+        await get();
+        assert.equal(warnings.length, 1);
+        status = 200;
+        assert.equal((await get()).body, '{"kind":"APIGroupList"}');
+        status = 403;
+        await get();
+        assert.equal(warnings.length, 2, 'a new run after an answer');
+      },
+      warnings,
+    );
+    assert.match(warnings[0]!, /discovery from the upstream failed/);
   });
 });

@@ -124,7 +124,17 @@ export function upstreamDiscovery(
   waitMs = DISCOVERY_UPSTREAM_WAIT_MS,
 ): NonNullable<HandlerDeps['forwardDiscovery']> {
   const pass = passer(transport, log);
-  return (req, res, who) => pass(req, res, who, waitMs);
+  let fallingBack = false;
+  return async (req, res, who) => {
+    const answered = await pass(req, res, who, waitMs, (reason) => {
+      // One line per run of fallbacks: an operator seeing kubectl miss resources has the reason.
+      if (!fallingBack)
+        log.warn("discovery from the upstream failed; serving the wrapper's own documents", { reason });
+      fallingBack = true;
+    });
+    if (answered && res.statusCode < 400) fallingBack = false;
+    return answered;
+  };
 }
 
 function passer(transport: Transport, log: Logger) {
@@ -136,6 +146,7 @@ function passer(transport: Transport, log: Logger) {
     who: Identity,
     /** Set: answer false (not a 503) when the upstream fails, refuses, or has not answered in this time. */
     fallbackAfterMs: number | undefined,
+    fellBack: (reason: string) => void = () => undefined,
   ): Promise<boolean> => {
     const fallback = fallbackAfterMs !== undefined;
     const impersonation = impersonationFor(who);
@@ -164,7 +175,10 @@ function passer(transport: Transport, log: Logger) {
       });
     } catch (err) {
       if (clientGone) return true;
-      if (fallback) return false;
+      if (fallback) {
+        fellBack(aborted.signal.aborted ? `no answer in ${fallbackAfterMs} ms` : String(err));
+        return false;
+      }
       log.warn('cannot pass a request to the upstream', { method, error: String(err) });
       if (!req.complete) req.resume();
       if (!res.headersSent)
@@ -174,6 +188,7 @@ function passer(transport: Transport, log: Logger) {
       clearTimeout(slow);
     }
     if (fallback && up.status >= 400) {
+      fellBack(`status ${up.status}`);
       up.body.destroy();
       return false;
     }

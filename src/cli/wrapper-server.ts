@@ -4,7 +4,12 @@
 // watch the four served resources; anything else is refused with a Status (403), never proxied under
 // the wrapper's identity. With `forward` (--proxy-upstream, wrapper-proxy.ts), what the wrapper refuses an
 // authenticated client on the TLS port goes upstream as that client instead.
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Counter, Histogram, Registry as PromRegistry, Gauge } from 'prom-client';
 import type { ResourceInfo } from '../api/resources.js';
@@ -173,19 +178,17 @@ function wrapperMetrics(
       this.set(health()?.unhealthy() ?? 0);
     },
   });
-  new Gauge({
-    name: 'svcplane_wrapper_health_poll_failures',
-    help: 'Polls of the health source that got no usable answer, since the start',
+  const healthFailures = new Counter({
+    name: 'svcplane_wrapper_health_poll_failures_total',
+    help: 'Polls of the health source (--service-autonomy-enhancement) that got no usable answer',
     registers: [registry],
-    collect() {
-      this.set(health()?.failures ?? 0);
-    },
   });
   return {
     registry,
     sink: {
       recomputeSeconds: (s: number) => recompute.observe(s),
       wrote: (op: 'put' | 'delete') => writes.inc({ op }),
+      healthPollFailed: () => healthFailures.inc(),
     },
   };
 }
@@ -213,16 +216,17 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   const registry = new Registry(o.store, cache);
   const sync = new WrapperSync(o.upstream, o.store, o.hostname, o.log, own.sink);
   ref.sync = sync;
+  await sync.start();
   if (o.autonomy !== undefined) {
     ref.health = new HealthPoller({
       address: o.autonomy.address,
       intervalMs: o.autonomy.intervalSeconds * 1000,
       apply: (node, healthy) => sync.setNodeHealth(node, healthy),
+      onFailure: own.sink.healthPollFailed,
       log: o.log,
     });
     ref.health.start();
   }
-  await sync.start();
 
   let stopping = false;
   let address = `${o.bindAddress}:${o.port}`;
@@ -252,7 +256,13 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   const handler = createHandler({
     ...deps,
     ...(o.forward === undefined ? {} : { forward: o.forward }),
-    ...(o.forwardDiscovery === undefined ? {} : { forwardDiscovery: o.forwardDiscovery }),
+    // While the upstream is away, asking it would only hold each discovery request for the timeout.
+    ...(o.forwardDiscovery === undefined
+      ? {}
+      : {
+          forwardDiscovery: (req: IncomingMessage, res: ServerResponse, who: Identity) =>
+            sync.inSync() ? o.forwardDiscovery!(req, res, who) : Promise.resolve(false),
+        }),
     authenticate: (req: IncomingMessage) => {
       const sock = req.socket as TLSSocket;
       const peer = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;

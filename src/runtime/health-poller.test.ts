@@ -27,23 +27,23 @@ describe('HealthPoller', () => {
     server.close();
   });
 
-  function poller(clock: { t: number }) {
+  function poller(intervalMs = 1_000) {
     const applied: [string, boolean | undefined][] = [];
     const lines: string[] = [];
+    let failed = 0;
     const p = new HealthPoller({
       address,
-      intervalMs: 1_000,
-      timeoutMs: 200,
-      now: () => clock.t,
+      intervalMs,
+      timeoutMs: 100,
       apply: (node, healthy) => applied.push([node, healthy]),
+      onFailure: () => failed++,
       log: { info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`) },
     });
-    return { p, applied, lines };
+    return { p, applied, lines, failed: () => failed };
   }
 
   it('passes on only the verdicts that change, and logs each', async () => {
-    const clock = { t: 0 };
-    const { p, applied, lines } = poller(clock);
+    const { p, applied, lines } = poller();
     answer = { status: 200, body: JSON.stringify({ a: { Normal: true }, b: { Normal: false } }) };
     await p.tick();
     assert.deepEqual(applied, [
@@ -67,39 +67,72 @@ describe('HealthPoller', () => {
     p.stop();
   });
 
-  it('keeps the last answer through a failed poll, drops it once too old, and takes the next answer', async () => {
-    const clock = { t: 0 };
-    const { p, applied, lines } = poller(clock);
+  it('a failed poll (error, not the format, no answer) keeps the last answer and is counted, logged once', async () => {
+    const { p, applied, lines, failed } = poller();
     answer = { status: 200, body: JSON.stringify({ a: { Normal: false } }) };
     await p.tick();
-    for (const [step, bad] of [
-      [1, { status: 500, body: 'oops' }],
-      [2, { status: 200, body: '[]' }],
-      [3, 'hang'],
-    ] as const) {
+    for (const bad of [{ status: 500, body: 'oops' }, { status: 200, body: '[]' }, 'hang'] as const) {
       answer = bad;
-      clock.t = step * 1_000; // within two intervals plus the timeout (2,200 ms) of the answer
-      if (step === 3) clock.t = 2_100;
       await p.tick();
-      assert.deepEqual(applied, [['a', false]], `step ${step}`);
     }
+    assert.deepEqual(applied, [['a', false]]);
+    assert.equal(failed(), 3);
     assert.equal(p.failures, 3);
     assert.equal(lines.filter((l) => l.startsWith('warn the health source does not answer')).length, 1);
-    clock.t = 2_300;
-    answer = { status: 503, body: '' };
+    answer = { status: 200, body: JSON.stringify({ a: { Normal: false } }) };
     await p.tick();
+    assert.ok(lines.includes('info the health source answers again'));
+    p.stop();
+  });
+
+  it('an answer stays in force two intervals plus the timeout, then every node counts as healthy', async () => {
+    // interval 500 ms, timeout 100 ms: in force for 1,100 ms after it came.
+    const { p, applied, lines } = poller(500);
+    answer = { status: 200, body: JSON.stringify({ a: { Normal: false } }) };
+    const at = Date.now();
+    await p.tick(); // and then every 500 ms
+    answer = { status: 503, body: '' };
+    await new Promise((r) => setTimeout(r, 800 - (Date.now() - at)));
+    assert.ok(p.failures >= 1, 'a poll failed meanwhile');
+    assert.deepEqual(applied, [['a', false]], 'still in force after a failed poll');
+    const deadline = Date.now() + 5_000;
+    while (applied.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(Date.now() - at >= 1_000, `dropped after ${Date.now() - at} ms`);
     assert.deepEqual(applied.at(-1), ['a', undefined]);
     assert.ok(lines.some((l) => l.startsWith('warn the last health answer is too old')));
     assert.equal(p.unhealthy(), 0);
     answer = { status: 200, body: JSON.stringify({ a: { Normal: false } }) };
     await p.tick();
     assert.deepEqual(applied.at(-1), ['a', false]);
-    assert.ok(lines.includes('info the health source answers again'));
     p.stop();
   });
 
+  it('an apply that throws is logged, and polling goes on', async () => {
+    const lines: string[] = [];
+    let polls = 0;
+    const p = new HealthPoller({
+      address,
+      intervalMs: 20,
+      apply: () => {
+        throw new Error('boom');
+      },
+      fetch: (input, init) => {
+        polls++;
+        return fetch(input, init);
+      },
+      log: { info: () => undefined, warn: (m) => lines.push(m) },
+    });
+    answer = { status: 200, body: JSON.stringify({ a: { Normal: false } }) };
+    p.start();
+    const deadline = Date.now() + 5_000;
+    while (polls < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    p.stop();
+    assert.ok(polls >= 3);
+    assert.ok(lines.includes('applying the health answer failed'));
+  });
+
   it('a source that never answered changes nothing', async () => {
-    const { p, applied } = poller({ t: 10_000_000 });
+    const { p, applied } = poller();
     answer = { status: 404, body: 'not found' };
     await p.tick();
     await p.tick();

@@ -5,9 +5,10 @@
 // - a poll every interval, the first at start, each with a 5 s timeout;
 // - an answer replaces the verdicts: only the nodes whose verdict changed are passed on, and each change
 //   is one log line;
-// - a poll that fails (no answer, not 2xx, not the format) is logged once per run of failures, and the
-//   last answer stays in force until it is older than two intervals plus the timeout (one missed poll is
-//   not an outage); then every verdict is dropped, so every node is healthy again, as SuperEdge does.
+// - a poll that fails (no answer, not 2xx, not the format) is logged once per run of failures and
+//   counted; the last answer stays in force for two intervals plus the timeout after it came (one missed
+//   poll is not an outage); then, unless another answer has come, every verdict is dropped, so every node
+//   is healthy again, as SuperEdge does at once.
 import { decodeLocalInfo, healthChanges } from '../core/topology/health-report.js';
 
 export interface HealthPollerLog {
@@ -23,15 +24,17 @@ export interface HealthPollerOptions {
   readonly log: HealthPollerLog;
   /** Per poll (default 5 s). */
   readonly timeoutMs?: number;
-  readonly now?: () => number;
+  /** Each poll that got no usable answer (for a counter). */
+  readonly onFailure?: () => void;
   readonly fetch?: typeof fetch;
 }
 
 export class HealthPoller {
   private verdicts = new Map<string, boolean>();
-  private lastAnswer: number | undefined;
   private failing = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Drops the answer in force once it is too old (armed by each answer). */
+  private expiry: NodeJS.Timeout | undefined;
   private inFlight: AbortController | undefined;
   private stopped = false;
   /** Polls that failed since the start. */
@@ -53,18 +56,36 @@ export class HealthPoller {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.expiry);
     this.inFlight?.abort();
   }
 
-  /** One poll now (tests); the next is an interval after it ends. */
+  /** One poll now (tests); the next is an interval after it ends, whatever this one did. */
   async tick(): Promise<void> {
     clearTimeout(this.timer);
-    await this.poll();
-    if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.o.intervalMs).unref();
+    try {
+      await this.poll();
+    } catch (err) {
+      this.o.log.warn('applying the health answer failed', { error: String(err) });
+    } finally {
+      if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.o.intervalMs).unref();
+    }
+  }
+
+  /** How long an answer stays in force without another. */
+  private get ttlMs(): number {
+    return 2 * this.o.intervalMs + (this.o.timeoutMs ?? 5_000);
+  }
+
+  private expire(): void {
+    if (this.stopped || this.verdicts.size === 0) return;
+    this.o.log.warn('the last health answer is too old: every node counts as healthy until one arrives', {
+      address: this.o.address,
+    });
+    this.replace(new Map());
   }
 
   private async poll(): Promise<void> {
-    const now = this.o.now ?? Date.now;
     const timeoutMs = this.o.timeoutMs ?? 5_000;
     const ctrl = new AbortController();
     this.inFlight = ctrl;
@@ -78,18 +99,11 @@ export class HealthPoller {
     } catch (err) {
       if (this.stopped) return;
       this.failures++;
+      this.o.onFailure?.();
       const error = ctrl.signal.aborted ? `no answer in ${timeoutMs} ms` : errorText(err);
       if (!this.failing)
         this.o.log.warn('the health source does not answer', { address: this.o.address, error });
       this.failing = true;
-      const expired =
-        this.lastAnswer !== undefined && now() - this.lastAnswer > 2 * this.o.intervalMs + timeoutMs;
-      if (expired && this.verdicts.size > 0) {
-        this.o.log.warn('the last health answer is too old: every node counts as healthy until one arrives', {
-          address: this.o.address,
-        });
-        this.replace(new Map());
-      }
       return;
     } finally {
       clearTimeout(timer);
@@ -98,7 +112,8 @@ export class HealthPoller {
     if (this.stopped) return;
     if (this.failing) this.o.log.info('the health source answers again', { address: this.o.address });
     this.failing = false;
-    this.lastAnswer = now();
+    clearTimeout(this.expiry);
+    this.expiry = setTimeout(() => this.expire(), this.ttlMs).unref();
     this.replace(next);
   }
 

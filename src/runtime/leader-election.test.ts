@@ -110,4 +110,32 @@ describe('LeaderElector', () => {
     api.down.delete('a');
     await a.stop();
   });
+
+  it('stopped while an attempt to acquire is in flight and wins: the Lease is given back', async () => {
+    const api = new FakeLeases();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // The candidate's first read waits at the gate; stop() comes meanwhile; then the attempt wins.
+    const slow: LeaseClient = {
+      get: async (ns, n) => {
+        await gate;
+        return api.get(ns, n);
+      },
+      create: (ns, o) => api.create(ns, o),
+      update: (o) => api.update(o),
+    };
+    let led = false;
+    const a = new LeaderElector(slow, {
+      namespace: 'kube-system',
+      name: 'svcplane-controller-manager',
+      identity: 'a',
+      onStartedLeading: () => (led = true),
+    });
+    a.start();
+    const stopped = a.stop();
+    release();
+    await stopped;
+    assert.equal(led, false, 'never started leading');
+    assert.equal(api.spec.holderIdentity, '', 'released, not held until it expires');
+  });
 });

@@ -82,10 +82,15 @@ export class LeaderElector {
     const signal = this.abort.signal;
     while (!signal.aborted) {
       // Acquire.
-      while (!signal.aborted && !(await this.tryAcquireOrRenew())) {
+      let acquired = false;
+      while (!signal.aborted && !(acquired = await this.tryAcquireOrRenew())) {
         await this.sleep(this.retryMs * (1 + Math.random() * 0.2));
       }
-      if (signal.aborted) break;
+      if (signal.aborted) {
+        // Stopped while an attempt won: give the Lease back rather than hold it until it expires.
+        if (acquired) await this.release();
+        break;
+      }
       this.leading = new AbortController();
       this.o.onStartedLeading(this.leading.signal);
       // Renew until a renewal does not succeed within the deadline.

@@ -557,6 +557,12 @@ describe('API semantics over HTTPS', () => {
         const got = (await send('GET', `${svcs('rv')}/c?${q}`, 200)).json<Obj>();
         assert.ok(Number(got.metadata.resourceVersion) >= Number(n), q);
       }
+      // A revision reached during the wait: the answer comes then, no older than it.
+      const next = Number(n) + 1;
+      const waiting = send('GET', `${svcs('rv')}/c?resourceVersion=${next}`, 200);
+      await new Promise((r) => setTimeout(r, 200));
+      await create(svcs('rv'), service('d'));
+      assert.ok(Number((await waiting).json<Obj>().metadata.resourceVersion) >= Number(n));
       // kube's cacher waits (3 s) for the revision, then answers StatusReasonTimeout with Retry-After 1.
       const far = Number(n) + 1_000_000;
       const s = (await send('GET', `${svcs('rv')}/c?resourceVersion=${far}`, 504)).json<Status>();

@@ -89,7 +89,10 @@ describe('svcplane up: two on one etcd', () => {
     const leader = servers.find(leading)!;
     const other = servers.find((s) => s !== leader)!;
     await leader.stop(); // a clean stop releases the Lease
+    const stoppedAt = Date.now();
     await until('the other to lead', 20_000, () => Promise.resolve(leading(other)));
+    // Released, not expired: the Lease lasts 15 s; the standby retries every 2 s.
+    assert.ok(Date.now() - stoppedAt < 10_000, `took over after ${Date.now() - stoppedAt} ms`);
     const scaled = await call(other, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/web', {
       body: { spec: { replicas: 4 } },
       contentType: 'application/merge-patch+json',

@@ -140,7 +140,7 @@ describe('svcplane wrapper --service-autonomy-enhancement', () => {
       return (await addresses('plain-1')) === '10.9.0.1 10.9.0.2 10.9.0.3';
     });
     assert.equal(await metric('svcplane_wrapper_health_unhealthy_nodes'), 0);
-    assert.equal(await metric('svcplane_wrapper_health_poll_failures'), 0);
+    assert.equal(await metric('svcplane_wrapper_health_poll_failures_total'), 0);
   });
 
   it('refuses a bad flag value with exit status 2 and the reason', () => {
