@@ -4,6 +4,7 @@
 import { mustFindResource } from '../api/resources.js';
 import type { KObject } from '../api/object.js';
 import { decide } from '../core/topology/decide.js';
+import { decodeLocalInfo, parseAutonomyFlag } from '../core/topology/health-report.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from '../core/topology/endpoints.js';
 import { renderExplanation } from '../core/topology/explain.js';
 import { topologyService } from '../core/topology/rules.js';
@@ -28,11 +29,15 @@ changes nothing. See docs/topology.md for the rules and their precedence.
 Examples:
   svcplane explain service/web --node edge-1
   svcplane explain svc/web -n shop --node edge-2 -o json
+  svcplane explain svc/web --node edge-1 --edge-health http://localhost:51005/localinfo
 
 Flags:
   --node NODE              the client's node (required)
   -n, --namespace NS       default: the kubeconfig context's namespace, else "default"
   -o, --output FORMAT      text (default) or json
+  --edge-health URL        take node health from edge-health's /localinfo, as a wrapper or proxy with
+                           --service-autonomy-enhancement does: endpoints on nodes it reports not
+                           Normal are dropped (node-unhealthy)
   --kubeconfig FILE        default: $KUBECONFIG, then ~/.kube/config
   --context NAME           a kubeconfig context other than the current one
 `;
@@ -43,6 +48,7 @@ const FLAGS = {
   namespace: { type: 'string', short: 'n' },
   node: { type: 'string' },
   output: { type: 'string', short: 'o' },
+  'edge-health': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -77,6 +83,24 @@ async function listAll(
   return items;
 }
 
+/** One answer of edge-health's /localinfo (5 s at most), as the wrapper's poller reads it. */
+async function readLocalInfo(address: string): Promise<Map<string, boolean>> {
+  let res: Response;
+  try {
+    res = await fetch(address, { signal: AbortSignal.timeout(5_000) });
+  } catch (err) {
+    const code = (err as { cause?: { code?: unknown } }).cause?.code;
+    throw new Error(`--edge-health ${address}: no answer${typeof code === 'string' ? ` (${code})` : ''}`);
+  }
+  const body = await res.text();
+  if (res.status < 200 || res.status > 299) throw new Error(`--edge-health ${address}: status ${res.status}`);
+  try {
+    return decodeLocalInfo(body);
+  } catch (err) {
+    throw new Error(`--edge-health ${address}: ${(err as Error).message}`);
+  }
+}
+
 export async function explainCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parseFlags(args, FLAGS);
   if (values.help) {
@@ -90,6 +114,14 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
   const output = oneOf('output', values['output'], ['text', 'json'] as const, 'text');
   const nsFlag = values['namespace'];
   if (nsFlag === '') throw new UsageError('--namespace: must not be empty');
+  const edgeHealth = values['edge-health'];
+  if (typeof edgeHealth === 'string') {
+    try {
+      parseAutonomyFlag(`address=${edgeHealth}`);
+    } catch {
+      throw new UsageError(`--edge-health: ${JSON.stringify(edgeHealth)} is not an http or https URL`);
+    }
+  }
   const transport = transportFromFlags(values, (message, cause) => new Error(message, { cause }));
   const namespace = typeof nsFlag === 'string' ? nsFlag : (transport.namespace ?? 'default');
   const client = new Client(transport);
@@ -116,12 +148,18 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
     const labels = new Map<string, Labels>(
       nodes.map((n) => [n.metadata.name ?? '', n.metadata.labels ?? {}]),
     );
+    const health = typeof edgeHealth === 'string' ? await readLocalInfo(edgeHealth) : undefined;
     const decision = decide({
       service: topologyService(svc),
       endpoints,
       nodeLabels: (n) => labels.get(n),
       node,
+      ...(health === undefined ? {} : { health: (n: string) => health.get(n) }),
     });
+    if (health !== undefined) {
+      const unhealthy = [...health].filter(([, ok]) => !ok).map(([n]) => n);
+      source += `, edge-health (${unhealthy.length === 0 ? 'no node' : unhealthy.join(', ')} unhealthy)`;
+    }
     if (output === 'json') {
       out(JSON.stringify({ ...decision, nodeLabels: labels.get(node) ?? null, source }, null, 2));
     } else {

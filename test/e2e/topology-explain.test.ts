@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -380,6 +382,34 @@ describe('svcplane explain against svcplane up, simulated nodes and kubectl', ()
     assert.ok(ghostJson.internal.verdicts.every((v) => !v.kept && v.reason === 'client-unknown'));
   });
 
+  it('--edge-health: an endpoint on a node edge-health reports not Normal is dropped (node-unhealthy)', async () => {
+    const health = createServer((_req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ 'z1-0': { Normal: true }, 'z1-1': { Normal: false } }));
+    });
+    await new Promise<void>((r) => health.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(health.address() as AddressInfo).port}/localinfo`;
+    try {
+      const r = await explain('web', 'z1-0', ['-o', 'json', '--edge-health', url]);
+      assert.equal(r.code, 0, r.stderr);
+      const d = JSON.parse(r.stdout) as Explained & { source: string };
+      const of = (pod: string) => d.internal.verdicts.find((v) => v.endpoint.targetRef?.name === pod)!;
+      assert.deepEqual([of('web-z1-1').kept, of('web-z1-1').reason], [false, 'node-unhealthy']);
+      assert.equal(of('web-z1-0').kept, true);
+      assert.match(d.source, /edge-health \(z1-1 unhealthy\)/);
+      const text = await explainText('web', 'z1-0');
+      assert.doesNotMatch(text, /edge-health|unhealthy/, 'without the flag, no health');
+    } finally {
+      await new Promise((r) => health.close(r));
+    }
+    const down = await explain('web', 'z1-0', ['--edge-health', url]);
+    assert.equal(down.code, 1);
+    assert.match(
+      down.stderr,
+      /^svcplane: --edge-health http:\/\/127\.0\.0\.1:\d+\/localinfo: no answer \(ECONNREFUSED\)\n$/,
+    );
+  });
+
   it('bad input: usage errors exit 2 with one line; a missing Service exits 1', async () => {
     const kc = ['--kubeconfig', srv.kubeconfig];
     const usage: [string[], string][] = [
@@ -389,6 +419,10 @@ describe('svcplane explain against svcplane up, simulated nodes and kubectl', ()
       [
         ['explain', 'service/web', '--node', 'z1-0', '-o', 'yaml', ...kc],
         'svcplane: invalid value "yaml" for --output: want one of text, json',
+      ],
+      [
+        ['explain', 'service/web', '--node', 'z1-0', '--edge-health', 'localhost:51005', ...kc],
+        'svcplane: --edge-health: "localhost:51005" is not an http or https URL',
       ],
     ];
     for (const [args, message] of usage) {
