@@ -90,14 +90,16 @@ async function readLocalInfo(address: string): Promise<Map<string, boolean>> {
     res = await fetch(address, { signal: AbortSignal.timeout(5_000) });
   } catch (err) {
     const code = (err as { cause?: { code?: unknown } }).cause?.code;
-    throw new Error(`--edge-health ${address}: no answer${typeof code === 'string' ? ` (${code})` : ''}`);
+    throw new Error(`--edge-health ${address}: no answer${typeof code === 'string' ? ` (${code})` : ''}`, {
+      cause: err,
+    });
   }
   const body = await res.text();
   if (res.status < 200 || res.status > 299) throw new Error(`--edge-health ${address}: status ${res.status}`);
   try {
     return decodeLocalInfo(body);
   } catch (err) {
-    throw new Error(`--edge-health ${address}: ${(err as Error).message}`);
+    throw new Error(`--edge-health ${address}: ${(err as Error).message}`, { cause: err });
   }
 }
 
