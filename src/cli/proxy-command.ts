@@ -252,10 +252,14 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
           address: autonomy.address,
           intervalMs: autonomy.intervalSeconds * 1000,
           apply: (n, healthy) => sync.setNodeHealth(n, healthy),
+          onFailure: () => metrics.healthPollFailures.inc(),
           log,
         })
       : undefined;
-  edgeHealth?.start();
+  if (edgeHealth !== undefined) {
+    metrics.unhealthyNodes = () => edgeHealth.unhealthy();
+    edgeHealth.start();
+  }
   sync.start();
   const first = await Promise.race([sync.waitForFirstSync().then(() => true), stop.then(() => false)]);
   if (first)

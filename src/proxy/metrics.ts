@@ -50,6 +50,20 @@ export class ProxyMetrics implements SyncMetrics {
     help: 'Cumulative proxy iptables restore failures',
     registers: [this.registry],
   });
+  /** Edge autonomy (--service-autonomy-enhancement): polls of edge-health without a usable answer. */
+  readonly healthPollFailures = new Counter({
+    name: 'svcplane_proxy_health_poll_failures_total',
+    help: 'Polls of the health source (--service-autonomy-enhancement) that got no usable answer',
+    registers: [this.registry],
+  });
+  /** Edge autonomy: how many nodes the health answer in force reports unhealthy (set by the command). */
+  unhealthyNodes: () => number = () => 0;
+  private readonly healthUnhealthyNodes: Gauge = new Gauge({
+    name: 'svcplane_proxy_health_unhealthy_nodes',
+    help: 'Nodes the health source (--service-autonomy-enhancement) reports unhealthy, in its answer in force',
+    registers: [this.registry],
+    collect: (): void => this.healthUnhealthyNodes.set(this.unhealthyNodes()),
+  });
   private readonly syncFailures = new Counter({
     name: 'svcplane_proxy_sync_failures_total',
     help: 'Syncs whose apply failed (any mode; the next sync is a full one)',

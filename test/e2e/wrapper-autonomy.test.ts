@@ -3,7 +3,7 @@
 // answer the test changes. A node it reports not Normal leaves every Service's slices as kubectl sees
 // them through the wrapper, topology rules or not; reported Normal again, its endpoints come back.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +25,7 @@ describe('svcplane wrapper --service-autonomy-enhancement', () => {
   let health: Server;
   let localinfo: Record<string, { Normal: boolean }> = {};
   let asked = 0;
+  let healthAddress = '';
 
   before(async () => {
     health = createServer((_req, res) => {
@@ -33,7 +34,8 @@ describe('svcplane wrapper --service-autonomy-enhancement', () => {
       res.end(JSON.stringify(localinfo));
     });
     await new Promise<void>((r) => health.listen(0, '127.0.0.1', r));
-    const address = `http://127.0.0.1:${(health.address() as AddressInfo).port}/localinfo`;
+    healthAddress = `http://127.0.0.1:${(health.address() as AddressInfo).port}/localinfo`;
+    const address = healthAddress;
     up = await startUp();
     for (const [name, unit] of [
       ['edge-0', 'u1'],
@@ -141,6 +143,58 @@ describe('svcplane wrapper --service-autonomy-enhancement', () => {
     });
     assert.equal(await metric('svcplane_wrapper_health_unhealthy_nodes'), 0);
     assert.equal(await metric('svcplane_wrapper_health_poll_failures_total'), 0);
+  });
+
+  it('svcplane proxy takes the flag too: its verdicts logged and on its /metrics', async () => {
+    localinfo = { 'edge-1': { Normal: false } };
+    const octet = 20 + (process.pid % 200);
+    const proxy = spawn(
+      process.execPath,
+      [
+        BIN,
+        'proxy',
+        '--kubeconfig',
+        up.kubeconfig,
+        '--hostname-override',
+        'edge-0',
+        '--proxy-mode',
+        'userspace',
+        '--userspace-cidr',
+        `127.81.${octet}.0/24`,
+        '--userspace-port-offset',
+        '20000',
+        '--metrics-bind-address',
+        '127.0.0.1:0',
+        '--healthz-bind-address',
+        '127.0.0.1:0',
+        '--service-autonomy-enhancement',
+        `enabled=true,interval=1,address=${healthAddress}`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    let err = '';
+    proxy.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    proxy.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    try {
+      const metricsUrl = await until(
+        () => `the proxy in sync:\n${out}\n${err}`,
+        30_000,
+        () => Promise.resolve(/metrics on (http:\/\/\S+\/metrics)/.exec(out)?.[1]),
+      );
+      await until('the verdict on /metrics', 15_000, async () => {
+        const text = await (await fetch(metricsUrl)).text();
+        return /^svcplane_proxy_health_unhealthy_nodes 1$/m.test(text);
+      });
+      assert.match(
+        err,
+        /"msg":"node reported unhealthy: its endpoints are left out of every Service","node":"edge-1"/,
+      );
+      assert.match(await (await fetch(metricsUrl)).text(), /^svcplane_proxy_health_poll_failures_total 0$/m);
+    } finally {
+      proxy.kill('SIGTERM');
+      await new Promise((r) => proxy.once('exit', r));
+    }
   });
 
   it('refuses a bad flag value with exit status 2 and the reason', () => {
