@@ -259,3 +259,31 @@ describe('nodeHostIPs()', () => {
     assert.deepEqual(nodeHostIPs(node([null, { type: 'InternalIP' }])), []);
   });
 });
+
+describe('ProxySync: the upstream away', () => {
+  it('one line when it starts without the upstream, one when it goes after the first sync', async () => {
+    const lines: string[] = [];
+    const log = { ...quiet, warn: (m: string) => (m.startsWith('upstream') ? lines.push(m) : 0) };
+    const gone = await startInProcessApiServer();
+    await gone.stop();
+    const cold = new ProxySync({ client: gone.client, node: 'n1', backend: new RecordingBackend(), log });
+    cold.start();
+    await until(() => lines.length > 0);
+    await new Promise((r) => setTimeout(r, 1_500)); // the informers retry meanwhile
+    assert.deepEqual(lines, ['upstream unreachable: no rules until the first sync; retrying']);
+    await cold.stop();
+
+    lines.length = 0;
+    const api = await startInProcessApiServer();
+    const backend = new RecordingBackend();
+    const warm = new ProxySync({ client: api.client, node: 'n1', backend, log, minSyncPeriodMs: 0 });
+    warm.start();
+    await warm.waitForFirstSync();
+    await api.stop();
+    await until(() => lines.length > 0);
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.deepEqual(lines, ['upstream unreachable: keeping the rules of the last sync']);
+    assert.equal(backend.calls.length, 1, 'the rules of the last sync stay');
+    await warm.stop();
+  });
+});

@@ -17,6 +17,13 @@ import { TopologyIndex } from '../core/topology/index.js';
 import type { Client } from '../runtime/client.js';
 import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
 import { HostNodePresence } from '../runtime/host-node.js';
+import { UpstreamLog, type UpstreamMessages } from '../runtime/upstream-log.js';
+
+const PROXY_UPSTREAM_MESSAGES: UpstreamMessages = {
+  startDown: 'upstream unreachable: no rules until the first sync; retrying',
+  down: 'upstream unreachable: keeping the rules of the last sync',
+  back: 'upstream back: watching again; the changes made meanwhile are synced',
+};
 
 export const SERVICES = mustFindResource('', 'services');
 export const ENDPOINTSLICES = mustFindResource('discovery.k8s.io', 'endpointslices');
@@ -158,6 +165,7 @@ export class ProxySync {
   private readonly now: () => number;
 
   private readonly host: HostNodePresence;
+  private readonly upstream: UpstreamLog;
 
   constructor(private readonly o: SyncOptions) {
     this.minMs = o.minSyncPeriodMs ?? 1000;
@@ -165,10 +173,22 @@ export class ProxySync {
     this.now = o.now ?? Date.now;
     this.index = new TopologyIndex(o.node, { targetRefs: false });
     this.host = new HostNodePresence(o.node, o.log);
-    const scoped = { labelSelector: PROXY_SELECTOR, transform: lean };
+    this.upstream = new UpstreamLog(
+      o.log,
+      () => [this.services, this.slices, this.nodes].every((i) => i.reflector.state === 'Watching'),
+      () => this.synced && !this.stopped,
+      () => !this.synced && !this.stopped,
+      PROXY_UPSTREAM_MESSAGES,
+    );
+    // One line when the upstream goes (before or after the first sync) and one when it is back.
+    const reflector = {
+      onState: () => queueMicrotask(() => this.upstream.note()),
+      onError: (err: unknown) => this.upstream.note(err),
+    };
+    const scoped = { labelSelector: PROXY_SELECTOR, transform: lean, reflector };
     this.services = new Informer(o.client, SERVICES, scoped);
     this.slices = new Informer(o.client, ENDPOINTSLICES, scoped);
-    this.nodes = new Informer(o.client, NODES, { transform: lean });
+    this.nodes = new Informer(o.client, NODES, { transform: lean, reflector });
 
     this.services.addHandlers({
       onAdd: (s) => this.service(s),
@@ -199,6 +219,7 @@ export class ProxySync {
         nodes: this.nodes.indexer.list().length,
       });
       this.host.initialSyncDone();
+      this.upstream.up();
       this.request();
     });
   }

@@ -115,6 +115,26 @@ describe('WrapperSync', () => {
     await sync.stop();
   });
 
+  it('started with the upstream away: one line says so, however many attempts fail', async () => {
+    const gone = await startInProcessApiServer();
+    await gone.stop();
+    const lines: string[] = [];
+    const sync = new WrapperSync(gone.client, new MemoryStore(), 'n1', {
+      ...quiet,
+      warn: (m: string) => lines.push(m),
+    });
+    await sync.start();
+    try {
+      await until(async () => lines.length > 0);
+      await new Promise((r) => setTimeout(r, 1_500)); // the reflectors retry meanwhile
+      assert.deepEqual(lines, [
+        'upstream unreachable for the initial sync: serving what the store holds until it answers',
+      ]);
+    } finally {
+      await sync.stop();
+    }
+  });
+
   it('a node missing upstream is warned about, and served its unit once it registers', async () => {
     const lines: string[] = [];
     const log = {

@@ -22,7 +22,7 @@ import type { Client } from '../runtime/client.js';
 import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
 import { DirtyQueue } from './dirty-queue.js';
 import { Mirror, deflate, inflate, inflateText, storedForm, storedObject } from './mirror.js';
-import { UpstreamLog, type Logger } from './upstream-log.js';
+import { UpstreamLog, type Logger } from '../runtime/upstream-log.js';
 import { HostNodePresence } from '../runtime/host-node.js';
 import { sliceService, splitKey, withoutPolicies } from './objects.js';
 
@@ -109,6 +109,7 @@ export class WrapperSync {
       log,
       () => this.inSync(),
       () => this.synced && !this.stopped,
+      () => !this.synced && !this.stopped,
     );
     // While a relist is under way nothing is written: clients never see half of one.
     const relisting = (active: boolean): void => {
