@@ -12,8 +12,7 @@ import {
 } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { httpTransport } from '../runtime/http-transport.js';
-import { LeaderElector } from '../runtime/leader-election.js';
-import { mustFindResource } from '../api/resources.js';
+import { LeaderElector, leaseClient } from '../runtime/leader-election.js';
 
 /** What the host hands the worker (structured-cloned). */
 export interface ControllersWorkerData {
@@ -50,7 +49,8 @@ const transport = httpTransport({
   socketPath: data.socketPath,
   credentials: () => credentials,
 });
-const manager = new ControllerManager(new Client(transport), {
+const client = new Client(transport);
+const manager = new ControllerManager(client, {
   controllers: data.controllers,
   ...(data.nodeLifecycle === undefined ? {} : { nodeLifecycle: data.nodeLifecycle }),
   ...(data.podGC === undefined ? {} : { podGC: data.podGC }),
@@ -93,38 +93,29 @@ const run = (): void => {
 const election = data.leaderElection;
 if (election === undefined) run();
 else {
-  const leases = mustFindResource('coordination.k8s.io', 'leases');
-  const client = new Client(transport);
-  elector = new LeaderElector(
-    {
-      get: (ns, n) => client.get(leases, ns, n),
-      create: (ns, obj) => client.create(leases, ns, obj),
-      update: (obj) => client.update(leases, obj),
+  elector = new LeaderElector(leaseClient(client), {
+    namespace: election.namespace,
+    name: election.name,
+    identity: election.identity,
+    onStartedLeading: () => {
+      if (stopping) return; // won while stopping: the elector's stop gives the Lease back
+      log.info('became the leader; starting the controllers', { identity: election.identity });
+      run();
     },
-    {
-      namespace: election.namespace,
-      name: election.name,
-      identity: election.identity,
-      onStartedLeading: () => {
-        if (stopping) return; // won while stopping: the elector's stop gives the Lease back
-        log.info('became the leader; starting the controllers', { identity: election.identity });
-        run();
-      },
-      onStoppedLeading: () => {
-        if (stopping) return;
-        // As kube-controller-manager: a leader that loses its Lease stops; the host starts a new campaign.
-        log.error('leader election lost; stopping the controllers', { identity: election.identity });
-        void manager.stop().finally(() => {
-          post({ type: 'lost' });
-          process.exit(1); // the host starts a new worker, which campaigns again
-        });
-      },
-      onNewLeader: (who) => {
-        if (who === election.identity || who === '') return; // '' : released, a campaign follows
-        log.info('another instance leads the controllers; standing by', { leader: who });
-        post({ type: 'ready' }); // a standby is healthy: the API server it belongs to serves
-      },
+    onStoppedLeading: () => {
+      if (stopping) return;
+      // As kube-controller-manager: a leader that loses its Lease stops; the host starts a new campaign.
+      log.error('leader election lost; stopping the controllers', { identity: election.identity });
+      void manager.stop().finally(() => {
+        post({ type: 'lost' });
+        process.exit(1); // the host starts a new worker, which campaigns again
+      });
     },
-  );
+    onNewLeader: (who) => {
+      if (who === election.identity || who === '') return; // '' : released, a campaign follows
+      log.info('another instance leads the controllers; standing by', { leader: who });
+      post({ type: 'ready' }); // a standby is healthy: the API server it belongs to serves
+    },
+  });
   elector.start();
 }

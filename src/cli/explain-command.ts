@@ -4,7 +4,8 @@
 import { mustFindResource } from '../api/resources.js';
 import type { KObject } from '../api/object.js';
 import { decide } from '../core/topology/decide.js';
-import { decodeLocalInfo, parseAutonomyFlag } from '../core/topology/health-report.js';
+import { parseAutonomyFlag } from '../core/topology/health-report.js';
+import { readLocalInfo } from '../runtime/health-poller.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from '../core/topology/endpoints.js';
 import { renderExplanation } from '../core/topology/explain.js';
 import { topologyService } from '../core/topology/rules.js';
@@ -83,26 +84,6 @@ async function listAll(
   return items;
 }
 
-/** One answer of edge-health's /localinfo (5 s at most), as the wrapper's poller reads it. */
-async function readLocalInfo(address: string): Promise<Map<string, boolean>> {
-  let res: Response;
-  try {
-    res = await fetch(address, { signal: AbortSignal.timeout(5_000) });
-  } catch (err) {
-    const code = (err as { cause?: { code?: unknown } }).cause?.code;
-    throw new Error(`--edge-health ${address}: no answer${typeof code === 'string' ? ` (${code})` : ''}`, {
-      cause: err,
-    });
-  }
-  const body = await res.text();
-  if (res.status < 200 || res.status > 299) throw new Error(`--edge-health ${address}: status ${res.status}`);
-  try {
-    return decodeLocalInfo(body);
-  } catch (err) {
-    throw new Error(`--edge-health ${address}: ${(err as Error).message}`, { cause: err });
-  }
-}
-
 export async function explainCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parseFlags(args, FLAGS);
   if (values.help) {
@@ -150,7 +131,12 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
     const labels = new Map<string, Labels>(
       nodes.map((n) => [n.metadata.name ?? '', n.metadata.labels ?? {}]),
     );
-    const health = typeof edgeHealth === 'string' ? await readLocalInfo(edgeHealth) : undefined;
+    const health =
+      typeof edgeHealth === 'string'
+        ? await readLocalInfo(edgeHealth, { timeoutMs: 5_000 }).catch((err: unknown) => {
+            throw new Error(`--edge-health ${edgeHealth}: ${(err as Error).message}`, { cause: err });
+          })
+        : undefined;
     const decision = decide({
       service: topologyService(svc),
       endpoints,

@@ -2,13 +2,10 @@
 // at once, or behind leader election on a coordination.k8s.io Lease, until SIGTERM/SIGINT.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { mustFindResource } from '../api/resources.js';
 import type { Logger } from '../apiserver/logger.js';
 import type { ControllerManager } from '../controllers/manager.js';
 import type { Client } from '../runtime/client.js';
-import { LeaderElector } from '../runtime/leader-election.js';
-
-const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+import { LeaderElector, leaseClient } from '../runtime/leader-election.js';
 
 export interface RunManagerOptions {
   readonly client: Client;
@@ -37,35 +34,28 @@ export async function runManagerUntilSignal(o: RunManagerOptions): Promise<void>
   if (o.leaderElection !== undefined) {
     const { namespace, name } = o.leaderElection;
     const identity = `${hostname()}_${randomUUID()}`;
-    elector = new LeaderElector(
-      {
-        get: (ns, n) => client.get(LEASES, ns, n),
-        create: (ns, obj) => client.create(LEASES, ns, obj),
-        update: (obj) => client.update(LEASES, obj),
+    elector = new LeaderElector(leaseClient(client), {
+      namespace,
+      name,
+      identity,
+      onStartedLeading: () => {
+        log.info(`became the leader; starting ${o.what}`, { identity });
+        manager
+          .start()
+          .then(() => o.onRunning?.())
+          .catch((err: unknown) => {
+            // A leader that cannot run must not keep the Lease: exit and let another lead.
+            log.error(`${o.what} failed to start`, { err: String(err) });
+            process.exit(1);
+          });
       },
-      {
-        namespace,
-        name,
-        identity,
-        onStartedLeading: () => {
-          log.info(`became the leader; starting ${o.what}`, { identity });
-          manager
-            .start()
-            .then(() => o.onRunning?.())
-            .catch((err: unknown) => {
-              // A leader that cannot run must not keep the Lease: exit and let another lead.
-              log.error(`${o.what} failed to start`, { err: String(err) });
-              process.exit(1);
-            });
-        },
-        onStoppedLeading: () => {
-          if (shuttingDown) return;
-          log.error('leader election lost', { identity });
-          void manager.stop().finally(() => process.exit(1));
-        },
-        onNewLeader: (who) => log.info('new leader', { leader: who }),
+      onStoppedLeading: () => {
+        if (shuttingDown) return;
+        log.error('leader election lost', { identity });
+        void manager.stop().finally(() => process.exit(1));
       },
-    );
+      onNewLeader: (who) => log.info('new leader', { leader: who }),
+    });
     elector.start();
     o.out(`${o.banner}, campaigning for ${namespace}/${name} as ${identity}`);
   } else {

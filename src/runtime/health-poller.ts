@@ -86,27 +86,25 @@ export class HealthPoller {
   }
 
   private async poll(): Promise<void> {
-    const timeoutMs = this.o.timeoutMs ?? 5_000;
     const ctrl = new AbortController();
     this.inFlight = ctrl;
-    const timer = setTimeout(() => ctrl.abort(), timeoutMs);
     let next: Map<string, boolean>;
     try {
-      const res = await (this.o.fetch ?? fetch)(this.o.address, { signal: ctrl.signal });
-      const body = await res.text();
-      if (res.status < 200 || res.status > 299) throw new Error(`status ${res.status}`);
-      next = decodeLocalInfo(body);
+      next = await readLocalInfo(this.o.address, {
+        timeoutMs: this.o.timeoutMs ?? 5_000,
+        signal: ctrl.signal,
+        ...(this.o.fetch === undefined ? {} : { fetch: this.o.fetch }),
+      });
     } catch (err) {
       if (this.stopped) return;
       this.failures++;
       this.o.onFailure?.();
-      const error = ctrl.signal.aborted ? `no answer in ${timeoutMs} ms` : errorText(err);
+      const error = (err as Error).message;
       if (!this.failing)
         this.o.log.warn('the health source does not answer', { address: this.o.address, error });
       this.failing = true;
       return;
     } finally {
-      clearTimeout(timer);
       if (this.inFlight === ctrl) this.inFlight = undefined;
     }
     if (this.stopped) return;
@@ -130,8 +128,37 @@ export class HealthPoller {
   }
 }
 
-const errorText = (err: unknown): string => {
-  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
-  if (cause !== undefined && typeof cause.code === 'string') return `${String(err)} (${cause.code})`;
-  return String(err);
-};
+/**
+ * One answer of edge-health's /localinfo: node name → Normal. Throws an Error whose message says what
+ * went wrong: `no answer in N ms`, `no answer (ECONNREFUSED)`, `status 503`, or the format's problem.
+ * (The poller's every poll, and `svcplane explain --edge-health`.)
+ */
+export async function readLocalInfo(
+  address: string,
+  o: { readonly timeoutMs: number; readonly signal?: AbortSignal; readonly fetch?: typeof fetch },
+): Promise<Map<string, boolean>> {
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(), o.timeoutMs);
+  const stop = (): void => ctrl.abort();
+  o.signal?.addEventListener('abort', stop, { once: true });
+  try {
+    let body: string;
+    let status: number;
+    try {
+      const res = await (o.fetch ?? fetch)(address, { signal: ctrl.signal });
+      status = res.status;
+      body = await res.text();
+    } catch (err) {
+      const code = (err as { cause?: { code?: unknown } }).cause?.code;
+      const why = ctrl.signal.aborted
+        ? `no answer in ${o.timeoutMs} ms`
+        : `no answer (${typeof code === 'string' ? code : String(err)})`;
+      throw new Error(why, { cause: err });
+    }
+    if (status < 200 || status > 299) throw new Error(`status ${status}`);
+    return decodeLocalInfo(body);
+  } finally {
+    clearTimeout(timer);
+    o.signal?.removeEventListener('abort', stop);
+  }
+}

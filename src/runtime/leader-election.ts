@@ -5,7 +5,8 @@
 // AbortSignal it was given). Every write is a compare-and-swap on the Lease's resourceVersion, so two
 // candidates can never both believe they hold it. On a clean stop the holder releases the Lease.
 import type { KObject } from '../api/object.js';
-import { isApiError } from './client.js';
+import { mustFindResource } from '../api/resources.js';
+import { isApiError, type Client } from './client.js';
 import { sleep } from './sleep.js';
 
 export interface LeaseClient {
@@ -13,6 +14,15 @@ export interface LeaseClient {
   create(namespace: string, obj: KObject): Promise<KObject>;
   update(obj: KObject): Promise<KObject>;
 }
+
+const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+
+/** The Lease calls a LeaderElector makes, over an API client. */
+export const leaseClient = (client: Client): LeaseClient => ({
+  get: (ns, n) => client.get(LEASES, ns, n),
+  create: (ns, obj) => client.create(LEASES, ns, obj),
+  update: (obj) => client.update(LEASES, obj),
+});
 
 export interface LeaderElectionOptions {
   readonly namespace: string;
