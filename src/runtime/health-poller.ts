@@ -149,10 +149,15 @@ export async function readLocalInfo(
       status = res.status;
       body = await res.text();
     } catch (err) {
-      const code = (err as { cause?: { code?: unknown } }).cause?.code;
-      const why = ctrl.signal.aborted
-        ? `no answer in ${o.timeoutMs} ms`
-        : `no answer (${typeof code === 'string' ? code : String(err)})`;
+      // fetch's own error says only "fetch failed"; the reason is its cause (ECONNREFUSED, "bad port").
+      const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+      const reason =
+        typeof cause?.code === 'string'
+          ? cause.code
+          : typeof cause?.message === 'string'
+            ? cause.message
+            : String(err);
+      const why = ctrl.signal.aborted ? `no answer in ${o.timeoutMs} ms` : `no answer (${reason})`;
       throw new Error(why, { cause: err });
     }
     if (status < 200 || status > 299) throw new Error(`status ${status}`);
