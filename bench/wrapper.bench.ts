@@ -53,6 +53,11 @@
 //      are reported, since they share the machine with the servers, and so are the cores every other
 //      process on the machine used during P5 and P7 (/proc/stat busy time minus ours).
 //
+// The wrapper runs in a memory cgroup of its own when this machine lets the benchmark make one, as a
+// DaemonSet's memory limit puts its container in one: besides RSS (which counts the node binary's pages
+// that other processes read first), P6 reports what the kernel charges the wrapper (anonymous memory, and
+// page cache it caused: SQLite's file, reclaimable), which is what a limit is enforced against.
+//
 // Goals: P5 full-rebuild model ≥ 100× the relabel's end-to-end time (medians); P6 RSS ≤ 100 MiB; P7
 // p99 ≤ 50 ms and no drops. Arrival times are stamped when a chunk arrives, before it is parsed, with an
 // epoch clock comparable across processes (lib/http.ts).
@@ -60,6 +65,8 @@
 // Knobs: SVCPLANE_BENCH_WRAPPER_WATCH_WORKERS (client processes for P7; default 4);
 // SVCPLANE_BENCH_WRAPPER_NODE_ARGS node flags for the wrapper, e.g. "--cpu-prof --cpu-prof-dir=DIR";
 // SVCPLANE_BENCH_WRAPPER_ENV extra environment for the wrapper alone, e.g. "MALLOC_ARENA_MAX=2";
+// SVCPLANE_BENCH_WRAPPER_MEMORY_LIMIT a memory limit such as 100Mi for the wrapper's memory cgroup (see
+// below; without it the cgroup has no limit and only counts);
 // SVCPLANE_BENCH_WRAPPER_SERVICES another number of Services (each with its slice of 10 endpoints, over the
 // same 1,000 nodes), to see how the wrapper's size follows the cluster's: the goals are the issue's for
 // 10,000 only, so at another number the table reports them as "n/a".
@@ -79,6 +86,7 @@ import { HOSTNAME_LABEL, ZONE_LABEL } from '../src/core/topology/rules.js';
 import { servedSlice } from '../src/core/topology/served.js';
 import type { Labels } from '../src/core/topology/types.js';
 import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from './lib/cluster.js';
+import { MemoryCgroup, parseMemoryQuantity, type CgroupCharge } from './lib/cgroup.js';
 import { agentFor, epochMs, request, type Conn } from './lib/http.js';
 import { cpuSeconds, memory, serveWorker, sleep, startServer, stopServer, Worker } from './lib/process.js';
 import { Watch, type WatchEventLine } from './lib/watch.js';
@@ -783,6 +791,18 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   const client = shape.nodes[CLIENT]!;
   const workers: Array<Worker<WatcherRequest>> = [];
   let wrapper: Proc | undefined;
+  const limitRaw = process.env.SVCPLANE_BENCH_WRAPPER_MEMORY_LIMIT;
+  const cgroup = MemoryCgroup.create(
+    `svcplane-bench-wrapper-${process.pid}`,
+    limitRaw === undefined || limitRaw === '' ? undefined : parseMemoryQuantity(limitRaw),
+  );
+  if (typeof cgroup === 'string') {
+    if (limitRaw !== undefined && limitRaw !== '')
+      throw new Error(`SVCPLANE_BENCH_WRAPPER_MEMORY_LIMIT=${limitRaw}: ${cgroup}`);
+    ctx.log(`the wrapper runs without a memory cgroup (${cgroup}): P6 reports RSS alone`);
+  }
+  const charge = (): CgroupCharge | undefined => (typeof cgroup === 'string' ? undefined : cgroup.charge());
+  const charges: Record<string, CgroupCharge | undefined> = {};
   const upDir = path.join(root, 'up');
   mkdirSync(upDir, { recursive: true });
   const server = await startServer(upDir, [
@@ -873,8 +893,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const wrapDir = path.join(root, 'wrapper');
     const gcOut = path.join(root, 'wrapper-gc.json');
     const gcHook =
-      'data:text/javascript,import{writeFileSync}from"node:fs";process.on("SIGUSR2",()=>{for(let i=0;i<3;i++)' +
-      'globalThis.gc();writeFileSync(process.env.SVCPLANE_BENCH_GC_OUT,JSON.stringify(process.memoryUsage()))})';
+      'data:text/javascript,import{writeFileSync}from"node:fs";import{getHeapSpaceStatistics}from"node:v8";' +
+      'process.on("SIGUSR2",()=>{for(let i=0;i<3;i++)globalThis.gc();writeFileSync(process.env.SVCPLANE_BENCH_GC_OUT,' +
+      'JSON.stringify({...process.memoryUsage(),spaces:getHeapSpaceStatistics().map(s=>[s.space_name,s.space_size,' +
+      's.space_used_size])}))})';
     const tSpawn = performance.now();
     wrapper = await startSvcplane(
       'wrapper',
@@ -899,6 +921,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           gcHook,
         ],
         env: { ...wrapperEnv(), SVCPLANE_BENCH_GC_OUT: gcOut },
+        ...(typeof cgroup === 'string' ? {} : { cgroup }),
       },
     );
     const wpid = wrapper.pid;
@@ -936,6 +959,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       fileSamples.push(m.fileMiB);
     }
     const peakAfterSyncMiB = memory(wpid).hwmMiB;
+    charges.loaded = charge();
     /** Three full GCs in the wrapper (the preload), its process.memoryUsage(), then RSS samples. */
     const afterGc = async () => {
       rmSync(gcOut, { force: true });
@@ -946,6 +970,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         heapTotal: number;
         external: number;
         arrayBuffers: number;
+        /** V8's heap spaces: name, committed bytes, used bytes. */
+        spaces: Array<[string, number, number]>;
       };
       for (let t = 0; ; t++) {
         try {
@@ -956,6 +982,12 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           await sleep(50);
         }
       }
+      ctx.log(
+        `  V8 heap spaces after GC, committed/used MiB: ${report.spaces
+          .filter(([, c]) => c >= MiB / 2)
+          .map(([n, c, u]) => `${n.replace(/_space$/, '')} ${(c / MiB).toFixed(1)}/${(u / MiB).toFixed(1)}`)
+          .join(', ')}`,
+      );
       await sleep(500);
       const rss: number[] = [];
       for (let i = 0; i < z.rssSamples; i++) {
@@ -1056,6 +1088,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       if (i > 0) await sleep(z.rssSampleMs);
       churnRss.push(memory(wpid).rssMiB);
     }
+    charges.afterChurn = charge();
     const churnGc = await afterGc();
     proxyWatch.stop();
     const churn = {
@@ -1274,6 +1307,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     );
     await sleep(500);
     const rssWithWatchersMiB = memory(wpid).rssMiB;
+    charges.withWatchers = charge();
     // Targets: SuperEdge Services with an endpoint on a node of the client's unit (kept for the client).
     const targets: Array<{ svc: ShapeService; e: number }> = [];
     for (const s of shape.services) {
@@ -1375,6 +1409,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     );
 
     // ---- results
+    charges.end = charge();
     const goals = {
       p5RebuildAtLeast100xRelabel: p5.ratios.rebuildModelOverRelabelEndToEnd! >= 100,
       p6RssAtMost100MiB: p6.rssMiB <= 100,
@@ -1437,6 +1472,18 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'P6 peak RSS during sync; with P7 watchers (MiB)',
         `${round(p6.peakMiB)}; ${round(p7.rssWithWatchersMiB)}`,
       ),
+      row(
+        'P6 memory cgroup charge, anon + page cache (MiB): loaded; after churn; with P7 watchers',
+        [charges.loaded, charges.afterChurn, charges.withWatchers]
+          .map((c) => (c === undefined ? 'n/a' : `${round(c.anonMiB)} + ${round(c.fileMiB)}`))
+          .join('; '),
+      ),
+      row(
+        'P6 memory cgroup: peak charge (MiB); limit; OOM kills',
+        charges.end === undefined
+          ? `n/a (${String(cgroup)})`
+          : `${round(charges.end.peakMiB)}; ${limitRaw || 'none'}; ${charges.end.oomKills}`,
+      ),
       row(`P7 ${p7.watchers} watchers × ${p7.writes} writes: p50 (ms)`, round(p7.p50Ms)),
       row('P7 p99 (ms)', round(p7.p99Ms), '≤ 50', yn(goals.p7P99AtMost50Ms)),
       row(
@@ -1484,17 +1531,26 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         wrapper: { syncS, servedWrites: last, upstreamObjects },
         check: servedCheck,
         p5,
-        p6: { ...p6, churn },
+        p6: { ...p6, churn, cgroup: { limit: limitRaw || null, ...charges } },
         p7,
         p7Floor: floor,
         goals: { ...goals, atGoalShape },
       },
     };
+  } catch (err) {
+    const c = charge();
+    if (c !== undefined && c.oomKills > 0)
+      throw new Error(
+        `the wrapper was killed by its memory cgroup's limit (${limitRaw}; peak charge ${round(c.peakMiB)} MiB)`,
+        { cause: err },
+      );
+    throw err;
   } finally {
     for (const w of workers) w.stop();
     if (wrapper !== undefined) await stopChild(wrapper.child);
     upAgent.destroy();
     await stopServer(server);
     rmSync(root, { recursive: true, force: true });
+    if (typeof cgroup !== 'string') await cgroup.remove();
   }
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateToken, renderKubeconfig } from '../../src/apiserver/auth/kubeconfig.js';
 import { ipPath } from '../../src/demo/netns.js';
+import type { MemoryCgroup } from './cgroup.js';
 import { epochMs, type Conn } from './http.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -135,6 +136,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Runs the process inside this network namespace (`ip netns exec`). */
   netns?: string;
+  /** Runs the process inside this memory cgroup (it joins before node starts; the pid is node's). */
+  cgroup?: MemoryCgroup;
   /** Every complete stderr line, with the epoch ms (lib/http.ts epochMs) its chunk arrived. */
   onStderrLine?: (line: string, t: number) => void;
 }
@@ -163,9 +166,12 @@ export async function startSvcplane(
   installGuards();
   const argv = [...(opts.nodeArgs ?? []), ...runtime.argv, ...args];
   // `ip netns exec` execs node in place (no fork), so the child's pid is node's own.
+  if (opts.cgroup !== undefined && opts.netns !== undefined)
+    throw new Error('startSvcplane: cgroup or netns, not both');
+  const [cmd, ...cmdArgs] = opts.cgroup?.wrap([process.execPath, ...argv]) ?? [process.execPath, ...argv];
   const child =
     opts.netns === undefined
-      ? spawn(process.execPath, argv, {
+      ? spawn(cmd!, cmdArgs, {
           cwd: ROOT,
           stdio: ['ignore', 'pipe', 'pipe'],
           env: { ...process.env, ...opts.env },
