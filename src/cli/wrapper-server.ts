@@ -207,6 +207,9 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
     {
       ...(o.watchCacheHistory === undefined ? {} : { historySize: o.watchCacheHistory }),
       historyBytes: o.watchCacheHistoryBytes ?? WRAPPER_HISTORY_BYTES,
+      // A node agent is judged by its memory: about 12 MiB less at 10,000 Services (the served JSON, a
+      // tenth of its size packed), for an unpack in each LIST, which its clients send rarely.
+      packObjects: true,
       log: (msg, fields) => o.log.warn(msg, fields),
     },
     SERVED,

@@ -4,6 +4,7 @@ import type { KObject } from '../../api/object.js';
 import { objectFields, type ResourceInfo } from '../../api/resources.js';
 import { schemaFor } from '../../api/schema/index.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
+import type { JsonPacker } from '../../api/json-packer.js';
 
 export interface CachedObject {
   readonly key: string;
@@ -12,6 +13,8 @@ export interface CachedObject {
   readonly rv: number;
   /** The object as JSON, with metadata.resourceVersion = rv. */
   readonly json: string;
+  /** json.length, known without unpacking it. */
+  readonly size: number;
   readonly labels: Readonly<Record<string, string>>;
   readonly fields: Readonly<Record<string, string>>;
   /**
@@ -33,20 +36,59 @@ function flat(s: string): string {
   return s;
 }
 
-export function toCached(r: ResourceInfo, key: string, obj: KObject): CachedObject {
-  return {
-    key,
-    namespace: obj.metadata.namespace ?? '',
-    name: obj.metadata.name ?? '',
-    rv: Number(obj.metadata.resourceVersion ?? 0),
-    // What every LIST, watch event and cached GET serves: with the fields kube-apiserver always writes.
-    json: flat(JSON.stringify(withZeroValues(obj, schemaFor(r.group, r.kind)))),
-    labels: obj.metadata.labels ?? {},
-    fields: objectFields(r, obj),
-  };
+/** A cached object version whose JSON may be kept packed (JsonPacker) once it has been handed out. */
+export class Cached implements CachedObject {
+  memo?: Map<string, Buffer> | undefined;
+  readonly size: number;
+  private text: string | undefined;
+  private packed: string | undefined;
+  private packer: JsonPacker | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly namespace: string,
+    readonly name: string,
+    readonly rv: number,
+    json: string,
+    readonly labels: Readonly<Record<string, string>>,
+    readonly fields: Readonly<Record<string, string>>,
+  ) {
+    this.text = json;
+    this.size = json.length;
+  }
+
+  /** The JSON; unpacked on every read once packed (each LIST, GET or replay pays for it). */
+  get json(): string {
+    return this.text ?? this.packer!.unpack(this.packed!);
+  }
+
+  get isPacked(): boolean {
+    return this.text === undefined;
+  }
+
+  /** Keeps the JSON packed from now on. */
+  pack(packer: JsonPacker): void {
+    if (this.text === undefined) return;
+    this.packed = packer.pack(this.text);
+    this.packer = packer;
+    this.text = undefined;
+  }
 }
 
-export function restamp(r: ResourceInfo, o: CachedObject, rev: number): CachedObject {
+export function toCached(r: ResourceInfo, key: string, obj: KObject): Cached {
+  return new Cached(
+    key,
+    obj.metadata.namespace ?? '',
+    obj.metadata.name ?? '',
+    Number(obj.metadata.resourceVersion ?? 0),
+    // What every LIST, watch event and cached GET serves: with the fields kube-apiserver always writes.
+    flat(JSON.stringify(withZeroValues(obj, schemaFor(r.group, r.kind)))),
+    obj.metadata.labels ?? {},
+    objectFields(r, obj),
+  );
+}
+
+export function restamp(r: ResourceInfo, o: CachedObject, rev: number): Cached {
   const obj = JSON.parse(o.json) as KObject;
   obj.metadata.resourceVersion = String(rev);
   return toCached(r, o.key, obj);

@@ -14,6 +14,7 @@ const object = (rv: number, size: number): CachedObject => ({
   name: `o${rv}`,
   rv,
   json: 'x'.repeat(size),
+  size,
   labels: {},
   fields: {},
 });

@@ -4,8 +4,11 @@
 // size. Every change with a revision above `floor` is held.
 import type { CacheEvent } from './delivery.js';
 
-/** What an event keeps alive in the history: its object's JSON and the replaced version's. */
-const eventBytes = (ev: CacheEvent): number => ev.cur.json.length + (ev.prev?.json.length ?? 0);
+/**
+ * What an event keeps alive in the history: its object's JSON and the replaced version's (unpacked
+ * lengths, so the budget holds the same events whether or not the cache packs them).
+ */
+const eventBytes = (ev: CacheEvent): number => ev.cur.size + (ev.prev?.size ?? 0);
 
 export class EventHistory {
   /** Events in revision order; the slots before `start` are evicted (undefined). */

@@ -15,7 +15,8 @@ import { RESOURCES, type ResourceInfo } from '../../api/resources.js';
 import type { Store, WatchEvent } from '../../storage/store.js';
 import { isStoreError } from '../../storage/store.js';
 import { decodeObject } from '../codec.js';
-import { restamp, toCached, type CachedObject } from './cached-object.js';
+import { restamp, toCached, type Cached, type CachedObject } from './cached-object.js';
+import { DictionaryPacker, type JsonPacker } from '../../api/json-packer.js';
 import { EventHistory } from './history.js';
 import {
   deliverTo,
@@ -28,7 +29,9 @@ import {
 
 interface ResourceState {
   readonly info: ResourceInfo;
-  readonly objects: Map<string, CachedObject>;
+  readonly objects: Map<string, Cached>;
+  /** Packs this resource's objects once handed out (packObjects). */
+  readonly packer: JsonPacker | undefined;
   sorted: string[] | undefined;
   /** Revision of the last change to any object of this resource. */
   lastChange: number;
@@ -54,6 +57,12 @@ export interface WatchCacheOptions {
    * history, not the live objects, sets the cache's size. Default: no limit beyond historySize.
    */
   readonly historyBytes?: number;
+  /**
+   * Keep each object's JSON packed (deflated against a per-resource dictionary) once its event has been
+   * handed out: about a tenth of the memory, for an unpack on every LIST, GET or replay that reads it.
+   * For a cache that must be small rather than fast (the wrapper). Default: plain JSON.
+   */
+  readonly packObjects?: boolean;
   /** How long a request waits for the cache to reach a resourceVersion before 504 (kube: 3 s). */
   readonly waitTimeoutMs?: number;
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
@@ -74,6 +83,10 @@ export class WatchCache {
   private readonly log: (msg: string, fields?: Record<string, unknown>) => void;
   /** Called after each applied batch, for metrics. */
   onBatch: ((events: readonly CacheEvent[]) => void) | undefined;
+  /** Objects to pack, in a later turn than the one that handed them out, and their packers. */
+  private toPack: Cached[] = [];
+  private toPackWith: JsonPacker[] = [];
+  private packing: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly store: Store,
@@ -87,6 +100,7 @@ export class WatchCache {
       const state: ResourceState = {
         info,
         objects: new Map(),
+        packer: opts.packObjects === true ? new DictionaryPacker() : undefined,
         sorted: undefined,
         lastChange: 0,
         watchers: new Set(),
@@ -112,6 +126,10 @@ export class WatchCache {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    if (this.packing !== undefined) clearImmediate(this.packing);
+    this.packing = undefined;
+    this.toPack = [];
+    this.toPackWith = [];
     await this.loop?.catch(() => {});
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
@@ -151,7 +169,7 @@ export class WatchCache {
   }
 
   private async load(): Promise<void> {
-    const fresh = new Map<ResourceState, Map<string, CachedObject>>();
+    const fresh = new Map<ResourceState, Map<string, Cached>>();
     for (const s of this.states.values()) fresh.set(s, new Map());
     let cont: string | undefined;
     let revision: number;
@@ -172,7 +190,10 @@ export class WatchCache {
     const wasLoaded = this.rev !== 0;
     for (const [s, objects] of fresh) {
       s.objects.clear();
-      for (const [k, v] of objects) s.objects.set(k, v);
+      for (const [k, v] of objects) {
+        s.objects.set(k, v);
+        this.queuePack(s, v);
+      }
       s.sorted = undefined;
       s.lastChange = revision;
       if (wasLoaded) {
@@ -189,7 +210,7 @@ export class WatchCache {
     return undefined;
   }
 
-  private cached(r: ResourceInfo, key: string, value: Uint8Array, rev: number): CachedObject | undefined {
+  private cached(r: ResourceInfo, key: string, value: Uint8Array, rev: number): Cached | undefined {
     let obj: KObject;
     try {
       obj = decodeObject(value, rev);
@@ -207,7 +228,7 @@ export class WatchCache {
       const state = this.stateForKey(e.key);
       if (state !== undefined) {
         const prev = state.objects.get(e.key);
-        let cur: CachedObject | undefined;
+        let cur: Cached | undefined;
         if (e.type === 'PUT') {
           cur = this.cached(state.info, e.key, e.value, e.revision);
           if (cur === undefined) continue;
@@ -224,6 +245,7 @@ export class WatchCache {
         events.push(ev);
         this.history.push(ev);
         this.dispatch(state, ev, i < batch.length - 1);
+        if (e.type === 'PUT') this.queuePack(state, cur);
       }
     }
     const last = batch[batch.length - 1];
@@ -233,6 +255,36 @@ export class WatchCache {
       ev.cur.memo = undefined;
       if (ev.prevAtRevision !== undefined) ev.prevAtRevision.memo = undefined;
     }
+  }
+
+  /**
+   * Packs `o` in a later turn: the watch events of this batch go to their sockets first (a watch stream
+   * writes on the next tick), so packing never delays a delivery.
+   */
+  private queuePack(s: ResourceState, o: Cached): void {
+    if (s.packer === undefined) return;
+    // A backlog (an initial sync, a cluster-wide change) is packed as it comes: it would otherwise
+    // wait, unpacked, for a quiet turn, and set the process's peak.
+    if (this.toPack.length >= PACK_BACKLOG) this.toPack.shift()!.pack(this.toPackWith.shift()!);
+    this.toPack.push(o);
+    this.toPackWith.push(s.packer);
+    this.packing ??= setImmediate(() => this.packSome());
+  }
+
+  /** Packs queued objects for about 5 ms, then yields to the event loop if more are left. */
+  private packSome(): void {
+    this.packing = undefined;
+    const until = performance.now() + 5;
+    let i = 0;
+    while (i < this.toPack.length) {
+      this.toPack[i]!.pack(this.toPackWith[i]!);
+      i++;
+      if ((i & 31) === 0 && performance.now() > until) break;
+    }
+    this.toPack.splice(0, i);
+    this.toPackWith.splice(0, i);
+    if (this.toPack.length > 0 && !this.abort.signal.aborted)
+      this.packing = setImmediate(() => this.packSome());
   }
 
   /** Events held for resuming watches, their JSON bytes, and the limits on both (for metrics and tests). */
@@ -395,6 +447,9 @@ export class WatchCache {
 }
 
 const stateKey = (r: ResourceInfo): string => `${r.group}/${r.resource}`;
+
+/** Objects left to pack before each new one is packed as it comes (packObjects). */
+const PACK_BACKLOG = 1_024;
 
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

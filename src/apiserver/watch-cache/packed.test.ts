@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import type { KObject } from '../../api/object.js';
+import { mustFindResource } from '../../api/resources.js';
+import { parseFieldSelector } from '../../core/selectors/fields.js';
+import { parseLabelSelector } from '../../core/selectors/labels.js';
+import { MemoryStore } from '../../storage/memory/memory-store.js';
+import { encodeObject, objectKey } from '../codec.js';
+import type { Cached, CachedObject } from './cached-object.js';
+import type { WatchEventType } from './delivery.js';
+import { DictionaryPacker } from '../../api/json-packer.js';
+import { WatchCache } from './watch-cache.js';
+
+const SERVICES = mustFindResource('', 'services');
+const ALL = { label: parseLabelSelector(''), field: parseFieldSelector('') };
+
+describe('DictionaryPacker (property)', () => {
+  it('gives back every string it packed, whatever the first one (its dictionary) was', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.json(), fc.string({ unit: 'grapheme', maxLength: 3000 })), { minLength: 1 }),
+        (texts) => {
+          const p = new DictionaryPacker();
+          const packed = texts.map((t) => p.pack(t));
+          assert.deepEqual(
+            packed.map((x) => p.unpack(x)),
+            texts,
+          );
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('packs objects of one kind to a fraction of their size', () => {
+    const p = new DictionaryPacker();
+    const svc = (i: number): string =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: `svc-${i}`, namespace: 'ns-1', uid: `0000-${i}`, resourceVersion: String(i) },
+        spec: {
+          type: 'ClusterIP',
+          clusterIP: `10.96.${i >> 8}.${i & 255}`,
+          ports: [{ port: 80, protocol: 'TCP' }],
+        },
+        status: { loadBalancer: {} },
+      });
+    p.pack(svc(0));
+    const n = svc(4242);
+    assert.ok(p.pack(n).length * 4 < n.length, `${p.pack(n).length} of ${n.length}`);
+  });
+});
+
+async function put(store: MemoryStore, name: string, labels: Record<string, string>): Promise<void> {
+  const obj: KObject = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', labels },
+    spec: { type: 'ClusterIP', ports: [{ port: 80 }] },
+  };
+  const key = objectKey(SERVICES, 'default', name);
+  const cur = await store.get(key);
+  if (cur === undefined) await store.create(key, encodeObject(obj));
+  else await store.update(key, encodeObject(obj), cur.modRevision);
+}
+
+/** Lets the caches' packing (a later turn) run to its end. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await nextTurn();
+}
+
+function replay(cache: WatchCache, from: { fromRevision: number } | { initial: true }): string[] {
+  const out: string[] = [];
+  const sink = {
+    deliver: (t: WatchEventType, o: CachedObject) => out.push(`${t} ${o.json}`),
+    expire: () => {},
+  };
+  cache.watch(SERVICES, ALL, sink, from).stop();
+  return out;
+}
+
+describe('WatchCache with packObjects', () => {
+  it('serves what a plain cache serves once its objects are packed: lists, gets, replays, live events', async () => {
+    const store = new MemoryStore();
+    for (let i = 0; i < 30; i++) await put(store, `s${i}`, { i: String(i) });
+    const plain = new WatchCache(store, {});
+    const packed = new WatchCache(store, { packObjects: true });
+    const live: string[][] = [[], []];
+    try {
+      for (const c of [plain, packed]) {
+        c.start();
+        await c.ready;
+      }
+      const rev0 = packed.revision;
+      [plain, packed].forEach((c, n) =>
+        c.watch(
+          SERVICES,
+          { ...ALL, label: parseLabelSelector('i in (1,2,3)') },
+          { deliver: (t, o) => live[n]!.push(`${t} ${o.json}`), expire: () => {} },
+          { fromRevision: rev0 },
+        ),
+      );
+      for (let i = 0; i < 10; i++) await put(store, `s${i}`, { i: String(i + 1) });
+      await put(store, 's99', { i: '2' });
+      await store.delete(objectKey(SERVICES, 'default', 's5'));
+      const rev = await store.currentRevision();
+      await Promise.all([plain.waitFor(rev), packed.waitFor(rev)]);
+      await settle();
+      const all = packed.list(SERVICES, ALL).items;
+      assert.equal(all.length, 30);
+      assert.ok(
+        all.every((o) => (o as Cached).isPacked),
+        'every cached object is packed',
+      );
+      assert.deepEqual(
+        all.map((o) => o.json),
+        plain.list(SERVICES, ALL).items.map((o) => o.json),
+      );
+      assert.deepEqual(
+        all.map((o) => o.size),
+        all.map((o) => o.json.length),
+      );
+      const key = objectKey(SERVICES, 'default', 's3');
+      assert.equal(packed.get(SERVICES, key)!.json, plain.get(SERVICES, key)!.json);
+      assert.deepEqual(replay(packed, { fromRevision: rev0 }), replay(plain, { fromRevision: rev0 }));
+      assert.deepEqual(replay(packed, { initial: true }), replay(plain, { initial: true }));
+      assert.deepEqual(live[1], live[0]);
+      assert.ok(live[0]!.length >= 5, `${live[0]!.length} live events`);
+    } finally {
+      await plain.stop();
+      await packed.stop();
+    }
+  });
+
+  it('a plain cache never packs', async () => {
+    const store = new MemoryStore();
+    await put(store, 'a', {});
+    const plain = new WatchCache(store, {});
+    plain.start();
+    await plain.ready;
+    await settle();
+    assert.equal((plain.list(SERVICES, ALL).items[0] as Cached).isPacked, false);
+    await plain.stop();
+  });
+});
