@@ -33,9 +33,14 @@ import type {
 } from './types.js';
 
 interface Entry {
+  /** The Service's key ("namespace/name"), held once. */
+  readonly key: string;
   svc?: TopologyService;
-  /** Each slice's endpoints, packed (the slices themselves are not kept). */
-  slices: Map<string, PackedSlice>;
+  /**
+   * Each slice's endpoints, packed (the slices themselves are not kept). An array, replaced rather than
+   * changed, so a view shares it: most Services have one slice, and a Map each cost 300 bytes.
+   */
+  slices: readonly PackedSlice[];
   legacy?: TopologyEndpoint[];
   /** How many endpoints the Service has (after merging its slices). */
   count: number;
@@ -95,7 +100,11 @@ export class TopologyIndex {
   private readonly nodes = new Map<string, Labels>();
   private readonly entries = new Map<string, Entry>();
   private readonly byKey = new Map<string, Set<string>>();
-  private readonly byNode = new Map<string, Map<string, number>>();
+  /**
+   * node → the entries with an endpoint on it, once per such endpoint. An array of references rather than
+   * a Map of counts: 100,000 endpoints cost about 1 MiB here instead of 7.
+   */
+  private readonly byNode = new Map<string, Entry[]>();
   private readonly health = new Map<string, boolean>();
   /** label key → value → the nodes with that label. */
   private readonly nodesByLabel = new Map<string, Map<string, Set<string>>>();
@@ -157,14 +166,14 @@ export class TopologyIndex {
         return this.recompute(this.entries.keys());
       return this.recompute(this.affectedByClientChange(old!, labels!));
     }
-    const onNode = this.byNode.get(name);
-    if (onNode === undefined) return [];
-    if (exists(old) !== exists(labels)) return this.recompute(onNode.keys());
+    const onNode = this.servicesOn(name);
+    if (onNode.size === 0) return [];
+    if (exists(old) !== exists(labels)) return this.recompute(onNode);
     const changed = changedKeys(old!, labels!);
     if (changed.size === 0) return [];
     const client = this.nodes.get(this.node);
     const affected: string[] = [];
-    for (const s of onNode.keys()) {
+    for (const s of onNode) {
       const e = this.entries.get(s);
       if (e === undefined) continue;
       for (const k of e.keys) {
@@ -191,15 +200,15 @@ export class TopologyIndex {
 
   /** The names of the EndpointSlices the index holds for a Service (none when it holds no entry). */
   sliceNames(serviceKey: string): Iterable<string> {
-    return this.entries.get(serviceKey)?.slices.keys() ?? [];
+    return this.entries.get(serviceKey)?.slices.map((p) => p.name) ?? [];
   }
 
   /** Sets or removes one EndpointSlice of a Service. */
   setSlice(serviceKey: string, sliceName: string, slice: unknown): string[] {
     const e = this.entry(serviceKey);
-    this.unindexEndpoints(serviceKey, e);
-    if (slice === undefined) e.slices.delete(sliceName);
-    else e.slices.set(sliceName, packSlice(slice, this.parse));
+    this.unindexEndpoints(e);
+    const others = e.slices.filter((p) => p.name !== sliceName);
+    e.slices = slice === undefined ? others : [...others, packSlice(slice, this.parse)];
     this.reindexEndpoints(serviceKey, e);
     return this.recompute([serviceKey]);
   }
@@ -207,7 +216,7 @@ export class TopologyIndex {
   /** Sets or removes a Service's legacy Endpoints; used only while the Service has no slices. */
   setEndpoints(serviceKey: string, endpoints: unknown): string[] {
     const e = this.entry(serviceKey);
-    this.unindexEndpoints(serviceKey, e);
+    this.unindexEndpoints(e);
     if (endpoints === undefined) delete e.legacy;
     else e.legacy = endpointsFromEndpoints(endpoints, this.parse);
     this.reindexEndpoints(serviceKey, e);
@@ -220,7 +229,14 @@ export class TopologyIndex {
     if (healthy === undefined) this.health.delete(name);
     else this.health.set(name, healthy);
     if ((old === false) === (healthy === false)) return [];
-    return this.recompute(this.byNode.get(name)?.keys() ?? []);
+    return this.recompute(this.servicesOn(name));
+  }
+
+  /** The Services with an endpoint on `node`. */
+  private servicesOn(node: string): Set<string> {
+    const out = new Set<string>();
+    for (const e of this.byNode.get(node) ?? []) out.add(e.key);
+    return out;
   }
 
   /**
@@ -243,7 +259,7 @@ export class TopologyIndex {
         this.node, // its own endpoints changed value too (it has already left the old value's set)
       ];
       for (const n of nodes)
-        for (const s of this.byNode.get(n)?.keys() ?? []) if (users.has(s)) affected.add(s);
+        for (const e of this.byNode.get(n) ?? []) if (users.has(e.key)) affected.add(e.key);
       for (const s of this.nodeless) if (users.has(s)) affected.add(s);
     }
     return affected;
@@ -272,7 +288,7 @@ export class TopologyIndex {
   private entry(key: string): Entry {
     let e = this.entries.get(key);
     if (e === undefined) {
-      e = { slices: new Map(), count: 0, keys: new Set(), view: undefined, fingerprint: 0 };
+      e = { key, slices: [], count: 0, keys: new Set(), view: undefined, fingerprint: 0 };
       this.entries.set(key, e);
     }
     return e;
@@ -280,20 +296,20 @@ export class TopologyIndex {
 
   /** A Service's endpoints: its slices merged (or its legacy Endpoints), as objects, built when needed. */
   private endpointsOf(e: Entry): TopologyEndpoint[] {
-    if (e.slices.size === 0) return e.legacy ?? [];
-    return mergeSliceEndpoints([...e.slices.values()].map(unpackSlice));
+    if (e.slices.length === 0) return e.legacy ?? [];
+    return mergeSliceEndpoints(e.slices.map(unpackSlice));
   }
 
   /** Takes a Service's endpoints out of the node index, before its slices change. */
-  private unindexEndpoints(key: string, e: Entry): void {
-    for (const ep of this.endpointsOf(e)) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, -1);
+  private unindexEndpoints(e: Entry): void {
+    for (const ep of this.endpointsOf(e)) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, e, -1);
   }
 
   private reindexEndpoints(key: string, e: Entry): void {
     const endpoints = this.endpointsOf(e);
     e.fresh = endpoints;
     e.count = endpoints.length;
-    for (const ep of endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, key, +1);
+    for (const ep of endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, e, +1);
     const mark = (set: Set<string>, on: boolean) => (on ? set.add(key) : set.delete(key));
     mark(
       this.nodeless,
@@ -305,15 +321,19 @@ export class TopologyIndex {
     );
   }
 
-  private countNode(node: string, key: string, d: number): void {
-    let m = this.byNode.get(node);
-    if (m === undefined) this.byNode.set(node, (m = new Map()));
-    const n = (m.get(key) ?? 0) + d;
-    if (n > 0) m.set(key, n);
-    else {
-      m.delete(key);
-      if (m.size === 0) this.byNode.delete(node);
+  /** Adds (d > 0) or removes one endpoint of `e` on `node` in the node index. */
+  private countNode(node: string, e: Entry, d: number): void {
+    let on = this.byNode.get(node);
+    if (d > 0) {
+      if (on === undefined) this.byNode.set(node, (on = []));
+      on.push(e);
+      return;
     }
+    const i = on?.lastIndexOf(e) ?? -1;
+    if (i < 0) return;
+    on![i] = on![on!.length - 1]!;
+    on!.pop();
+    if (on!.length === 0) this.byNode.delete(node);
   }
 
   private readonly healthOf: NodeHealth = (n) => this.health.get(n);
@@ -345,8 +365,7 @@ export class TopologyIndex {
         const d = this.decideEntry(e, all);
         const internal = keptEndpoints(d.internal);
         const external = d.external === undefined ? undefined : keptEndpoints(d.external);
-        const source: ViewSource =
-          e.slices.size === 0 ? { list: e.legacy ?? [] } : { packed: [...e.slices.values()] };
+        const source: ViewSource = e.slices.length === 0 ? { list: e.legacy ?? [] } : { packed: e.slices };
         // kube-proxy's hasAnyEndpoints is over the cluster's endpoints when a traffic policy narrows them
         // to this node's; a topology rule's choice is the Service's endpoints as far as this node goes.
         const policy = d.internal.rule.kind === 'local' || d.external?.rule.kind === 'local';
@@ -388,7 +407,7 @@ export class TopologyIndex {
         changed.push(key);
       }
       e.fresh = undefined;
-      if (e.svc === undefined && e.slices.size === 0 && e.legacy === undefined) this.entries.delete(key);
+      if (e.svc === undefined && e.slices.length === 0 && e.legacy === undefined) this.entries.delete(key);
     }
     return changed;
   }
