@@ -4,11 +4,10 @@
 //     changed ones, and to find the deleted ones);
 //   - Services and Nodes are served unchanged, so their stored form is held (by sync.ts) only until it is
 //     written: the watch cache holds it from then on; the index keeps what it reads (rules, labels);
-//   - EndpointSlices and Endpoints are re-served whenever their view changes, so each is kept deflated
-//     (about a fifth of the JSON): an Endpoints object as its stored form, a slice as sliceText() (its
+//   - EndpointSlices and Endpoints are re-served whenever their view changes, so each is kept packed
+//     (json-packer.ts: a tenth of the JSON or less): an Endpoints object as its stored form, a slice as sliceText() (its
 //     JSON cut around each endpoint, so a served form is a concatenation, not a parse); the index keeps
 //     each endpoint's topology.
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { KObject } from '../api/object.js';
 import { hash53 } from '../core/hash.js';
 import { objectKeyOf } from '../runtime/informer.js';
@@ -112,12 +111,3 @@ export class Mirror implements ReflectorStore {
     return key;
   }
 }
-
-// Deflated forms are kept as latin1 strings: compact, in the JS heap, and not a slice of zlib's 16 KiB
-// output chunk (a Buffer from deflateRawSync keeps the whole chunk alive). A small window suffices for
-// objects of a few KiB and keeps zlib's per-call state small.
-const DEFLATE = { windowBits: 12, memLevel: 5 };
-export const deflate = (form: string): string => deflateRawSync(form, DEFLATE).toString('latin1');
-export const inflateText = (raw: string): string =>
-  inflateRawSync(Buffer.from(raw, 'latin1')).toString('utf8');
-export const inflate = (raw: string): KObject => JSON.parse(inflateText(raw)) as KObject;

@@ -21,7 +21,8 @@ import { isStoreError } from '../storage/store.js';
 import type { Client } from '../runtime/client.js';
 import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
 import { DirtyQueue } from './dirty-queue.js';
-import { Mirror, deflate, inflate, inflateText, storedForm, storedObject } from './mirror.js';
+import { Mirror, storedForm, storedObject } from './mirror.js';
+import { DictionaryPacker } from '../api/json-packer.js';
 import { UpstreamLog, type Logger } from '../runtime/upstream-log.js';
 import { HostNodePresence } from '../runtime/host-node.js';
 import { sliceService, splitKey, withoutPolicies } from './objects.js';
@@ -82,12 +83,25 @@ export class WrapperSync {
   private readonly reflectors: Record<Kind, Reflector>;
   private readonly held = new Map<string, Held>();
   private readonly dirty = new DirtyQueue<Dirty>((d) => d.r === ENDPOINTSLICES || d.r === ENDPOINTS);
-  /** Services and Nodes: the stored form to write (null: to delete), until it has been written. */
+  /**
+   * Services and Nodes: the stored form to write, packed (null: to delete), until it has been written.
+   * Packed because the initial sync holds every one of them until the last reflector has listed.
+   */
   private readonly outgoing = new Map<string, string | null>();
-  /** EndpointSlices by `namespace/name`: their Service and their stored form as sliceText(), deflated. */
+  /** EndpointSlices by `namespace/name`: their Service and their stored form as sliceText(), packed. */
   private readonly slices = new Map<string, { readonly svc: string | undefined; readonly raw: string }>();
-  /** Endpoints by `namespace/name`: their stored form, deflated. */
+  /** Endpoints by `namespace/name`: their stored form, packed. */
   private readonly endpoints = new Map<string, string>();
+  /**
+   * What the forms above are packed with, one per kind (each kind's objects share most of their text): a
+   * 1 KiB slice is about 60 bytes packed, against 300 deflated alone.
+   */
+  private readonly packers = {
+    slices: new DictionaryPacker(),
+    endpoints: new DictionaryPacker(),
+    services: new DictionaryPacker(),
+    nodes: new DictionaryPacker(),
+  };
   private draining: Promise<void> | undefined;
   private readonly host: HostNodePresence;
   private readonly upstream: UpstreamLog;
@@ -135,7 +149,7 @@ export class WrapperSync {
       }),
       slices: new Mirror({
         relisting,
-        // A slice's text holds everything its stored form does: hashed once, and kept (deflated).
+        // A slice's text holds everything its stored form does: hashed once, and kept (packed).
         form: (o) => sliceText(storedObject(o)),
         put: (key, o, text) => this.putSlice(key, o, text),
         remove: (key) => this.putSlice(key, undefined, undefined),
@@ -143,7 +157,7 @@ export class WrapperSync {
       endpoints: new Mirror({
         relisting,
         put: (key, o, form) => {
-          this.endpoints.set(key, deflate(form));
+          this.endpoints.set(key, this.packers.endpoints.pack(form));
           this.changed(
             ENDPOINTS,
             key,
@@ -303,9 +317,16 @@ export class WrapperSync {
     return changed;
   }
 
+  private packerOf(r: ResourceInfo): DictionaryPacker {
+    return r === SERVICES ? this.packers.services : this.packers.nodes;
+  }
+
   /** A Service or Node: served as it is upstream (form), or removed (null). */
   private putServed(r: ResourceInfo, key: string, form: string | null, apply: () => string[]): void {
-    this.outgoing.set(r.namespaced ? objectKey(r, ...splitKey(key)) : objectKey(r, '', key), form);
+    this.outgoing.set(
+      r.namespaced ? objectKey(r, ...splitKey(key)) : objectKey(r, '', key),
+      form === null ? null : this.packerOf(r).pack(form),
+    );
     this.changed(r, key, this.timed(apply));
   }
 
@@ -320,7 +341,7 @@ export class WrapperSync {
     }
     if (o === undefined || text === undefined) this.slices.delete(key);
     else {
-      this.slices.set(key, { svc, raw: deflate(text) });
+      this.slices.set(key, { svc, raw: this.packers.slices.pack(text) });
       if (svc !== undefined) changed = [...changed, ...this.timed(() => this.index.setSlice(svc, name, o))];
     }
     this.changed(ENDPOINTSLICES, key, changed);
@@ -351,18 +372,23 @@ export class WrapperSync {
       case SERVICES:
       case NODES: {
         const form = this.outgoing.get(key);
-        return form === undefined ? { unchanged: true } : form === null ? { gone: true } : { form };
+        return form === undefined
+          ? { unchanged: true }
+          : form === null
+            ? { gone: true }
+            : { form: this.packerOf(d.r).unpack(form) };
       }
       case ENDPOINTS: {
         const raw = this.endpoints.get(id);
         if (raw === undefined) return { gone: true };
-        return { form: storedForm(servedEndpoints(inflate(raw), this.index.view(id))) };
+        const endpoints = JSON.parse(this.packers.endpoints.unpack(raw)) as KObject;
+        return { form: storedForm(servedEndpoints(endpoints, this.index.view(id))) };
       }
       default: {
         const s = this.slices.get(id);
         if (s === undefined) return { gone: true };
         const view = s.svc === undefined ? undefined : this.index.view(s.svc);
-        return { form: servedSliceText(inflateText(s.raw), view) };
+        return { form: servedSliceText(this.packers.slices.unpack(s.raw), view) };
       }
     }
   }
