@@ -5,7 +5,10 @@
 // Packed forms are latin1 strings: one byte a character inside V8's heap, with no Buffer per object.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
-/** Turns JSON into a compact form and back; unpack(pack(s)) === s. */
+/**
+ * Turns JSON into a compact form and back: unpack(pack(s)) === s for any string that is well-formed
+ * UTF-16 (as JSON.stringify's output always is; a lone surrogate would come back as U+FFFD).
+ */
 export interface JsonPacker {
   pack(json: string): string;
   unpack(packed: string): string;
@@ -16,14 +19,22 @@ export interface JsonPacker {
 // Output in 1 KiB chunks rather than zlib's 16 KiB: a packed object is about 100 bytes, and a large
 // chunk per call, freed at once, left the C heap fragmented and larger (11 MiB at 10,000 Services).
 const OPTIONS = { windowBits: 12, memLevel: 4, chunkSize: 1024 } as const;
+const WINDOW_BYTES = 2 ** OPTIONS.windowBits;
+
+function ownCopy(b: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafeSlow(b.length);
+  out.set(b);
+  return out;
+}
 
 export class DictionaryPacker implements JsonPacker {
   private dictionary: Buffer | undefined;
 
   pack(json: string): string {
     const bytes = Buffer.from(json, 'utf8');
-    // Set once and kept: every packed form of this resource needs it to unpack.
-    this.dictionary ??= bytes;
+    // Set once and kept: every packed form needs it to unpack. zlib reads only a window's worth of it
+    // (the last 4 KiB), and the copy is a buffer of its own, not a slice of Node's shared pool.
+    this.dictionary ??= ownCopy(bytes.subarray(-WINDOW_BYTES));
     return deflateRawSync(bytes, { ...OPTIONS, dictionary: this.dictionary }).toString('latin1');
   }
 

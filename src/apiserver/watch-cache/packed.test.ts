@@ -94,6 +94,7 @@ describe('WatchCache with packObjects', () => {
         c.start();
         await c.ready;
       }
+      await settle(); // what follows re-stamps and replaces packed objects
       const rev0 = packed.revision;
       [plain, packed].forEach((c, n) =>
         c.watch(
@@ -105,12 +106,14 @@ describe('WatchCache with packObjects', () => {
       );
       for (let i = 0; i < 10; i++) await put(store, `s${i}`, { i: String(i + 1) });
       await put(store, 's99', { i: '2' });
+      await settle();
       await store.delete(objectKey(SERVICES, 'default', 's5'));
+      await store.delete(objectKey(SERVICES, 'default', 's2')); // leaves the watchers' selector: DELETED
       const rev = await store.currentRevision();
       await Promise.all([plain.waitFor(rev), packed.waitFor(rev)]);
       await settle();
       const all = packed.list(SERVICES, ALL).items;
-      assert.equal(all.length, 30);
+      assert.equal(all.length, 29);
       assert.ok(
         all.every((o) => (o as Cached).isPacked),
         'every cached object is packed',
@@ -129,10 +132,35 @@ describe('WatchCache with packObjects', () => {
       assert.deepEqual(replay(packed, { initial: true }), replay(plain, { initial: true }));
       assert.deepEqual(live[1], live[0]);
       assert.ok(live[0]!.length >= 5, `${live[0]!.length} live events`);
+      assert.ok(live[0]!.some((l) => l.startsWith('DELETED')));
+      // What the history keeps of the deletions (each one's last state, re-stamped) is packed too.
+      const deleted: boolean[] = [];
+      packed
+        .watch(
+          SERVICES,
+          ALL,
+          { deliver: (t, o) => t === 'DELETED' && deleted.push((o as Cached).isPacked), expire: () => {} },
+          { fromRevision: rev0 },
+        )
+        .stop();
+      assert.deepEqual(deleted, [true, true]);
     } finally {
       await plain.stop();
       await packed.stop();
     }
+  });
+
+  it('packs a backlog as it comes: no more than 1,024 objects wait unpacked', async () => {
+    const store = new MemoryStore();
+    for (let i = 0; i < 1500; i++) await put(store, `s${i}`, {});
+    const cache = new WatchCache(store, { packObjects: true });
+    cache.start();
+    await cache.ready; // loaded in one turn: no later turn has run yet
+    const unpacked = () => cache.list(SERVICES, ALL).items.filter((o) => !(o as Cached).isPacked).length;
+    assert.equal(unpacked(), 1024);
+    await settle();
+    assert.equal(unpacked(), 0);
+    await cache.stop();
   });
 
   it('a plain cache never packs', async () => {

@@ -245,7 +245,8 @@ export class WatchCache {
         events.push(ev);
         this.history.push(ev);
         this.dispatch(state, ev, i < batch.length - 1);
-        if (e.type === 'PUT') this.queuePack(state, cur);
+        // A deletion's last state lives on in the history, as the version an object replaced does.
+        this.queuePack(state, cur);
       }
     }
     const last = batch[batch.length - 1];
@@ -253,7 +254,10 @@ export class WatchCache {
     if (events.length > 0) this.onBatch?.(events);
     for (const ev of events) {
       ev.cur.memo = undefined;
-      if (ev.prevAtRevision !== undefined) ev.prevAtRevision.memo = undefined;
+      if (ev.prevAtRevision !== undefined) {
+        ev.prevAtRevision.memo = undefined;
+        this.queuePack(this.state(ev.resource), ev.prevAtRevision as Cached);
+      }
     }
   }
 
@@ -425,7 +429,10 @@ export class WatchCache {
         if (ev.resource !== r) continue;
         deliverTo(w, ev);
         ev.cur.memo = undefined;
-        if (ev.prevAtRevision !== undefined) ev.prevAtRevision.memo = undefined;
+        if (ev.prevAtRevision !== undefined) {
+          ev.prevAtRevision.memo = undefined;
+          this.queuePack(s, ev.prevAtRevision as Cached);
+        }
       }
     }
     s.watchers.add(w);

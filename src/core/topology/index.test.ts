@@ -408,7 +408,7 @@ describe('TopologyIndex', () => {
     assert.deepEqual(idx.setSlice('ns/a', 's', undefined), []);
     assert.equal(idx.stats().services, 1);
     assert.deepEqual(idx.setEndpoints('ns/a', undefined), []);
-    assert.deepEqual(idx.stats(), { services: 0, nodes: 1, endpoints: 0, keys: 0 });
+    assert.deepEqual(idx.stats(), { services: 0, nodes: 1, endpoints: 0, keys: 0, nodeRefs: 0 });
     // nothing is left indexed by node either
     assert.deepEqual(
       counting(idx, () => idx.setHealth('n2', false)),

@@ -166,11 +166,11 @@ export class TopologyIndex {
         return this.recompute(this.entries.keys());
       return this.recompute(this.affectedByClientChange(old!, labels!));
     }
-    const onNode = this.servicesOn(name);
-    if (onNode.size === 0) return [];
-    if (exists(old) !== exists(labels)) return this.recompute(onNode);
+    if (!this.byNode.has(name)) return [];
+    if (exists(old) !== exists(labels)) return this.recompute(this.servicesOn(name));
     const changed = changedKeys(old!, labels!);
     if (changed.size === 0) return [];
+    const onNode = this.servicesOn(name);
     const client = this.nodes.get(this.node);
     const affected: string[] = [];
     for (const s of onNode) {
@@ -208,7 +208,12 @@ export class TopologyIndex {
     const e = this.entry(serviceKey);
     this.unindexEndpoints(e);
     const others = e.slices.filter((p) => p.name !== sliceName);
-    e.slices = slice === undefined ? others : [...others, packSlice(slice, this.parse)];
+    if (slice === undefined) e.slices = others;
+    else {
+      const packed = packSlice(slice, this.parse);
+      // Held under the name it was set with (a slice's own metadata.name, from every caller today).
+      e.slices = [...others, packed.name === sliceName ? packed : { ...packed, name: sliceName }];
+    }
     this.reindexEndpoints(serviceKey, e);
     return this.recompute([serviceKey]);
   }
@@ -302,14 +307,20 @@ export class TopologyIndex {
 
   /** Takes a Service's endpoints out of the node index, before its slices change. */
   private unindexEndpoints(e: Entry): void {
-    for (const ep of this.endpointsOf(e)) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, e, -1);
+    const nodes = new Set<string>();
+    for (const ep of this.endpointsOf(e)) if (ep.nodeName !== undefined) nodes.add(ep.nodeName);
+    for (const node of nodes) {
+      const rest = this.byNode.get(node)?.filter((x) => x !== e) ?? [];
+      if (rest.length === 0) this.byNode.delete(node);
+      else this.byNode.set(node, rest);
+    }
   }
 
   private reindexEndpoints(key: string, e: Entry): void {
     const endpoints = this.endpointsOf(e);
     e.fresh = endpoints;
     e.count = endpoints.length;
-    for (const ep of endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, e, +1);
+    for (const ep of endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, e);
     const mark = (set: Set<string>, on: boolean) => (on ? set.add(key) : set.delete(key));
     mark(
       this.nodeless,
@@ -321,19 +332,11 @@ export class TopologyIndex {
     );
   }
 
-  /** Adds (d > 0) or removes one endpoint of `e` on `node` in the node index. */
-  private countNode(node: string, e: Entry, d: number): void {
+  /** Adds one endpoint of `e` on `node` to the node index (unindexEndpoints takes all of e's out). */
+  private countNode(node: string, e: Entry): void {
     let on = this.byNode.get(node);
-    if (d > 0) {
-      if (on === undefined) this.byNode.set(node, (on = []));
-      on.push(e);
-      return;
-    }
-    const i = on?.lastIndexOf(e) ?? -1;
-    if (i < 0) return;
-    on![i] = on![on!.length - 1]!;
-    on!.pop();
-    if (on!.length === 0) this.byNode.delete(node);
+    if (on === undefined) this.byNode.set(node, (on = []));
+    on.push(e);
   }
 
   private readonly healthOf: NodeHealth = (n) => this.health.get(n);
@@ -452,10 +455,18 @@ export class TopologyIndex {
       }
   }
 
-  /** Sizes, for metrics and the benchmark. */
-  stats(): { services: number; nodes: number; endpoints: number; keys: number } {
+  /** Sizes, for metrics, the benchmark and tests (nodeRefs: the node index's endpoint references). */
+  stats(): { services: number; nodes: number; endpoints: number; keys: number; nodeRefs: number } {
     let endpoints = 0;
     for (const e of this.entries.values()) endpoints += e.count;
-    return { services: this.entries.size, nodes: this.nodes.size, endpoints, keys: this.byKey.size };
+    let nodeRefs = 0;
+    for (const on of this.byNode.values()) nodeRefs += on.length;
+    return {
+      services: this.entries.size,
+      nodes: this.nodes.size,
+      endpoints,
+      keys: this.byKey.size,
+      nodeRefs,
+    };
   }
 }
