@@ -13,6 +13,7 @@ import { ensureDataDir, ensureServingCert, signalled, versionInfo, writeFileAtom
 import { upstreamDiscovery, upstreamForwarder } from './wrapper-proxy.js';
 import { parseAutonomyFlag, type AutonomyConfig } from '../core/topology/health-report.js';
 import { READERS_GROUP, startWrapper } from './wrapper-server.js';
+import { superEdgeFlags } from './superedge-flags.js';
 
 export const WRAPPER_HELP = `Usage: svcplane wrapper --hostname NODE [flags]
 
@@ -46,11 +47,18 @@ Flags:
                                   Discovery and OpenAPI come from the upstream too (the wrapper's own
                                   when it is away or refuses), so kubectl finds what is forwarded.
                                   Without it such requests are refused with 403.
+  --wrapper-in-cluster=false      do not rewrite default/kubernetes to its superedge.io/local-endpoint and
+                                  local-port annotations (SuperEdge's flag; default true)
   --service-autonomy-enhancement enabled=true[,interval=30][,address=http://localhost:51005/localinfo]
                                   SuperEdge's edge autonomy: every interval seconds, ask edge-health which
                                   nodes answer; endpoints on a node it reports not Normal are left out of
                                   every Service. An answer stays in force two intervals plus the 5 s
                                   timeout; with none newer, every node counts as healthy (docs/wrapper.md).
+
+SuperEdge's own flags are taken as its DaemonSet passes them (--flag=value): --wrapper-in-cluster as
+above; --notify-channel-size, --support-endpointslice, --kube-qps and --kube-burst are accepted and
+change nothing here (the log says why); --insecure, --debug, --ca-file, --cert-file and --key-file are
+refused with what to use instead (docs/wrapper.md, "SuperEdge's flags").
 `;
 
 const FLAGS = {
@@ -110,7 +118,8 @@ export async function wrapperCommand(
   out: (s: string) => void,
   pkgVersion: string,
 ): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
+  const superedge = superEdgeFlags(args);
+  const { values, positionals } = parseFlags(superedge.rest, FLAGS);
   if (values.help) {
     out(WRAPPER_HELP);
     return 0;
@@ -141,6 +150,7 @@ export async function wrapperCommand(
   }
   const transport = transportFromFlags(values, (message) => new UsageError(message));
   const log = jsonLogger(undefined, 'wrapper');
+  for (const note of superedge.flags.notes) log.info(`SuperEdge flag ${note}`);
 
   ensureDataDir(dataDir, 'pki');
   const tls = ensureServingCert(dataDir, [bind.host]);
@@ -177,6 +187,7 @@ export async function wrapperCommand(
     version: versionInfo(pkgVersion),
     log,
     ...(autonomy?.enabled === true ? { autonomy } : {}),
+    localApiserver: superedge.flags.wrapperInCluster,
     ...(values['proxy-upstream'] === true
       ? { forward: upstreamForwarder(transport, log), forwardDiscovery: upstreamDiscovery(transport, log) }
       : {}),

@@ -55,6 +55,8 @@ export interface WrapperOptions {
   readonly forward?: HandlerDeps['forward'];
   /** --service-autonomy-enhancement, when enabled: edge-health's verdicts drop unhealthy nodes' endpoints. */
   readonly autonomy?: AutonomyConfig;
+  /** Rewrite default/kubernetes to its local-endpoint annotations (SuperEdge's --wrapper-in-cluster). */
+  readonly localApiserver?: boolean;
   /** --proxy-upstream: discovery and OpenAPI from the upstream, as the client (never on `insecure`). */
   readonly forwardDiscovery?: HandlerDeps['forwardDiscovery'];
   readonly bookmarkIntervalMs?: number;
@@ -217,7 +219,9 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   cache.start();
   await cache.ready;
   const registry = new Registry(o.store, cache);
-  const sync = new WrapperSync(o.upstream, o.store, o.hostname, o.log, own.sink);
+  const sync = new WrapperSync(o.upstream, o.store, o.hostname, o.log, own.sink, {
+    localApiserver: o.localApiserver ?? true,
+  });
   ref.sync = sync;
   await sync.start();
   if (o.autonomy !== undefined) {

@@ -13,7 +13,7 @@ import type { KObject } from '../api/object.js';
 import { mustFindResource, type ResourceInfo } from '../api/resources.js';
 import { hash53 } from '../core/hash.js';
 import { TopologyIndex } from '../core/topology/index.js';
-import { servedEndpoints } from '../core/topology/served.js';
+import { servedEndpoints, type ServeOptions } from '../core/topology/served.js';
 import { servedContent, servedSliceText, sliceText } from '../core/topology/served-text.js';
 import { objectKey, resourcePrefix } from '../api/codec.js';
 import type { Store } from '../storage/store.js';
@@ -116,6 +116,7 @@ export class WrapperSync {
     readonly hostname: string,
     private readonly log: Logger,
     private readonly metrics?: WrapperSyncMetrics,
+    private readonly serve: ServeOptions = {},
   ) {
     this.index = new TopologyIndex(hostname, { targetRefs: false });
     this.host = new HostNodePresence(hostname, log);
@@ -382,13 +383,13 @@ export class WrapperSync {
         const raw = this.endpoints.get(id);
         if (raw === undefined) return { gone: true };
         const endpoints = JSON.parse(this.packers.endpoints.unpack(raw)) as KObject;
-        return { form: storedForm(servedEndpoints(endpoints, this.index.view(id))) };
+        return { form: storedForm(servedEndpoints(endpoints, this.index.view(id), this.serve)) };
       }
       default: {
         const s = this.slices.get(id);
         if (s === undefined) return { gone: true };
         const view = s.svc === undefined ? undefined : this.index.view(s.svc);
-        return { form: servedSliceText(this.packers.slices.unpack(s.raw), view) };
+        return { form: servedSliceText(this.packers.slices.unpack(s.raw), view, this.serve) };
       }
     }
   }

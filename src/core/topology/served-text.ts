@@ -15,7 +15,7 @@
 import type { KObject } from '../../api/object.js';
 import { slicePool } from './endpoints.js';
 import type { TopologyView } from './index.js';
-import { isKubernetes, keptIds, servedSlice, viewFilters } from './served.js';
+import { isKubernetes, keptIds, servedSlice, viewFilters, type ServeOptions } from './served.js';
 
 /** The first character of a slice kept whole (its JSON follows). */
 const WHOLE = '\u0001';
@@ -68,8 +68,13 @@ const decodeId = (s: string): string => (s.includes('\\') ? (JSON.parse(s) as st
  * The slice's served form (JSON), given sliceText()'s text and its Service's view (undefined: no Service):
  * JSON.stringify(servedSlice(slice, view)).
  */
-export function servedSliceText(text: string, view: TopologyView | undefined): string {
-  if (text.startsWith(WHOLE)) return JSON.stringify(servedSlice(JSON.parse(text.slice(1)) as KObject, view));
+export function servedSliceText(
+  text: string,
+  view: TopologyView | undefined,
+  opts: ServeOptions = {},
+): string {
+  if (text.startsWith(WHOLE))
+    return JSON.stringify(servedSlice(JSON.parse(text.slice(1)) as KObject, view, opts));
   const lines = text.split('\n');
   const kept: string[] = [];
   if (!viewFilters(view)) {

@@ -10,7 +10,8 @@
 //   the health source reports unhealthy (edge autonomy) are left out, hints and all.
 // - `default/kubernetes`: with the annotations superedge.io/local-endpoint (an IP) and
 //   superedge.io/local-port (a port) on the Endpoints or the slice, it is rewritten to that one address,
-//   as SuperEdge's wrapper does for edge nodes that reach a local API server cache. The rewrite follows the
+//   as SuperEdge's wrapper does for edge nodes that reach a local API server cache (unless
+//   ServeOptions.localApiserver is false: SuperEdge's --wrapper-in-cluster=false). The rewrite follows the
 //   annotations on every change of the object, annotations alone included (SuperEdge's B8).
 import type { KObject } from '../../api/object.js';
 import { parseIP } from '../../api/validation/ip.js';
@@ -57,10 +58,23 @@ export function localApiserver(obj: KObject): { ip: string; port: number } | und
 export const isKubernetes = (obj: KObject, serviceName: string | undefined): boolean =>
   obj.metadata.namespace === 'default' && serviceName === 'kubernetes';
 
+/** How the served forms are made, beyond the view. */
+export interface ServeOptions {
+  /**
+   * Rewrite `default/kubernetes` to the address its superedge.io/local-endpoint and local-port
+   * annotations name (SuperEdge's --wrapper-in-cluster, default true).
+   */
+  readonly localApiserver?: boolean;
+}
+
 /** The slice as served to this node. `view` is its Service's view (undefined: no Service, pass through). */
-export function servedSlice(slice: KObject, view: TopologyView | undefined): KObject {
+export function servedSlice(
+  slice: KObject,
+  view: TopologyView | undefined,
+  opts: ServeOptions = {},
+): KObject {
   const serviceName = slice.metadata.labels?.[SERVICE_NAME_LABEL];
-  if (isKubernetes(slice, serviceName)) {
+  if (opts.localApiserver !== false && isKubernetes(slice, serviceName)) {
     const local = localApiserver(slice);
     if (local !== undefined) {
       return {
@@ -96,8 +110,12 @@ export function servedSlice(slice: KObject, view: TopologyView | undefined): KOb
 }
 
 /** The Endpoints object as served to this node. */
-export function servedEndpoints(ep: KObject, view: TopologyView | undefined): KObject {
-  if (isKubernetes(ep, ep.metadata.name)) {
+export function servedEndpoints(
+  ep: KObject,
+  view: TopologyView | undefined,
+  opts: ServeOptions = {},
+): KObject {
+  if (opts.localApiserver !== false && isKubernetes(ep, ep.metadata.name)) {
     const local = localApiserver(ep);
     if (local !== undefined)
       return {
