@@ -10,11 +10,10 @@
 // by its memory. Until every reflector has synced once, nothing is written: the store keeps serving the
 // last good views (from before a restart, or before the upstream went away).
 import type { KObject } from '../api/object.js';
-import { mustFindResource, type ResourceInfo } from '../api/resources.js';
-import { hash53 } from '../core/hash.js';
+import type { ResourceInfo } from '../api/resources.js';
 import { TopologyIndex } from '../core/topology/index.js';
 import { servedEndpoints, type ServeOptions } from '../core/topology/served.js';
-import { servedContent, servedSliceText, sliceText } from '../core/topology/served-text.js';
+import { servedSliceText, sliceText } from '../core/topology/served-text.js';
 import { objectKey, resourcePrefix } from '../api/codec.js';
 import type { Store } from '../storage/store.js';
 import { isStoreError } from '../storage/store.js';
@@ -26,50 +25,28 @@ import { DictionaryPacker } from '../api/json-packer.js';
 import { UpstreamLog, type Logger } from '../runtime/upstream-log.js';
 import { HostNodePresence } from '../runtime/host-node.js';
 import { sliceService, splitKey, withoutPolicies } from './objects.js';
+import {
+  ENDPOINTS,
+  ENDPOINTSLICES,
+  NODES,
+  RESOURCE_OF,
+  SERVED,
+  SERVICES,
+  contentHash,
+  dirtyOf,
+  type Dirty,
+  type Held,
+  type Kind,
+} from './served-keys.js';
 
 export type { Logger };
 
-export const SERVICES = mustFindResource('', 'services');
-export const ENDPOINTS = mustFindResource('', 'endpoints');
-export const ENDPOINTSLICES = mustFindResource('discovery.k8s.io', 'endpointslices');
-export const NODES = mustFindResource('', 'nodes');
-export const SERVED: readonly ResourceInfo[] = [SERVICES, ENDPOINTS, ENDPOINTSLICES, NODES];
-
-/** What the store holds for a key. */
-interface Held {
-  readonly revision: number;
-  /** contentHash() of the held form. */
-  readonly hash: number;
-}
-
-/**
- * The hash a served form is compared by. A slice's or Endpoints' generation and trigger time move with
- * every change to the Service's endpoints, this node's or not: they are left out, so a change the node
- * is not served writes nothing and sends its clients no event (the next write that does change the view
- * carries the upstream's metadata of that moment). Services and Nodes pass through whole.
- */
-const contentHash = (r: ResourceInfo, form: string): number =>
-  hash53(r === ENDPOINTSLICES || r === ENDPOINTS ? servedContent(form) : form);
-
-interface Dirty {
-  readonly r: ResourceInfo;
-  readonly namespace: string;
-  readonly name: string;
-}
+export { SERVED };
 
 export interface WrapperSyncMetrics {
   recomputeSeconds(seconds: number): void;
   wrote(kind: 'put' | 'delete'): void;
 }
-
-type Kind = 'services' | 'endpoints' | 'slices' | 'nodes';
-
-const RESOURCE_OF: Record<Kind, ResourceInfo> = {
-  services: SERVICES,
-  endpoints: ENDPOINTS,
-  slices: ENDPOINTSLICES,
-  nodes: NODES,
-};
 
 /** Writes a drain round has in flight at most. */
 const DRAIN_BATCH = 500;
@@ -236,7 +213,7 @@ export class WrapperSync {
       // Every upstream object was marked as its reflector listed it; what is held and no longer upstream
       // is removed.
       for (const key of this.held.keys()) {
-        const d = this.fromKey(key);
+        const d = dirtyOf(key);
         if (d === undefined || this.upstreamHas(d)) continue;
         if (d.r === SERVICES || d.r === NODES) this.outgoing.set(key, null);
         this.dirty.set(key, d);
@@ -270,18 +247,6 @@ export class WrapperSync {
     this.stopped = true;
     await Promise.all(Object.values(this.reflectors).map((r) => r.stop()));
     await this.draining;
-  }
-
-  private fromKey(key: string): Dirty | undefined {
-    for (const r of SERVED) {
-      const prefix = resourcePrefix(r);
-      if (!key.startsWith(prefix)) continue;
-      const rest = key.slice(prefix.length).split('/');
-      return r.namespaced
-        ? { r, namespace: rest[0] ?? '', name: rest.slice(1).join('/') }
-        : { r, namespace: '', name: rest.join('/') };
-    }
-    return undefined;
   }
 
   /**

@@ -17,6 +17,8 @@ import { isStoreError } from '../../storage/store.js';
 import { decodeObject } from '../codec.js';
 import { restamp, toCached, type Cached, type CachedObject } from './cached-object.js';
 import { DictionaryPacker, type JsonPacker } from '../../api/json-packer.js';
+import { PackQueue } from './pack-queue.js';
+import { compareKeys, lowerBound } from './sorted-keys.js';
 import { EventHistory } from './history.js';
 import {
   deliverTo,
@@ -83,10 +85,7 @@ export class WatchCache {
   private readonly log: (msg: string, fields?: Record<string, unknown>) => void;
   /** Called after each applied batch, for metrics. */
   onBatch: ((events: readonly CacheEvent[]) => void) | undefined;
-  /** Objects to pack, in a later turn than the one that handed them out, and their packers. */
-  private toPack: Cached[] = [];
-  private toPackWith: JsonPacker[] = [];
-  private packing: NodeJS.Immediate | undefined;
+  private readonly toPack = new PackQueue();
 
   constructor(
     private readonly store: Store,
@@ -126,10 +125,7 @@ export class WatchCache {
 
   async stop(): Promise<void> {
     this.abort.abort();
-    if (this.packing !== undefined) clearImmediate(this.packing);
-    this.packing = undefined;
-    this.toPack = [];
-    this.toPackWith = [];
+    this.toPack.stop();
     await this.loop?.catch(() => {});
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
@@ -261,34 +257,8 @@ export class WatchCache {
     }
   }
 
-  /**
-   * Packs `o` in a later turn: the watch events of this batch go to their sockets first (a watch stream
-   * writes on the next tick), so packing never delays a delivery.
-   */
   private queuePack(s: ResourceState, o: Cached): void {
-    if (s.packer === undefined) return;
-    // A backlog (an initial sync, a cluster-wide change) is packed as it comes: it would otherwise
-    // wait, unpacked, for a quiet turn, and set the process's peak.
-    if (this.toPack.length >= PACK_BACKLOG) this.toPack.shift()!.pack(this.toPackWith.shift()!);
-    this.toPack.push(o);
-    this.toPackWith.push(s.packer);
-    this.packing ??= setImmediate(() => this.packSome());
-  }
-
-  /** Packs queued objects for about 5 ms, then yields to the event loop if more are left. */
-  private packSome(): void {
-    this.packing = undefined;
-    const until = performance.now() + 5;
-    let i = 0;
-    while (i < this.toPack.length) {
-      this.toPack[i]!.pack(this.toPackWith[i]!);
-      i++;
-      if ((i & 31) === 0 && performance.now() > until) break;
-    }
-    this.toPack.splice(0, i);
-    this.toPackWith.splice(0, i);
-    if (this.toPack.length > 0 && !this.abort.signal.aborted)
-      this.packing = setImmediate(() => this.packSome());
+    if (s.packer !== undefined) this.toPack.add(o, s.packer);
   }
 
   /** Events held for resuming watches, their JSON bytes, and the limits on both (for metrics and tests). */
@@ -454,26 +424,6 @@ export class WatchCache {
 }
 
 const stateKey = (r: ResourceInfo): string => `${r.group}/${r.resource}`;
-
-/** Objects left to pack before each new one is packed as it comes (packObjects). */
-const PACK_BACKLOG = 1_024;
-
-function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** First index whose key is >= key (or > key when `strict`). */
-function lowerBound(keys: readonly string[], key: string, strict: boolean): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const k = keys[mid]!;
-    if (k < key || (strict && k === key)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

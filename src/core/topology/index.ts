@@ -21,6 +21,7 @@ import {
   type PackedSlice,
   type ParseOptions,
 } from './endpoints.js';
+import { NodeRefs } from './node-refs.js';
 import { KeptView, unhealthyOf, usablePoolsOf, type TopologyView, type ViewSource } from './view.js';
 import { OPENYURT_NODEPOOL_LABEL, ZONE_LABEL, chooseRules, serviceRules, topologyService } from './rules.js';
 import type {
@@ -36,10 +37,7 @@ interface Entry {
   /** The Service's key ("namespace/name"), held once. */
   readonly key: string;
   svc?: TopologyService;
-  /**
-   * Each slice's endpoints, packed (the slices themselves are not kept). An array, replaced rather than
-   * changed, so a view shares it: most Services have one slice, and a Map each cost 300 bytes.
-   */
+  /** Each slice's endpoints, packed; an array replaced on change, which views share (not a Map each). */
   slices: readonly PackedSlice[];
   legacy?: TopologyEndpoint[];
   /** How many endpoints the Service has (after merging its slices). */
@@ -94,17 +92,18 @@ function changedKeys(a: Labels, b: Labels): Set<string> {
   return out;
 }
 
+/** The node of each endpoint that names one. */
+function* nodesOf(endpoints: readonly TopologyEndpoint[]): Generator<string> {
+  for (const ep of endpoints) if (ep.nodeName !== undefined) yield ep.nodeName;
+}
+
 const isEmpty = (l: Labels | undefined): boolean => l === undefined || Object.keys(l).length === 0;
 
 export class TopologyIndex {
   private readonly nodes = new Map<string, Labels>();
   private readonly entries = new Map<string, Entry>();
   private readonly byKey = new Map<string, Set<string>>();
-  /**
-   * node → the entries with an endpoint on it, once per such endpoint. An array of references rather than
-   * a Map of counts: 100,000 endpoints cost about 1 MiB here instead of 7.
-   */
-  private readonly byNode = new Map<string, Entry[]>();
+  private readonly byNode = new NodeRefs<Entry>();
   private readonly health = new Map<string, boolean>();
   /** label key → value → the nodes with that label. */
   private readonly nodesByLabel = new Map<string, Map<string, Set<string>>>();
@@ -167,10 +166,10 @@ export class TopologyIndex {
       return this.recompute(this.affectedByClientChange(old!, labels!));
     }
     if (!this.byNode.has(name)) return [];
-    if (exists(old) !== exists(labels)) return this.recompute(this.servicesOn(name));
+    if (exists(old) !== exists(labels)) return this.recompute(this.byNode.keysOn(name));
     const changed = changedKeys(old!, labels!);
     if (changed.size === 0) return [];
-    const onNode = this.servicesOn(name);
+    const onNode = this.byNode.keysOn(name);
     const client = this.nodes.get(this.node);
     const affected: string[] = [];
     for (const s of onNode) {
@@ -234,14 +233,7 @@ export class TopologyIndex {
     if (healthy === undefined) this.health.delete(name);
     else this.health.set(name, healthy);
     if ((old === false) === (healthy === false)) return [];
-    return this.recompute(this.servicesOn(name));
-  }
-
-  /** The Services with an endpoint on `node`. */
-  private servicesOn(node: string): Set<string> {
-    const out = new Set<string>();
-    for (const e of this.byNode.get(node) ?? []) out.add(e.key);
-    return out;
+    return this.recompute(this.byNode.keysOn(name));
   }
 
   /**
@@ -251,7 +243,7 @@ export class TopologyIndex {
    */
   private affectedByClientChange(old: Labels, now: Labels): Set<string> {
     const affected = new Set<string>();
-    const unknownNodes = [...this.byNode.keys()].filter((n) => !this.nodes.has(n));
+    const unknownNodes = [...this.byNode.nodes()].filter((n) => !this.nodes.has(n));
     for (const k of changedKeys(old, now)) {
       if (k === ZONE_LABEL) for (const s of this.hinted) affected.add(s);
       const users = this.byKey.get(k);
@@ -263,8 +255,7 @@ export class TopologyIndex {
         ...unknownNodes,
         this.node, // its own endpoints changed value too (it has already left the old value's set)
       ];
-      for (const n of nodes)
-        for (const e of this.byNode.get(n) ?? []) if (users.has(e.key)) affected.add(e.key);
+      for (const n of nodes) for (const e of this.byNode.on(n)) if (users.has(e.key)) affected.add(e.key);
       for (const s of this.nodeless) if (users.has(s)) affected.add(s);
     }
     return affected;
@@ -307,20 +298,14 @@ export class TopologyIndex {
 
   /** Takes a Service's endpoints out of the node index, before its slices change. */
   private unindexEndpoints(e: Entry): void {
-    const nodes = new Set<string>();
-    for (const ep of this.endpointsOf(e)) if (ep.nodeName !== undefined) nodes.add(ep.nodeName);
-    for (const node of nodes) {
-      const rest = this.byNode.get(node)?.filter((x) => x !== e) ?? [];
-      if (rest.length === 0) this.byNode.delete(node);
-      else this.byNode.set(node, rest);
-    }
+    this.byNode.remove(e, nodesOf(this.endpointsOf(e)));
   }
 
   private reindexEndpoints(key: string, e: Entry): void {
     const endpoints = this.endpointsOf(e);
     e.fresh = endpoints;
     e.count = endpoints.length;
-    for (const ep of endpoints) if (ep.nodeName !== undefined) this.countNode(ep.nodeName, e);
+    this.byNode.add(e, nodesOf(endpoints));
     const mark = (set: Set<string>, on: boolean) => (on ? set.add(key) : set.delete(key));
     mark(
       this.nodeless,
@@ -330,13 +315,6 @@ export class TopologyIndex {
       this.hinted,
       endpoints.some((ep) => (ep.forZones?.length ?? 0) > 0 || (ep.forNodes?.length ?? 0) > 0),
     );
-  }
-
-  /** Adds one endpoint of `e` on `node` to the node index (unindexEndpoints takes all of e's out). */
-  private countNode(node: string, e: Entry): void {
-    let on = this.byNode.get(node);
-    if (on === undefined) this.byNode.set(node, (on = []));
-    on.push(e);
   }
 
   private readonly healthOf: NodeHealth = (n) => this.health.get(n);
@@ -459,8 +437,7 @@ export class TopologyIndex {
   stats(): { services: number; nodes: number; endpoints: number; keys: number; nodeRefs: number } {
     let endpoints = 0;
     for (const e of this.entries.values()) endpoints += e.count;
-    let nodeRefs = 0;
-    for (const on of this.byNode.values()) nodeRefs += on.length;
+    const nodeRefs = this.byNode.size();
     return {
       services: this.entries.size,
       nodes: this.nodes.size,
