@@ -254,6 +254,9 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
     watches,
     bookmarkIntervalMs: o.bookmarkIntervalMs ?? 30_000,
     maxWatchQueueBytes: o.maxWatchQueueBytes ?? 16 * 1024 * 1024,
+    // A LIST of every slice (kube-proxy's first) held about 8 MiB of C memory at once with the API
+    // server's 4 MiB window (its chunks, and their encrypted copies): a node agent takes 512 KiB.
+    listWindow: { bytes: 512 * 1024, chunkBytes: 64 * 1024 },
     minRequestTimeoutSeconds: o.minRequestTimeoutSeconds ?? 1800,
     ready: () => !stopping && cache.isHealthy,
     readyChecks: [{ name: 'upstream-sync', ok: () => sync.inSync() }],

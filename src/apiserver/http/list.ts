@@ -74,7 +74,13 @@ export async function serveList(
     );
     return;
   }
-  await streamList(res, r, meta, result.items);
+  await streamList(
+    res,
+    r,
+    meta,
+    result.items,
+    deps.listWindow ?? { bytes: LIST_WINDOW, chunkBytes: CHUNK_BYTES },
+  );
 }
 
 /**
@@ -105,12 +111,13 @@ async function streamList(
   r: ResourceInfo,
   meta: Record<string, string>,
   items: readonly CachedObject[],
+  window: { readonly bytes: number; readonly chunkBytes: number },
 ): Promise<void> {
   res.writeHead(200, headers({ 'Content-Type': 'application/json' }));
   res.write(
     `{"kind":"${r.listKind}","apiVersion":"${groupVersion(r)}","metadata":${JSON.stringify(meta)},"items":[`,
   );
-  const out = new FlushWindow(res, LIST_WINDOW, CHUNK_BYTES);
+  const out = new FlushWindow(res, window.bytes, window.chunkBytes);
   // Items are encoded straight into chunk buffers (one copy), rather than joined into a string that is
   // then encoded (two): a 10,000-Service LIST spent a third of its time on the join.
   let chunk = out.buffer();

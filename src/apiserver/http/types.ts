@@ -66,6 +66,11 @@ export interface HandlerDeps {
   readonly watches: WatchRegistry;
   readonly bookmarkIntervalMs: number;
   readonly maxWatchQueueBytes: number;
+  /**
+   * A LIST response's bytes in flight before it waits, and the chunks it is encoded into (default 4 MiB
+   * and 256 KiB: list throughput). A server that must stay small (the wrapper) takes less.
+   */
+  readonly listWindow?: { readonly bytes: number; readonly chunkBytes: number };
   /** kube's --min-request-timeout: watches without timeoutSeconds last 1–2× this. */
   readonly minRequestTimeoutSeconds: number;
   readonly ready: () => boolean;
