@@ -46,6 +46,8 @@ interface Seen {
 export class ClientEventRecorder {
   private readonly seen = new Map<string, Seen>();
   private readonly now: () => Date;
+  /** Makes each Event name of this recorder unique within its millisecond (client-go uses nanoseconds). */
+  private seq = 0;
 
   constructor(
     private readonly client: Client,
@@ -81,8 +83,11 @@ export class ClientEventRecorder {
           this.seen.delete(key); // the Event expired or was deleted: write a new one
         }
       }
-      const name = `${about.name}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(this.seen.size)).toString(16)}`;
-      await this.client.create(EVENTS, namespace, {
+      // The suffix was once the number of remembered events: several events recorded in one millisecond
+      // before any of their writes came back (a ReplicaSet's burst of pod creations) got one name, and all
+      // but the first were refused as AlreadyExists and lost. A name another recorder (another process)
+      // took first is retried once with the next suffix.
+      const event = (name: string): KObject => ({
         apiVersion: 'v1',
         kind: 'Event',
         metadata: { name, namespace },
@@ -97,10 +102,23 @@ export class ClientEventRecorder {
         reportingComponent: this.o.component,
         reportingInstance: this.o.instance ?? '',
       });
+      let name = this.nameFor(about.name, now);
+      try {
+        await this.client.create(EVENTS, namespace, event(name));
+      } catch (err) {
+        if (!isApiError(err, 409)) throw err;
+        name = this.nameFor(about.name, now);
+        await this.client.create(EVENTS, namespace, event(name));
+      }
       this.seen.set(key, { name, namespace, count: 1 });
       if (this.seen.size > MAX_REMEMBERED) this.seen.delete(this.seen.keys().next().value!);
     } catch (err) {
       this.o.onError?.(err);
     }
+  }
+
+  private nameFor(objectName: string, now: Date): string {
+    this.seq = (this.seq + 1) % 1_000_000;
+    return `${objectName}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(this.seq)).toString(16)}`;
   }
 }

@@ -74,15 +74,21 @@ describe('svcplane up: two on one etcd', () => {
     });
     assert.equal(made.status, 201, made.text);
     const pods = async () => (await call(a!, 'GET', '/api/v1/namespaces/default/pods')).json<List>().items;
+    const events = async () =>
+      (await call(a!, 'GET', '/api/v1/namespaces/default/events')).json<List>().items;
+    const reasons = (all: List['items'], r: string) =>
+      all.filter((e) => e.reason === r && e.involvedObject?.kind === 'ReplicaSet');
     await until('3 pods', 20_000, async () => (await pods()).length === 3);
+    // A controller records its events after it has made the pods, and on a loaded machine later still.
+    await until('3 SuccessfulCreate events', 20_000, async () =>
+      reasons(await events(), 'SuccessfulCreate').length >= 3 ? true : undefined,
+    );
     // Two sets of controllers would each create 3, then delete the surplus: give them the time to.
     await new Promise((r) => setTimeout(r, 3_000));
     assert.equal((await pods()).length, 3);
-    const events = (await call(a!, 'GET', '/api/v1/namespaces/default/events')).json<List>().items;
-    const reasons = (r: string) =>
-      events.filter((e) => e.reason === r && e.involvedObject?.kind === 'ReplicaSet');
-    assert.equal(reasons('SuccessfulCreate').length, 3, JSON.stringify(events.map((e) => e.reason)));
-    assert.equal(reasons('SuccessfulDelete').length, 0);
+    const all = await events();
+    assert.equal(reasons(all, 'SuccessfulCreate').length, 3, JSON.stringify(all.map((e) => e.reason)));
+    assert.equal(reasons(all, 'SuccessfulDelete').length, 0);
   });
 
   it('when the leader stops, the other takes over', async () => {
