@@ -68,10 +68,10 @@ describe('superEdgeFlags', () => {
       [['--debug'], /no pprof/],
       [['--cert-file=/x.pem'], /--cert-file \(SuperEdge's\) is not supported: svcplane generates its CA/],
       [['--ca-file', '/ca.pem'], /--ca-file/],
-      [['--notify-channel-size=0'], /invalid value "0" for --notify-channel-size: want an integer >= 1/],
-      [['--notify-channel-size=ten'], /want an integer >= 1/],
+      [['--notify-channel-size=ten'], /invalid value "ten" for --notify-channel-size: want an integer/],
+      [['--notify-channel-size=1.5'], /want an integer/],
       [['--notify-channel-size'], /--notify-channel-size needs a value/],
-      [['--kube-qps=-1'], /invalid value "-1" for --kube-qps: want a number > 0/],
+      [['--kube-qps=fast'], /invalid value "fast" for --kube-qps: want a number/],
       [['--wrapper-in-cluster=maybe'], /invalid value "maybe" for --wrapper-in-cluster: want true or false/],
     ];
     for (const [args, want] of table)
@@ -80,6 +80,20 @@ describe('superEdgeFlags', () => {
         (err: unknown) => err instanceof UsageError && want.test(err.message),
         args.join(' '),
       );
+  });
+
+  it('accepts what Go accepts for the flags that change nothing: 0, negatives, an empty path', () => {
+    const { rest, flags } = superEdgeFlags([
+      '--notify-channel-size=0',
+      '--kube-burst=-1',
+      '--kube-qps=0',
+      '--cert-file=',
+      '--ca-file',
+      '',
+      '--hostname=a=b',
+    ]);
+    assert.deepEqual(rest, ['--hostname=a=b']);
+    assert.equal(flags.notes.length, 3);
   });
 
   it("leaves flags it does not know to the wrapper's parser", () => {

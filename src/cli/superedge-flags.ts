@@ -52,12 +52,12 @@ function parseBool(name: string, raw: string): boolean {
   throw new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want true or false`);
 }
 
+/** What Go's flag package would accept (these flags change nothing here, so no more is asked). */
 function check(name: string, kind: Kind, raw: string): void {
-  const n = Number(raw);
-  if (kind === 'int' && !(raw.trim() !== '' && Number.isSafeInteger(n) && n >= 1))
-    throw new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want an integer >= 1`);
-  if (kind === 'number' && !(raw.trim() !== '' && Number.isFinite(n) && n > 0))
-    throw new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want a number > 0`);
+  if (kind === 'int' && !/^[+-]?\d+$/.test(raw))
+    throw new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want an integer`);
+  if (kind === 'number' && !(raw.trim() !== '' && Number.isFinite(Number(raw))))
+    throw new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want a number`);
 }
 
 /** Takes SuperEdge's flags out of `args`; what is left goes to the wrapper's own flag parsing. */
@@ -93,8 +93,10 @@ export function superEdgeFlags(args: readonly string[]): { rest: string[]; flags
       continue;
     }
     check(name, kind, raw);
-    if (REFUSED[name] !== undefined)
+    if (REFUSED[name] !== undefined) {
+      if (raw === '') continue; // an empty path is Go's default: the flag is not in use
       throw new UsageError(`--${name} (SuperEdge's) is not supported: ${REFUSED[name]}`);
+    }
     notes.push(`--${name}=${raw} ${NO_EFFECT[name]!}`);
   }
   return { rest, flags: { wrapperInCluster, notes } };

@@ -118,12 +118,12 @@ export async function wrapperCommand(
   out: (s: string) => void,
   pkgVersion: string,
 ): Promise<number> {
-  const superedge = superEdgeFlags(args);
-  const { values, positionals } = parseFlags(superedge.rest, FLAGS);
-  if (values.help) {
+  if (args.includes('--help') || args.includes('-h')) {
     out(WRAPPER_HELP);
     return 0;
   }
+  const superedge = superEdgeFlags(args);
+  const { values, positionals } = parseFlags(superedge.rest, FLAGS);
   if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
   favourMemory();
   const hostname = values['hostname'];

@@ -46,8 +46,11 @@ interface Seen {
 export class ClientEventRecorder {
   private readonly seen = new Map<string, Seen>();
   private readonly now: () => Date;
-  /** Makes each Event name of this recorder unique within its millisecond (client-go uses nanoseconds). */
-  private seq = 0;
+  /**
+   * Makes each Event name of this recorder unique within its millisecond (client-go uses nanoseconds).
+   * It starts at random, so recorders of one process (one per controller) do not walk the same suffixes.
+   */
+  private seq = Math.floor(Math.random() * 1_000_000);
 
   constructor(
     private readonly client: Client,
@@ -106,7 +109,7 @@ export class ClientEventRecorder {
       try {
         await this.client.create(EVENTS, namespace, event(name));
       } catch (err) {
-        if (!isApiError(err, 409)) throw err;
+        if (!isApiError(err, 409) || err.reason !== 'AlreadyExists') throw err;
         name = this.nameFor(about.name, now);
         await this.client.create(EVENTS, namespace, event(name));
       }

@@ -114,7 +114,7 @@ describe("svcplane wrapper with SuperEdge's flags", () => {
     for (const [flag, want] of [
       ['--insecure', /--insecure \(SuperEdge's\) is not supported: .*--insecure-bind-address/],
       ['--cert-file=/etc/wrapper.pem', /--cert-file \(SuperEdge's\) is not supported/],
-      ['--notify-channel-size=0', /invalid value "0" for --notify-channel-size/],
+      ['--notify-channel-size=ten', /invalid value "ten" for --notify-channel-size/],
       ['--wrapper-in-cluster=maybe', /want true or false/],
     ] as const) {
       const r = spawnSync(process.execPath, [BIN, 'wrapper', '--hostname', 'edge-0', flag], {
@@ -124,5 +124,9 @@ describe("svcplane wrapper with SuperEdge's flags", () => {
       assert.equal(r.status, 2, `${flag}: ${r.stderr}`);
       assert.match(r.stderr, want);
     }
+    // --help wins over a SuperEdge flag it would refuse.
+    const help = spawnSync(process.execPath, [BIN, 'wrapper', '--help', '--insecure'], { encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /SuperEdge's own flags are taken as its DaemonSet passes them/);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KObject } from '../../api/object.js';
+import { servedSliceText, sliceText } from './served-text.js';
 import { TopologyIndex } from './index.js';
 import {
   LOCAL_ENDPOINT_ANNOTATION,
@@ -169,5 +170,18 @@ describe('servedSlice and servedEndpoints', () => {
     // only default/kubernetes
     const other = { ...s, metadata: { ...s.metadata, namespace: 'kube-system' } };
     assert.equal(servedSlice(other, undefined), other);
+  });
+
+  it("leave default/kubernetes as it is with localApiserver false (SuperEdge's --wrapper-in-cluster=false)", () => {
+    const a = { [LOCAL_ENDPOINT_ANNOTATION]: '169.254.20.11', [LOCAL_PORT_ANNOTATION]: '51003' };
+    const s = slice('kubernetes', 'kubernetes', [['10.0.0.9', 'm']], a);
+    assert.equal(servedSlice(s, undefined, { localApiserver: false }), s);
+    assert.deepEqual(
+      JSON.parse(servedSliceText(sliceText(s), undefined, { localApiserver: false })),
+      JSON.parse(JSON.stringify(s)),
+    );
+    assert.deepEqual(ips(JSON.parse(servedSliceText(sliceText(s), undefined)) as KObject), ['169.254.20.11']);
+    const ep = endpoints('kubernetes', [['10.0.0.9', 'm']], a);
+    assert.equal(servedEndpoints(ep, undefined, { localApiserver: false }), ep);
   });
 });
