@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ipPath } from '../../src/demo/netns.js';
-import { svcplaneRuntime } from './cluster.js';
+import { svcplaneRuntime, track } from './cluster.js';
 import type { Conn } from './http.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -46,6 +46,7 @@ export class Worker<Req> {
             serialization: 'advanced',
             stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
           });
+    track(this.child); // killed with the benchmark, however it ends (Ctrl-C included)
     this.child.on('message', (m: { id: number; result?: unknown; error?: string }) => {
       const w = this.waiting.get(m.id);
       if (w === undefined) return;
@@ -121,6 +122,8 @@ export async function startServer(dataDir: string, args: readonly string[] = [])
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  // Killed with the benchmark, however it ends: an interrupted run left `svcplane up` running before.
+  track(child);
   let tail = '';
   child.stderr!.on('data', (d: Buffer) => (tail = (tail + d.toString()).slice(-8000)));
   const url = await new Promise<string>((resolve, reject) => {
