@@ -3,6 +3,7 @@
 // cgroup v2 (memory.max) or v1 (memory.limit_in_bytes), whichever this machine mounts and lets us write.
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseMilliValue } from '../../src/core/endpointslices/quantity.js';
 
 const MiB = 2 ** 20;
 
@@ -93,10 +94,10 @@ export class MemoryCgroup {
   }
 }
 
-/** "100Mi", "128M", "104857600": a Kubernetes memory quantity (binary or decimal suffix) in bytes. */
+/** "100Mi", "128M", "104857600": a Kubernetes memory quantity in bytes (the project's quantity parser). */
 export function parseMemoryQuantity(raw: string): number {
-  const m = /^(\d+)(Ki|Mi|Gi|k|M|G)?$/.exec(raw.trim());
-  if (m === null) throw new Error(`${JSON.stringify(raw)} is not a memory quantity such as 100Mi`);
-  const unit: Record<string, number> = { Ki: 2 ** 10, Mi: MiB, Gi: 2 ** 30, k: 1e3, M: 1e6, G: 1e9 };
-  return Number(m[1]) * (m[2] === undefined ? 1 : unit[m[2]]!);
+  const milli = parseMilliValue(raw.trim());
+  if (milli === undefined || milli <= 0n)
+    throw new Error(`${JSON.stringify(raw)} is not a memory quantity such as 100Mi`);
+  return Number((milli + 999n) / 1000n);
 }

@@ -22,6 +22,13 @@ export function parseFlags<T extends FlagSpec>(
   }
 }
 
+/** A boolean as Go's strconv.ParseBool reads it (kube-* and SuperEdge flags: `--name=false`). */
+export function goBool(name: string, raw: string): boolean {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(raw)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(raw)) return false;
+  throw new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want true or false`);
+}
+
 export function intFlag(name: string, raw: string | boolean | undefined, min = 0): number | undefined {
   if (raw === undefined) return undefined;
   const n = Number(raw);

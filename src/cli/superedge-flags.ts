@@ -3,7 +3,7 @@
 // syntax: `--name=value`, `--name value`, and a bare `--name` for a boolean), then either applied,
 // accepted with the reason it changes nothing here, or refused with what to use instead. The rest of
 // the command line is left to the wrapper's own flags.
-import { UsageError } from './flags.js';
+import { UsageError, goBool } from './flags.js';
 
 export interface SuperEdgeFlags {
   /** SuperEdge's --wrapper-in-cluster (default true): rewrite default/kubernetes to the local endpoint. */
@@ -44,14 +44,6 @@ const REFUSED: Record<string, string> = {
   'key-file': 'svcplane generates its CA, serving certificate and client kubeconfig under --data-dir',
 };
 
-function parseBool(name: string, raw: string): boolean {
-  if (raw === 'true' || raw === '1' || raw === 't' || raw === 'T' || raw === 'TRUE' || raw === 'True')
-    return true;
-  if (raw === 'false' || raw === '0' || raw === 'f' || raw === 'F' || raw === 'FALSE' || raw === 'False')
-    return false;
-  throw new UsageError(`invalid value ${JSON.stringify(raw)} for --${name}: want true or false`);
-}
-
 /** What Go's flag package would accept (these flags change nothing here, so no more is asked). */
 function check(name: string, kind: Kind, raw: string): void {
   if (kind === 'int' && !/^[+-]?\d+$/.test(raw))
@@ -85,7 +77,7 @@ export function superEdgeFlags(args: readonly string[]): { rest: string[]; flags
       else throw new UsageError(`--${name} needs a value`);
     }
     if (kind === 'bool') {
-      const on = parseBool(name, raw);
+      const on = goBool(name, raw);
       if (name === 'wrapper-in-cluster') wrapperInCluster = on;
       else if ((name === 'insecure' || name === 'debug') && on)
         throw new UsageError(`--${name} (SuperEdge's) is not supported: ${REFUSED[name]!}`);
