@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { UsageError } from './flags.js';
-import { ensureDataDir } from './serve.js';
+import { ensureDataDir, ensureServingCert } from './serve.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svcplane-data-dir-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -37,5 +37,12 @@ describe('ensureDataDir', () => {
           err instanceof UsageError &&
           err.message === `--data-dir: ${blocking} exists and is not a directory`,
       );
+  });
+
+  it('is a usage error, at once, where the kernel refuses to create it (/proc)', () => {
+    const usage = (err: unknown): boolean =>
+      err instanceof UsageError && /^--data-dir: cannot create \/proc\/svcplane-x.*ENOENT/.test(err.message);
+    assert.throws(() => ensureDataDir('/proc/svcplane-x/y'), usage);
+    assert.throws(() => ensureServingCert('/proc/svcplane-x', []), usage);
   });
 });

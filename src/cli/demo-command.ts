@@ -1,5 +1,5 @@
 // `svcplane demo`: flags → layout (network namespaces as root, loopback otherwise) → the demo's run.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -8,6 +8,7 @@ import { createLayout, ipPath, type NetnsLayout } from '../demo/netns.js';
 import { stopAll, type Proc } from '../demo/processes.js';
 import { DEMO_NODES, SERVICE_CIDR, runDemo, type NetnsPlacement } from '../demo/run.js';
 import { UsageError, durationFlag, oneOf, parseFlags } from './flags.js';
+import { ensureDataDir } from './serve.js';
 
 export const DEMO_HELP = `Usage: svcplane demo [--keep] [--mode auto|netns|userspace]
 
@@ -91,7 +92,7 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
     typeof values['data-dir'] === 'string'
       ? resolve(values['data-dir'])
       : mkdtempSync(join(tmpdir(), 'svcplane-demo-'));
-  mkdirSync(dataDir, { recursive: true });
+  ensureDataDir(dataDir);
   const stopped = interrupted(out);
 
   // Inside the hub namespace of a layout the outer run made.

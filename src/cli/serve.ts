@@ -1,7 +1,7 @@
 // Composition of the API server from flags: store, TLS material, authentication, authorization.
 // `svcplane apiserver` and `svcplane up` both end here; `up` first generates what it needs.
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
@@ -15,6 +15,7 @@ import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
 import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js';
 import { jsonLogger, type Logger } from '../apiserver/logger.js';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../apiserver/server.js';
+import { makeDirs } from '../storage/make-dirs.js';
 import type { Store } from '../storage/store.js';
 import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
 import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
@@ -240,7 +241,7 @@ export function writeFileAtomic(path: string, data: string, mode = 0o600): void 
 export function ensureDataDir(dataDir: string, sub = ''): void {
   const dir = sub === '' ? dataDir : join(dataDir, sub);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
   } catch (err) {
     // The first path from the top that is there but is not a directory, if any.
     let blocking: string | undefined;
@@ -258,8 +259,8 @@ export function ensureServingCert(
   dataDir: string,
   hosts: readonly string[],
 ): { caPem: string; certPem: string; keyPem: string } {
+  ensureDataDir(dataDir, 'pki');
   const pki = join(dataDir, 'pki');
-  mkdirSync(pki, { recursive: true, mode: 0o700 });
   const caCrt = join(pki, 'ca.crt');
   const caKey = join(pki, 'ca.key');
   const crt = join(pki, 'apiserver.crt');

@@ -8,12 +8,13 @@
 // - userspace (no root): everything on loopback; pods on 127.P.N.x, and each node's proxy listens for
 //   a cluster IP at the address with the same host bits in its own 127.(S+N).0.0/16. P and S are the
 //   first blocks nobody listens in (10 and 20 on a quiet machine; core/demo/loopback.ts).
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { chooseLoopbackBlocks, parseProcNetTcp, type Listener } from '../core/demo/loopback.js';
 import { listenAddress } from '../core/proxy/listen.js';
 import { Client } from '../runtime/client.js';
+import { makeDirs } from '../storage/make-dirs.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
 import { ipPath } from './netns.js';
 import { Proc, stopAll } from './processes.js';
@@ -79,7 +80,7 @@ const loopbackBlocks = (): ReturnType<typeof chooseLoopbackBlocks> =>
 
 export async function runDemo(o: RunOptions): Promise<number> {
   const logs = join(o.dataDir, 'logs');
-  mkdirSync(logs, { recursive: true });
+  makeDirs(logs);
   const procs = o.procs;
   const place = (name: string) => o.netns?.nodes.find((n) => n.name === name);
   const start = (name: string, node: string | undefined, args: string[]): Proc => {

@@ -1,18 +1,9 @@
 // File-level checks for the SQLite store, done before SQLite ever opens the file, so that a wrong path
 // is refused with a clear one-line error and the file is left exactly as it was.
 import type Database from 'better-sqlite3';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { makeDirs } from '../make-dirs.js';
 import { StoreError } from '../store.js';
 
 /** "svcp": PRAGMA application_id of every svcplane database. */
@@ -28,7 +19,7 @@ const errno = (err: unknown): string => (err as NodeJS.ErrnoException | undefine
 /** Creates the data directory if needed and makes sure this process may write in it. */
 export function prepareDataDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
   } catch (err) {
     throw new StoreError(
       'NotWritable',
