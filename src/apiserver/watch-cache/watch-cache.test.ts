@@ -383,6 +383,22 @@ describe('WatchCache', () => {
     }
   });
 
+  it('a waitFor whose request went away ends at once and leaves no waiter behind', async () => {
+    const store = new MemoryStore();
+    const cache = await started(store);
+    try {
+      const ac = new AbortController();
+      const waiting = cache.waitFor(cache.revision + 100, ac.signal);
+      await new Promise((r) => setImmediate(r));
+      assert.equal(cache.pendingWaits, 1);
+      ac.abort();
+      await waiting;
+      assert.equal(cache.pendingWaits, 0);
+    } finally {
+      await cache.stop();
+    }
+  });
+
   it('unchangedSince tells whether a resource changed after a revision', async () => {
     const store = new MemoryStore();
     const r1 = await put(store, service('a'));

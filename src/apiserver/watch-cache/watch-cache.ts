@@ -18,6 +18,7 @@ import { decodeObject } from '../codec.js';
 import { restamp, toCached, type Cached, type CachedObject } from './cached-object.js';
 import { DictionaryPacker, type JsonPacker } from '../../api/json-packer.js';
 import { PackQueue } from './pack-queue.js';
+import { RevisionWaiters } from './revision-waiters.js';
 import { compareKeys, lowerBound } from './sorted-keys.js';
 import { EventHistory } from './history.js';
 import {
@@ -75,13 +76,12 @@ export class WatchCache {
   private readonly byPrefix: { prefix: string; state: ResourceState }[] = [];
   private readonly history: EventHistory;
   private rev = 0;
-  private waiters: { rev: number; resolve: () => void }[] = [];
+  private readonly waiters: RevisionWaiters;
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
   private readyResolve!: () => void;
   readonly ready: Promise<void>;
   private healthy = false;
-  private readonly waitTimeoutMs: number;
   private readonly log: (msg: string, fields?: Record<string, unknown>) => void;
   /** Called after each applied batch, for metrics. */
   onBatch: ((events: readonly CacheEvent[]) => void) | undefined;
@@ -93,7 +93,7 @@ export class WatchCache {
     resources: readonly ResourceInfo[] = RESOURCES,
   ) {
     this.history = new EventHistory(opts.historySize ?? 10_000, opts.historyBytes ?? Infinity);
-    this.waitTimeoutMs = opts.waitTimeoutMs ?? 3_000;
+    this.waiters = new RevisionWaiters(opts.waitTimeoutMs ?? 3_000);
     this.log = opts.log ?? (() => {});
     for (const info of resources) {
       const state: ResourceState = {
@@ -127,8 +127,7 @@ export class WatchCache {
     this.abort.abort();
     this.toPack.stop();
     await this.loop?.catch(() => {});
-    for (const w of this.waiters) w.resolve();
-    this.waiters = [];
+    this.waiters.releaseAll();
   }
 
   private async run(): Promise<void> {
@@ -272,43 +271,27 @@ export class WatchCache {
 
   private setRevision(rev: number): void {
     if (rev > this.rev) this.rev = rev;
-    if (this.waiters.length === 0) return;
-    const still: typeof this.waiters = [];
-    for (const w of this.waiters) {
-      if (w.rev <= this.rev) w.resolve();
-      else still.push(w);
-    }
-    this.waiters = still;
+    this.waiters.advance(this.rev);
   }
 
-  /** Resolves once the cache has applied every change up to `rev`; CacheError after the wait timeout. */
+  /**
+   * Resolves once the cache has applied every change up to `rev`; CacheError after the wait timeout. An
+   * abort of `signal` resolves it at once and forgets the waiter.
+   */
   async waitFor(rev: number, signal?: AbortSignal): Promise<void> {
     await this.ready;
     if (rev <= this.rev) return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(
-          new CacheError(
-            'TooLargeResourceVersion',
-            `Too large resource version: ${rev}, current: ${this.rev}`,
-            {
-              requested: rev,
-              current: this.rev,
-            },
-          ),
-        );
-      }, this.waitTimeoutMs);
-      const waiter = {
-        rev,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
-      this.waiters.push(waiter);
-      signal?.addEventListener('abort', waiter.resolve, { once: true });
-    });
+    const tooLarge = (): CacheError =>
+      new CacheError('TooLargeResourceVersion', `Too large resource version: ${rev}, current: ${this.rev}`, {
+        requested: rev,
+        current: this.rev,
+      });
+    await this.waiters.wait(rev, tooLarge, signal);
+  }
+
+  /** Requests waiting for a revision the cache has not reached (tests). */
+  get pendingWaits(): number {
+    return this.waiters.size;
   }
 
   /** Waits until the cache reflects every write the store has acknowledged (a consistent read). */
