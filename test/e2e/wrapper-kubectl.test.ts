@@ -510,6 +510,44 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     );
     fromRV.close();
 
+    // A watch resumed from a resourceVersion gets the changes made while no watch was open, from the
+    // history; and an object that leaves or enters a label selector is DELETED or ADDED for it.
+    const gapRv = (await getJson(w0, '/api/v1/namespaces/default/services')).metadata.resourceVersion!;
+    await patchUpstream('/api/v1/namespaces/default/services/wsem-a', {
+      metadata: { labels: { wsem: 'gone' } },
+    });
+    await until('wsem-a relabelled in the wrapper', WAIT, async () =>
+      (await getJson<Obj>(w0, '/api/v1/namespaces/default/services/wsem-a')).metadata.labels?.['wsem'] ===
+      'gone'
+        ? true
+        : undefined,
+    );
+    const resumedSel = new RawWatch(
+      w0,
+      `/api/v1/namespaces/default/services?watch=1&resourceVersion=${gapRv}&labelSelector=wsem%3Da`,
+    );
+    await resumedSel.response;
+    assert.equal(resumedSel.status, 200, resumedSel.body);
+    const left = await resumedSel.next(
+      'wsem-a leaving the selector',
+      (e) => e.object.metadata.name === 'wsem-a',
+    );
+    assert.equal(left.type, 'DELETED', JSON.stringify(left));
+    await patchUpstream('/api/v1/namespaces/default/services/wsem-a', {
+      metadata: { labels: { wsem: 'a' } },
+    });
+    const back = await resumedSel.next(
+      'wsem-a entering the selector again',
+      (e) => e.object.metadata.name === 'wsem-a',
+      resumedSel.events.indexOf(left) + 1,
+    );
+    assert.equal(back.type, 'ADDED', JSON.stringify(back));
+    assert.deepEqual(
+      resumedSel.events.map((e) => e.type),
+      ['DELETED', 'ADDED'],
+    );
+    resumedSel.close();
+
     // allowWatchBookmarks: a watch that matches nothing still learns the newer resourceVersion.
     const rv2 = (await getJson(w0, '/api/v1/namespaces/default/services')).metadata.resourceVersion!;
     const bm = new RawWatch(
@@ -625,9 +663,9 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     assert.equal(await short.ended, 'end');
     assert.ok(Date.now() - t0 < 5_000, `${Date.now() - t0} ms`);
 
-    // 410: node1's wrapper restarted has no history before its start (the watch cache keeps 10,000
-    // events, and `svcplane wrapper` has no flag or variable to make that smaller). Before the restart an
-    // outsider's token is added to its token file (used by the security test).
+    // 410: node1's wrapper restarted has no history before its start (its watch cache's history, at most
+    // 4 MiB and 10,000 events, begins when the cache does). Before the restart an outsider's token is
+    // added to its token file (used by the security test).
     appendFileSync(
       path.join(w1.dataDir, 'pki', 'tokens.csv'),
       'outsider-token-0123456789,outsider,outsider-uid,"team:ops"\n',
@@ -972,8 +1010,10 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     );
     await watch.response;
     assert.equal(watch.status, 200);
+    const relistsBefore = await metric(w0, 'svcplane_wrapper_upstream_relists');
     const port = srv.port;
     await srv.stop();
+    const atStop = watch.events.length;
 
     const readyz = await until('node0 wrapper /readyz failing', 15_000, async () => {
       const r = await call(w0, 'GET', '/readyz?verbose');
@@ -999,6 +1039,9 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
       watch.events.every((e) => e.type === 'BOOKMARK'),
       `nothing but bookmarks while the upstream is away: ${JSON.stringify(watch.events.map((e) => e.type))}`,
     );
+    // Bookmarks every interval (500 ms here), as kube's cacher sends them, so the client knows the watch
+    // is alive while nothing can change.
+    assert.ok(during - atStop >= 2, `bookmarks while the upstream is away: ${during - atStop}`);
 
     srv = await startUp({ dataDir: path.join(work, 'up'), args: ['--secure-port', String(port)] });
     await k(['label', 'svc', 'sel-plain', 'phase=after-restart']);
@@ -1019,11 +1062,22 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
       watch.events.every((e) => e.type === 'BOOKMARK' || e === changed),
       `the reconnect emitted only what changed: ${JSON.stringify(watch.events.map((e) => [e.type, e.object.metadata.name]))}`,
     );
-    // Bookmarks come when the wrapper's revision moves past what the watch has seen (a Node here).
+    // The reflectors relisted on reconnect (what they list is diffed against what is served).
+    assert.ok(
+      (await metric(w0, 'svcplane_wrapper_upstream_relists')) > relistsBefore,
+      'svcplane_wrapper_upstream_relists went up on reconnect',
+    );
+    // A bookmark after a change the watch does not select (a Node) carries the revision past it.
     await k(['label', 'node', 'node1', 'phase=after-restart']);
+    const nodeRev = await until('node1 relabelled in the wrapper', WAIT, async () => {
+      const n = await getJson<Obj>(w0, '/api/v1/nodes/node1');
+      return n.metadata.labels?.['phase'] === 'after-restart'
+        ? Number(n.metadata.resourceVersion)
+        : undefined;
+    });
     await watch.next(
-      'a BOOKMARK after a change the watch does not select',
-      (e) => e.type === 'BOOKMARK',
+      'a BOOKMARK at or past the Node change',
+      (e) => e.type === 'BOOKMARK' && Number(e.object.metadata.resourceVersion) >= nodeRev,
       watch.events.indexOf(changed),
     );
     assert.equal(await Promise.race([watch.ended, Promise.resolve('open')]), 'open');
