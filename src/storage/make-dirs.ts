@@ -2,8 +2,7 @@
 //
 // Node's `mkdirSync(dir, { recursive: true })` loops forever when the kernel answers ENOENT for a path
 // whose parent exists: it takes ENOENT to mean "the parent is missing", creates the parent (which is
-// there), and tries again. /proc and /sys do this (`--data-dir /proc/x` hung `svcplane up` with no
-// output). Here each missing level is created on its own, from the top, so such a path fails with the
+// there), and tries again. /proc does this (`--data-dir /proc/x` hung `svcplane up` with no output). Here each missing level is created on its own, from the top, so such a path fails with the
 // kernel's error at once.
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';

@@ -1062,7 +1062,8 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
       watch.events.every((e) => e.type === 'BOOKMARK' || e === changed),
       `the reconnect emitted only what changed: ${JSON.stringify(watch.events.map((e) => [e.type, e.object.metadata.name]))}`,
     );
-    // The reflectors relisted on reconnect (what they list is diffed against what is served).
+    // The reflectors relisted on reconnect (what they list is diffed against what is served): the
+    // restarted upstream's history begins at its restart, so a watch resumed from before it gets 410.
     assert.ok(
       (await metric(w0, 'svcplane_wrapper_upstream_relists')) > relistsBefore,
       'svcplane_wrapper_upstream_relists went up on reconnect',

@@ -29,12 +29,12 @@ describe('RevisionWaiters', () => {
     assert.equal(w.size, 0);
   });
 
-  it('forgets a waiter whose signal aborts, and resolves it', async () => {
+  it('forgets a waiter whose signal aborts, and rejects it with the reason', async () => {
     const w = new RevisionWaiters(60_000);
     const ac = new AbortController();
     const ps = [w.wait(10, timedOut, ac.signal), w.wait(10, timedOut)];
-    ac.abort();
-    assert.deepEqual(await states(ps), ['resolved', 'pending']);
+    ac.abort(new Error('client gone'));
+    assert.deepEqual(await states(ps), ['client gone', 'pending']);
     assert.equal(w.size, 1);
     w.releaseAll();
     assert.equal(w.size, 0);
@@ -43,8 +43,18 @@ describe('RevisionWaiters', () => {
   it('does not wait at all on a signal already aborted', async () => {
     const w = new RevisionWaiters(60_000);
     const ac = new AbortController();
-    ac.abort();
-    assert.deepEqual(await states([w.wait(10, timedOut, ac.signal)]), ['resolved']);
+    ac.abort(new Error('already gone'));
+    assert.deepEqual(await states([w.wait(10, timedOut, ac.signal)]), ['already gone']);
+    assert.equal(w.size, 0);
+  });
+
+  it('a waiter ended by advance ignores a later abort', async () => {
+    const w = new RevisionWaiters(60_000);
+    const ac = new AbortController();
+    const ps = [w.wait(3, timedOut, ac.signal)];
+    w.advance(3);
+    ac.abort(new Error('late'));
+    assert.deepEqual(await states(ps), ['resolved']);
     assert.equal(w.size, 0);
   });
 

@@ -1,58 +1,54 @@
 // Requests waiting for the watch cache to reach a revision (GET, LIST and WATCH with a resourceVersion
 // ahead of the cache, and consistent reads). Each waiter ends exactly once: when the cache reaches its
-// revision, when the wait times out, when its request's signal aborts, or when the cache stops; and it is
-// forgotten then, so a client that went away leaves nothing behind.
+// revision or stops (resolved), when the wait times out or its request's signal aborts (rejected); and it
+// is forgotten then, so a request that went away leaves nothing behind.
 
 interface Waiter {
   readonly rev: number;
-  /** Ends the wait successfully (the revision was reached, the signal aborted or the cache stopped). */
-  readonly done: () => void;
+  /** Ends the wait (idempotent): resolves it without an error, or rejects it with one. */
+  readonly end: (err?: unknown) => void;
 }
 
 export class RevisionWaiters {
-  private waiters: Waiter[] = [];
+  private readonly waiters = new Set<Waiter>();
 
   constructor(private readonly timeoutMs: number) {}
 
   /**
-   * Resolves when `advance` reaches `rev` or `signal` aborts; rejects with `timedOut()` after the timeout.
+   * Resolves when `advance` reaches `rev` (or `releaseAll`); rejects with `timedOut()` after the timeout,
+   * and with the signal's reason when `signal` aborts.
    */
   wait(rev: number, timedOut: () => Error, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted === true) return Promise.resolve();
+    if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
     return new Promise<void>((resolve, reject) => {
-      const end = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', waiter.done);
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-      };
-      const timer = setTimeout(() => {
-        end();
-        reject(timedOut());
-      }, this.timeoutMs);
+      const onAbort = (): void => waiter.end(signal?.reason ?? new Error('aborted'));
+      const timer = setTimeout(() => waiter.end(timedOut()), this.timeoutMs);
       const waiter: Waiter = {
         rev,
-        done: () => {
-          end();
-          resolve();
+        end: (err?: unknown) => {
+          if (!this.waiters.delete(waiter)) return;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          if (err === undefined) resolve();
+          else reject(err instanceof Error ? err : new Error(String(err)));
         },
       };
-      this.waiters.push(waiter);
-      signal?.addEventListener('abort', waiter.done, { once: true });
+      this.waiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   /** Ends the waits for `rev` and below. */
   advance(rev: number): void {
-    if (this.waiters.length === 0) return;
-    for (const w of this.waiters.filter((x) => x.rev <= rev)) w.done();
+    for (const w of this.waiters) if (w.rev <= rev) w.end();
   }
 
   /** Ends every wait (the cache is stopping). */
   releaseAll(): void {
-    for (const w of [...this.waiters]) w.done();
+    for (const w of this.waiters) w.end();
   }
 
   get size(): number {
-    return this.waiters.length;
+    return this.waiters.size;
   }
 }

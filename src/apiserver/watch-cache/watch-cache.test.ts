@@ -383,7 +383,7 @@ describe('WatchCache', () => {
     }
   });
 
-  it('a waitFor whose request went away ends at once and leaves no waiter behind', async () => {
+  it('a waitFor whose request went away is rejected at once and leaves no waiter behind', async () => {
     const store = new MemoryStore();
     const cache = await started(store);
     try {
@@ -391,8 +391,8 @@ describe('WatchCache', () => {
       const waiting = cache.waitFor(cache.revision + 100, ac.signal);
       await new Promise((r) => setImmediate(r));
       assert.equal(cache.pendingWaits, 1);
-      ac.abort();
-      await waiting;
+      ac.abort(new Error('client gone'));
+      await assert.rejects(waiting, /client gone/);
       assert.equal(cache.pendingWaits, 0);
     } finally {
       await cache.stop();

@@ -276,7 +276,7 @@ export class WatchCache {
 
   /**
    * Resolves once the cache has applied every change up to `rev`; CacheError after the wait timeout. An
-   * abort of `signal` resolves it at once and forgets the waiter.
+   * abort of `signal` rejects it at once with the signal's reason, and forgets the waiter.
    */
   async waitFor(rev: number, signal?: AbortSignal): Promise<void> {
     await this.ready;
