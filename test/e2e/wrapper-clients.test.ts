@@ -9,17 +9,16 @@
 //   another CA's certificate 401; /version answers;
 // - no log line per request, and /metrics counting the views and the relists.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateCA, issueClientCert, type CertKeyPair } from '../../src/apiserver/auth/pki.js';
-import { KUBECTL } from './testing/kubectl.js';
+import { kubectlWatch, type KubectlWatch } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
-import { jsonObjects, startWrapper, type TestWrapper } from './testing/wrapper.js';
+import { startWrapper, type TestWrapper } from './testing/wrapper.js';
 
 const UNIT = 'e2e.svcplane.io/unit';
 const SVC = 'relabel';
@@ -82,9 +81,9 @@ describe('svcplane wrapper: a relabel counted, client certificates, logs and met
   const work = mkdtempSync(join(tmpdir(), 'svcplane-relabel-'));
   let up: TestServer;
   let w: TestWrapper;
-  let watch: ChildProcess | undefined;
-  const events: WatchEvent[] = [];
-  let watchErr = '';
+  let watch: KubectlWatch<WatchEvent> | undefined;
+  let events: WatchEvent[] = [];
+  const watchErr = (): string => watch?.stderr() ?? '';
 
   const ok = async (method: string, path: string, body: unknown, contentType?: string): Promise<void> => {
     const r = await call(up, method, path, { body, ...(contentType ? { contentType } : {}) });
@@ -103,7 +102,7 @@ describe('svcplane wrapper: a relabel counted, client certificates, logs and met
       'application/merge-patch+json',
     );
     await until(
-      () => `sentinel ${mark} on the watch: ${JSON.stringify(summary(events))} ${watchErr}`,
+      () => `sentinel ${mark} on the watch: ${JSON.stringify(summary(events))} ${watchErr()}`,
       WAIT,
       () => events.some((e) => e.object.metadata.annotations?.['e2e/sentinel'] === mark),
     );
@@ -184,33 +183,11 @@ describe('svcplane wrapper: a relabel counted, client certificates, logs and met
     w = await startWrapper({ upstreamKubeconfig: up.kubeconfig, hostname: 'n-a', dataDir: join(work, 'w') });
     const home = join(work, 'home');
     mkdirSync(home, { recursive: true });
-    watch = spawn(
-      KUBECTL,
-      [
-        `--cache-dir=${join(home, 'cache')}`,
-        'get',
-        'endpointslices',
-        '-l',
-        `kubernetes.io/service-name=${SVC}`,
-        '--watch',
-        '--output-watch-events',
-        '-o',
-        'json',
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: process.env['PATH'] ?? '', HOME: home, KUBECONFIG: w.kubeconfig },
-      },
-    );
-    watch.stderr!.on('data', (d: Buffer) => (watchErr += d.toString()));
-    watch.stdout!.setEncoding('utf8');
-    watch.stdout!.on(
-      'data',
-      jsonObjects((d) => events.push(d as WatchEvent)),
-    );
+    watch = kubectlWatch<WatchEvent>(w, home, ['endpointslices', '-l', `kubernetes.io/service-name=${SVC}`]);
+    events = watch.events;
     // n-a is in u1 alone: each slice is served with n-a's endpoint, if it has one.
     await until(
-      () => `the initial ADDED events: ${JSON.stringify(summary(events))} ${watchErr}`,
+      () => `the initial ADDED events: ${JSON.stringify(summary(events))} ${watchErr()}`,
       WAIT,
       () => events.filter((e) => e.type === 'ADDED').length === Object.keys(SLICES).length,
     );
@@ -224,7 +201,7 @@ describe('svcplane wrapper: a relabel counted, client certificates, logs and met
   });
 
   after(async () => {
-    watch?.kill('SIGKILL');
+    watch?.proc.kill('SIGKILL');
     await w?.stop();
     await up?.stop();
     rmSync(work, { recursive: true, force: true });

@@ -16,10 +16,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'yaml';
-import { KUBECTL, kubectlFor, type Kubectl } from './testing/kubectl.js';
+import { kubectlFor, kubectlWatch, type Kubectl } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
-import { jsonObjects } from './testing/wrapper.js';
 
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 const FIXTURES = new URL('./fixtures/grids/', import.meta.url).pathname;
@@ -282,7 +281,7 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
   let w1: Wrapper;
   let k0: Kubectl;
   let k1: Kubectl;
-  let kubectlWatch: ChildProcess | undefined;
+  let watchProc: ChildProcess | undefined;
   const nodes: ChildProcess[] = [];
   const home = (name: string): string => {
     const dir = path.join(work, name);
@@ -332,7 +331,7 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     k1 = kubectlFor(w1, home('home-w1'));
   });
   after(async () => {
-    if (kubectlWatch !== undefined) await killed(kubectlWatch);
+    if (watchProc !== undefined) await killed(watchProc);
     await Promise.all([w0?.stop(), w1?.stop()]);
     await Promise.all(nodes.map(killed));
     await srv?.destroy();
@@ -403,36 +402,16 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     );
 
     // An open kubectl watch on node0's wrapper, then node0 moves to nodeunit2.
-    const events: WatchEvent[] = [];
-    const h = home('home-w0-watch');
-    kubectlWatch = spawn(
-      KUBECTL,
-      [
-        `--cache-dir=${path.join(h, 'cache')}`,
-        'get',
-        'endpointslices',
-        '-l',
-        `${SVC_LABEL}=${DEMO_SVC}`,
-        '--watch',
-        '--output-watch-events',
-        '-o',
-        'json',
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: process.env['PATH'] ?? '', HOME: h, KUBECONFIG: w0.kubeconfig },
-      },
-    );
-    let kErr = '';
-    kubectlWatch.stderr!.on('data', (d: Buffer) => (kErr += d.toString()));
-    kubectlWatch.stdout!.setEncoding('utf8');
-    kubectlWatch.stdout!.on(
-      'data',
-      jsonObjects((d) => events.push(d as WatchEvent)),
-    );
+    const watch = kubectlWatch<WatchEvent>(w0, home('home-w0-watch'), [
+      'endpointslices',
+      '-l',
+      `${SVC_LABEL}=${DEMO_SVC}`,
+    ]);
+    watchProc = watch.proc;
+    const events = watch.events;
     const names = up.map((s) => s.metadata.name);
     await until(
-      () => `kubectl's initial ADDED events: ${JSON.stringify(events)} ${kErr}`,
+      () => `kubectl's initial ADDED events: ${JSON.stringify(events)} ${watch.stderr()}`,
       WAIT,
       () => events.filter((e) => e.type === 'ADDED').length === names.length,
     );
@@ -441,7 +420,8 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
 
     // At once node0 is in nodeunit2: node1's pods join its view (node0's own still run, now in nodeunit2).
     await until(
-      () => `a MODIFIED event with node1's endpoints: ${JSON.stringify(events.slice(initial))} ${kErr}`,
+      () =>
+        `a MODIFIED event with node1's endpoints: ${JSON.stringify(events.slice(initial))} ${watch.stderr()}`,
       WAIT,
       () =>
         events
@@ -487,8 +467,8 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     await until("node1's wrapper serving the same", WAIT, async () =>
       (await servedIPs(k1)).join() === final.join() ? true : undefined,
     );
-    await killed(kubectlWatch);
-    kubectlWatch = undefined;
+    await killed(watch.proc);
+    watchProc = undefined;
   });
 
   it('list and watch semantics: resourceVersion, bookmarks, watch-list, selectors, pages, Table, timeouts, 410', async () => {
