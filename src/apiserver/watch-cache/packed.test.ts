@@ -89,6 +89,7 @@ describe('WatchCache with packObjects', () => {
     const plain = new WatchCache(store, {});
     const packed = new WatchCache(store, { packObjects: true });
     const live: string[][] = [[], []];
+    const liveByField: string[][] = [[], []];
     try {
       for (const c of [plain, packed]) {
         c.start();
@@ -101,6 +102,15 @@ describe('WatchCache with packObjects', () => {
           SERVICES,
           { ...ALL, label: parseLabelSelector('i in (1,2,3)') },
           { deliver: (t, o) => live[n]!.push(`${t} ${o.json}`), expire: () => {} },
+          { fromRevision: rev0 },
+        ),
+      );
+      // A field selector reads a packed object's fields (its previous version on each MODIFIED).
+      [plain, packed].forEach((c, n) =>
+        c.watch(
+          SERVICES,
+          { ...ALL, field: parseFieldSelector('spec.type=ClusterIP,metadata.namespace=default') },
+          { deliver: (t, o) => liveByField[n]!.push(`${t} ${o.json}`), expire: () => {} },
           { fromRevision: rev0 },
         ),
       );
@@ -126,6 +136,28 @@ describe('WatchCache with packObjects', () => {
         all.map((o) => o.size),
         all.map((o) => o.json.length),
       );
+      // What selectors read is the same once packed (labels shared, fields rebuilt from their values).
+      assert.deepEqual(
+        all.map((o) => [o.namespace, o.name, o.labels, o.fields]),
+        plain.list(SERVICES, ALL).items.map((o) => [o.namespace, o.name, o.labels, o.fields]),
+      );
+      for (const filter of [
+        { ...ALL, field: parseFieldSelector('metadata.name=s3') },
+        { ...ALL, field: parseFieldSelector('spec.type=ClusterIP,metadata.namespace=default') },
+        { ...ALL, field: parseFieldSelector('spec.type!=ClusterIP') },
+        { label: parseLabelSelector('i in (1,2)'), field: parseFieldSelector('metadata.name!=s1') },
+      ]) {
+        assert.deepEqual(
+          packed.list(SERVICES, filter).items.map((o) => o.json),
+          plain.list(SERVICES, filter).items.map((o) => o.json),
+        );
+      }
+      assert.equal(
+        packed.list(SERVICES, { ...ALL, field: parseFieldSelector('metadata.name=s3') }).items.length,
+        1,
+      );
+      assert.deepEqual(liveByField[1], liveByField[0]);
+      assert.ok(liveByField[0]!.filter((l) => l.startsWith('MODIFIED')).length >= 10);
       const key = objectKey(SERVICES, 'default', 's3');
       assert.equal(packed.get(SERVICES, key)!.json, plain.get(SERVICES, key)!.json);
       assert.deepEqual(replay(packed, { fromRevision: rev0 }), replay(plain, { fromRevision: rev0 }));

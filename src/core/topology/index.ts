@@ -13,6 +13,7 @@
 // those and for nothing else.
 import { decide, keptEndpoints } from './decide.js';
 import { hash53 } from '../hash.js';
+import { Interner } from '../intern.js';
 import {
   endpointsFromEndpoints,
   mergeSliceEndpoints,
@@ -114,7 +115,7 @@ export class TopologyIndex {
   /** Views recomputed since construction (for benchmarks and tests). */
   recomputed = 0;
 
-  private readonly strings = new Map<string, string>();
+  private readonly strings = new Interner(INTERN_LIMIT);
   private readonly parse: ParseOptions;
 
   constructor(
@@ -122,13 +123,7 @@ export class TopologyIndex {
     opts: TopologyIndexOptions = {},
   ) {
     this.parse = {
-      intern: (v) => {
-        const known = this.strings.get(v);
-        if (known !== undefined) return known;
-        if (this.strings.size >= INTERN_LIMIT) this.strings.clear();
-        this.strings.set(v, v);
-        return v;
-      },
+      intern: (v) => this.strings.intern(v),
       targetRefs: opts.targetRefs ?? true,
     };
   }
