@@ -5,7 +5,6 @@ import { objectFields, type ResourceInfo } from '../../api/resources.js';
 import { schemaFor } from '../../api/schema/index.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
 import type { JsonPacker } from '../../api/json-packer.js';
-import { Interner } from '../../core/intern.js';
 
 export interface CachedObject {
   readonly key: string;
@@ -37,12 +36,6 @@ function flat(s: string): string {
   return s;
 }
 
-/**
- * Namespaces and label values repeat across objects (every object of a namespace, every slice's
- * managed-by label), and each parsed object would otherwise hold a copy of its own.
- */
-const strings = new Interner(20_000);
-
 /** A cached object version whose JSON may be kept packed (JsonPacker) once it has been handed out. */
 export class Cached implements CachedObject {
   memo?: Map<string, Buffer> | undefined;
@@ -50,7 +43,6 @@ export class Cached implements CachedObject {
   private text: string | undefined;
   private packed: string | undefined;
   private packer: JsonPacker | undefined;
-  private labelSet: Readonly<Record<string, string>>;
 
   constructor(
     readonly key: string,
@@ -58,16 +50,11 @@ export class Cached implements CachedObject {
     readonly name: string,
     readonly rv: number,
     json: string,
-    labels: Readonly<Record<string, string>>,
+    readonly labels: Readonly<Record<string, string>>,
     readonly fields: Readonly<Record<string, string>>,
   ) {
     this.text = json;
     this.size = json.length;
-    this.labelSet = labels;
-  }
-
-  get labels(): Readonly<Record<string, string>> {
-    return this.labelSet;
   }
 
   /** The JSON; unpacked on every read once packed (each LIST, GET or replay pays for it). */
@@ -85,17 +72,13 @@ export class Cached implements CachedObject {
     this.packed = packer.pack(this.text);
     this.packer = packer;
     this.text = undefined;
-    // Packed objects are the long-lived ones: their label values are shared with other objects'.
-    const labels: Record<string, string> = {};
-    for (const [k, v] of Object.entries(this.labelSet)) labels[strings.intern(k)] = strings.intern(v);
-    this.labelSet = labels;
   }
 }
 
 export function toCached(r: ResourceInfo, key: string, obj: KObject): Cached {
   return new Cached(
     key,
-    strings.intern(obj.metadata.namespace ?? ''),
+    obj.metadata.namespace ?? '',
     obj.metadata.name ?? '',
     Number(obj.metadata.resourceVersion ?? 0),
     // What every LIST, watch event and cached GET serves: with the fields kube-apiserver always writes.

@@ -13,7 +13,6 @@
 // those and for nothing else.
 import { decide, keptEndpoints } from './decide.js';
 import { hash53 } from '../hash.js';
-import { Interner } from '../intern.js';
 import {
   endpointsFromEndpoints,
   mergeSliceEndpoints,
@@ -115,7 +114,7 @@ export class TopologyIndex {
   /** Views recomputed since construction (for benchmarks and tests). */
   recomputed = 0;
 
-  private readonly strings = new Interner(INTERN_LIMIT);
+  private readonly strings = new Map<string, string>();
   private readonly parse: ParseOptions;
 
   constructor(
@@ -123,7 +122,13 @@ export class TopologyIndex {
     opts: TopologyIndexOptions = {},
   ) {
     this.parse = {
-      intern: (v) => this.strings.intern(v),
+      intern: (v) => {
+        const known = this.strings.get(v);
+        if (known !== undefined) return known;
+        if (this.strings.size >= INTERN_LIMIT) this.strings.clear();
+        this.strings.set(v, v);
+        return v;
+      },
       targetRefs: opts.targetRefs ?? true,
     };
   }
