@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateCA, issueClientCert, type CertKeyPair } from '../../src/apiserver/auth/pki.js';
-import { kubectlWatch, type KubectlWatch } from './testing/kubectl.js';
+import { kubectlFor, kubectlWatch, type KubectlWatch } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
 import { startWrapper, type TestWrapper } from './testing/wrapper.js';
@@ -276,6 +276,36 @@ describe('svcplane wrapper: a relabel counted, client certificates, logs and met
       assert.equal(version.status, 200, version.text);
       assert.match(JSON.parse(version.text).gitVersion as string, /^v1\.\d+\.\d+/);
     });
+  });
+
+  it("kubectl's tables through the wrapper: slices with their served endpoints, and nodes", async () => {
+    const kc = kubectlFor(w, join(work, 'home'));
+    // After the relabels above: n-a and n-c in u2, n-b in u1, seen from n-a.
+    const slices = await kc(['get', 'endpointslices', '-l', `kubernetes.io/service-name=${SVC}`]);
+    const rows = slices.trim().split('\n');
+    assert.match(rows[0]!, /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE$/, slices);
+    assert.deepEqual(
+      rows.slice(1).map((r) => r.split(/\s+/).slice(0, 4)),
+      [
+        ['relabel-a', 'IPv4', '8080', '10.0.0.1'],
+        ['relabel-ab', 'IPv4', '8080', '10.0.0.1'],
+        ['relabel-bc', 'IPv4', '8080', '10.0.0.3'],
+        ['relabel-c', 'IPv4', '8080', '10.0.0.3'],
+      ],
+      slices,
+    );
+    const nodes = await kc(['get', 'nodes', '-L', UNIT]);
+    const nodeRows = nodes.trim().split('\n');
+    assert.match(nodeRows[0]!, /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\s+UNIT$/, nodes);
+    assert.deepEqual(
+      nodeRows.slice(1).map((r) => [r.split(/\s+/)[0], r.split(/\s+/).at(-1)]),
+      [
+        ['n-a', 'u2'],
+        ['n-b', 'u1'],
+        ['n-c', 'u2'],
+      ],
+      nodes,
+    );
   });
 
   it('logs no line per request; /metrics counts the views and the relists', async () => {
