@@ -13,6 +13,24 @@ import {
 
 const SERVICES = mustFindResource('', 'services');
 
+/** A GET's body, with the admin token. */
+function get(api: InProcessApiServer, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${api.server.url}${path}`, {
+      rejectUnauthorized: false, // the test server's throwaway certificate, on loopback
+      headers: { Authorization: `Bearer ${api.token}` },
+    });
+    req.on('response', (r) => {
+      let body = '';
+      r.setEncoding('utf8');
+      r.on('data', (d: string) => (body += d));
+      r.on('end', () => resolve(body));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 describe('a watcher that stops reading', () => {
   let api: InProcessApiServer;
   before(async () => {
@@ -35,6 +53,12 @@ describe('a watcher that stops reading', () => {
       req.on('error', reject);
       req.end();
     });
+    const watching = await get(api, '/metrics');
+    assert.match(
+      watching,
+      /^apiserver_registered_watchers\{.*kind="Service".*\} 1$/m,
+      'the watch is registered',
+    );
     // ~30 MB of events: more than loopback's socket buffers and the 256 KiB queue together.
     const big = 'q'.repeat(150_000);
     for (let i = 0; i < 200; i++) {
@@ -69,6 +93,26 @@ describe('a watcher that stops reading', () => {
       assert.equal(e.type, 'ADDED');
       assert.equal((e.object['metadata'] as { name: string }).name, `slow-${i}`);
     });
+    // The server let go of it: no watcher registered (the gauge is labelled by kind, as kube's), and the
+    // close counted as a slow watcher's (by resource).
+    const sum = (name: string, label: string, text: string): number =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(`${name}{`) && l.includes(label))
+        .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const registered = (text: string): number => sum('apiserver_registered_watchers', 'kind="Service"', text);
+    let metrics = '';
+    for (let i = 0; i < 50; i++) {
+      metrics = await get(api, '/metrics');
+      if (registered(metrics) === 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.match(metrics, /^apiserver_registered_watchers\{.*kind="Service".*\} 0$/m);
+    assert.equal(registered(metrics), 0, 'the slow watcher is unregistered');
+    assert.ok(
+      sum('apiserver_terminated_watchers_total', 'resource="services"', metrics) >= 1,
+      'its close is counted',
+    );
   });
 
   it(
