@@ -13,11 +13,13 @@ import {
 
 const SERVICES = mustFindResource('', 'services');
 
-/** A GET's body, with the admin token. */
-function get(api: InProcessApiServer, path: string): Promise<string> {
+/** A GET's body, with the admin token (over `agent`'s connections when given). */
+function get(api: InProcessApiServer, path: string, agent?: https.Agent): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = https.request(`${api.server.url}${path}`, {
-      rejectUnauthorized: false, // the test server's throwaway certificate, on loopback
+      ...(agent === undefined
+        ? { rejectUnauthorized: false } // the test server's throwaway certificate, on loopback
+        : { agent }),
       headers: { Authorization: `Bearer ${api.token}` },
     });
     req.on('response', (r) => {
@@ -139,16 +141,7 @@ describe('a watcher that stops reading', () => {
           req.end();
         });
         assert.equal(head, 200);
-        const version = await new Promise<string>((resolve, reject) => {
-          const req = https.request(`${api.server.url}/version`, { agent, headers }, (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (d: string) => (body += d));
-            res.on('end', () => resolve(body));
-          });
-          req.on('error', reject);
-          req.end();
-        });
+        const version = await get(api, '/version', agent);
         assert.equal((JSON.parse(version) as { major: string }).major, '1');
       } finally {
         agent.destroy();
@@ -173,20 +166,10 @@ describe('a watch whose replay is larger than the queue limit', () => {
 
   it('sends the whole initial state to a client that reads, then the initial-events-end bookmark, and leaves no watcher behind', async () => {
     const before = api.server.cache.watcherCount(SERVICES);
-    const text = await new Promise<string>((resolve, reject) => {
-      const req = https.request(
-        `${api.server.url}/api/v1/namespaces/default/services?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1`,
-        { rejectUnauthorized: false, headers: { Authorization: `Bearer ${api.token}` } },
-        (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (body += d));
-          res.on('end', () => resolve(body));
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
+    const text = await get(
+      api,
+      '/api/v1/namespaces/default/services?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1',
+    );
     const events = text
       .trim()
       .split('\n')

@@ -97,22 +97,21 @@ describe('WatchCache with packObjects', () => {
       }
       await settle(); // what follows re-stamps and replaces packed objects
       const rev0 = packed.revision;
-      [plain, packed].forEach((c, n) =>
-        c.watch(
-          SERVICES,
-          { ...ALL, label: parseLabelSelector('i in (1,2,3)') },
-          { deliver: (t, o) => live[n]!.push(`${t} ${o.json}`), expire: () => {} },
-          { fromRevision: rev0 },
-        ),
-      );
+      /** The same watch on both caches, from rev0, each recording into its own list. */
+      const watchBoth = (filter: typeof ALL, into: string[][]): void =>
+        [plain, packed].forEach((c, n) =>
+          c.watch(
+            SERVICES,
+            filter,
+            { deliver: (t, o) => into[n]!.push(`${t} ${o.json}`), expire: () => {} },
+            { fromRevision: rev0 },
+          ),
+        );
+      watchBoth({ ...ALL, label: parseLabelSelector('i in (1,2,3)') }, live);
       // A field selector reads a packed object's fields (its previous version on each MODIFIED).
-      [plain, packed].forEach((c, n) =>
-        c.watch(
-          SERVICES,
-          { ...ALL, field: parseFieldSelector('spec.type=ClusterIP,metadata.namespace=default') },
-          { deliver: (t, o) => liveByField[n]!.push(`${t} ${o.json}`), expire: () => {} },
-          { fromRevision: rev0 },
-        ),
+      watchBoth(
+        { ...ALL, field: parseFieldSelector('spec.type=ClusterIP,metadata.namespace=default') },
+        liveByField,
       );
       for (let i = 0; i < 10; i++) await put(store, `s${i}`, { i: String(i + 1) });
       await put(store, 's99', { i: '2' });
