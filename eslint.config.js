@@ -44,7 +44,7 @@ export default tseslint.config(
     },
   },
   {
-    // src/core is pure: no I/O, no timers, no wall clock, no ambient randomness (DESIGN §2).
+    // src/core is pure: no I/O, no timers, no wall clock, no ambient randomness (docs/architecture.md).
     files: ['src/core/**/*.ts'],
     ignores: ['src/core/**/*.test.ts'],
     rules: {

@@ -1,4 +1,4 @@
-// ESLint rule `svcplane/layers`: enforces the dependency direction of DESIGN §2
+// ESLint rule `svcplane/layers`: enforces the dependency direction of src/ (docs/architecture.md)
 //   api → core → {storage, runtime} → {apiserver, controllers, nodes, wrapper, proxy} → cli
 // plus demo (`svcplane demo`: network namespaces, the scenario), a feature folder like the others.
 // Each layer may import itself and the layers before it; the feature folders may not import each
@@ -52,7 +52,7 @@ const isTestFile = (f) => /\.test\.ts$/.test(f) || f.includes(`${path.sep}testin
 export const layersRule = {
   meta: {
     type: 'problem',
-    docs: { description: 'enforce the layer order of src/ (DESIGN §2)' },
+    docs: { description: 'enforce the layer order of src/ (docs/architecture.md)' },
     schema: [],
     messages: {
       layer: "'{{from}}' may not import '{{to}}' ({{spec}}): allowed layers are {{allowed}}",

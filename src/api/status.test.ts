@@ -76,7 +76,7 @@ describe('Status errors as kube-apiserver writes them', () => {
     assert.equal(grid.message, 'ServiceGrid.superedge.io "g" is invalid: spec.gridUniqKey: Required value');
   });
 
-  it('the allocation texts of issue 4 come out exactly', () => {
+  it('the allocation texts come out exactly', () => {
     const e = statusErrors.invalid({ group: '', kind: 'Service' }, 'web', [
       invalid(
         FieldPath.root('spec').child('clusterIPs'),

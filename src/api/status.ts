@@ -1,6 +1,8 @@
 // The one error type of the API: a StatusError carries the Kubernetes Status the HTTP layer returns.
 // Constructors produce kube-apiserver's reasons, codes, messages and details, because kubectl and
-// client libraries print and branch on them (reference: client-compatibility §1.5).
+// client libraries print and branch on them: kubectl prints `Error from server (<reason>)` and rebuilds
+// an Invalid error's text from details.causes; apimachinery's errors.IsNotFound and friends test the
+// reason.
 import { aggregate, errorBody, fieldErrorString, type FieldError } from './field-errors.js';
 
 export type StatusReason =

@@ -1,4 +1,5 @@
-// `svcplane`: flags → config → composition, nothing else (DESIGN §4).
+// `svcplane`: flags → config → composition, nothing else. Flag names follow kube-apiserver's,
+// kube-controller-manager's and SuperEdge's.
 import { readFileSync } from 'node:fs';
 import { isStoreError } from '../storage/store.js';
 import { UsageError, parseFlags } from './flags.js';

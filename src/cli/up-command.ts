@@ -1,4 +1,4 @@
-// `svcplane up`: the all-in-one server on the embedded store (DESIGN §4). The first start generates a
+// `svcplane up`: the all-in-one server on the embedded store (docs/storage.md). The first start generates a
 // CA, a serving certificate for 127.0.0.1/localhost, an admin token (group system:masters) and
 // DIR/kubeconfig; every start rewrites the kubeconfig with the URL actually served.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

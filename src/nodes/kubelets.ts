@@ -1,6 +1,7 @@
 // Simulated kubelets: after registerNodes, one SimulatedKubelets object runs every node of the process.
 //
-// Heartbeats (workloads reference §4.1): each node's Lease is renewed every 10 s; the node status is
+// Heartbeats, as the kubelet's (its node lease controller and nodeStatusUpdateFrequency /
+// nodeStatusReportFrequency): each node's Lease is renewed every 10 s; the node status is
 // computed every 10 s and PATCHed when it changed (the node lifecycle controller set Ready Unknown) or
 // every 5 min otherwise. One 500 ms ticker drives all nodes, and node i's schedule is offset by
 // i/N of the interval, so N nodes make a steady N/10 lease writes per second rather than a burst of N

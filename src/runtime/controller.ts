@@ -1,4 +1,4 @@
-// The controller runner, with controller-runtime's reconcile contract (DESIGN §3): a reconcile gets a
+// The controller runner, with controller-runtime's reconcile.Reconciler contract: a reconcile gets a
 // key, never an event, and is level-based. It returns { requeueAfter? } to be called again later;
 // a throw is retried with the queue's per-item backoff (up to maxRetries, then dropped and logged, as
 // kube's controllers do); a TerminalError is not retried. The workqueue keeps one key in flight.

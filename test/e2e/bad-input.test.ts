@@ -382,7 +382,8 @@ const TABLE: readonly Row[] = [
     message: 'field label not supported: spec.foo',
   },
   {
-    // kube answers 500 here (kubernetes/kubernetes#101350, #139485); 400 is the proposed fix (#139525).
+    // kube answers 500 here (kubernetes/kubernetes#101350, kubernetes/kubernetes#139485); 400 is the
+    // proposed fix (kubernetes/kubernetes#139525).
     name: 'non-numeric resourceVersion on list',
     method: 'GET',
     path: `${SVC}?resourceVersion=abc`,

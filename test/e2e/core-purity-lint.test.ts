@@ -1,5 +1,5 @@
-// src/core must stay pure (DESIGN §2). The real eslint.config.js is applied to fixture text placed,
-// by path, inside src/core and elsewhere, so this fails if the configuration stops enforcing it.
+// src/core must stay pure (docs/architecture.md). The real eslint.config.js is applied to fixture text
+// placed, by path, inside src/core and elsewhere, so this fails if the configuration stops enforcing it.
 import { ESLint } from 'eslint';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

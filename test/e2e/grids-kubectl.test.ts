@@ -1,11 +1,12 @@
-// The ServiceGrid and DeploymentGrid controllers end to end (issue 12), with the real kubectl: SuperEdge's
-// seed verbatim against `svcplane up` (three nodes labelled into two units, the doc's DeploymentGrid and
+// The ServiceGrid and DeploymentGrid controllers end to end, with the real kubectl: SuperEdge's ServiceGroup
+// example verbatim against `svcplane up` (three nodes labelled into two units, the doc's DeploymentGrid and
 // ServiceGrid), then drift put back, template changes, stray and adopted Services, a relabel moving a unit,
 // an upper-case unit value, a missing templatePool entry and deleting the grids. The same core flow runs
 // last with the controllers in `svcplane controller-manager` against a separate `svcplane apiserver`.
-// The contract is SuperEdge's (../shared/reference/edge-topology.md §1.3–1.4) without its defects: names
-// are always valid, the grids' specs are never written back, and every Service or Deployment a grid makes
-// carries a controller ownerReference, so the garbage collector removes it with the grid.
+// The contract is SuperEdge's (its superedge.io/v1 CRDs and application-grid-controller) without its
+// defects: names are always valid, the grids' specs are never written back, and every Service or
+// Deployment a grid makes carries a controller ownerReference, so the garbage collector removes it with
+// the grid.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

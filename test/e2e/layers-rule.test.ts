@@ -1,4 +1,5 @@
-// The layer rule that keeps src/ in DESIGN §2's dependency order: checked with ESLint's RuleTester.
+// The layer rule that keeps src/ in its dependency order (docs/architecture.md): checked with
+// ESLint's RuleTester.
 import { RuleTester } from 'eslint';
 import path from 'node:path';
 import { describe, it } from 'node:test';

@@ -1,10 +1,10 @@
-// Workloads end to end (issue 13, "Tests" → "End to end"): real kubectl against `svcplane up` (every
-// controller, the scheduler included, with a short node grace period) and `svcplane node --count 3
-// --serve-pods` (real processes). A 3-replica Deployment runs on 3 nodes with IPs from their pod
-// CIDRs; an image change rolls within the surge bounds, `rollout undo` goes back and `scale` works; a
-// nodeSelector places pods on the labelled node only and an impossible one is reported as
-// FailedScheduling; the pods answer HTTP with their node's name; a Service's Endpoints follow the pods
-// through a SIGKILL of the kubelets (nodes Unknown, pods not ready) and their restart (same IPs).
+// Workloads end to end: real kubectl against `svcplane up` (every controller, the scheduler included, with
+// a short node grace period) and `svcplane node --count 3 --serve-pods` (real processes). A 3-replica
+// Deployment runs on 3 nodes with IPs from their pod CIDRs; an image change rolls within the surge bounds,
+// `rollout undo` goes back and `scale` works; a nodeSelector places pods on the labelled node only and an
+// impossible one is reported as FailedScheduling; the pods answer HTTP with their node's name; a Service's
+// Endpoints follow the pods through a SIGKILL of the kubelets (nodes Unknown, pods not ready) and their
+// restart (same IPs).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
-// What kube-apiserver always writes (../shared/reference/zero-values.md §3): one row per kind, a minimal
-// create body and the always-present fields with their zero values, checked in the create response, a
-// GET, a LIST item and a watch event (svcplane serves those from three different paths).
+// What kube-apiserver always writes (struct-valued fields and fields without omitempty): one row per
+// kind, a minimal create body and the always-present fields with their zero values, checked in the create
+// response, a GET, a LIST item and a watch event (svcplane serves those from three different paths).
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,5 @@
-// kube's Priority and DefaultTolerationSeconds admission on a new Pod (zero-values.md §3.3).
+// kube's Priority and DefaultTolerationSeconds admission on a new Pod (plugin/pkg/admission/priority and
+// plugin/pkg/admission/defaulttolerationseconds upstream).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { admitPodCreate } from './pod-admission.js';

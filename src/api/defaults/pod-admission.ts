@@ -1,5 +1,6 @@
-// What kube-apiserver's default admission plugins add to a new Pod (zero-values.md §3.3), for a server
-// that has no PriorityClass API and no ServiceAccount token controller:
+// What kube-apiserver's default admission plugins (plugin/pkg/admission/priority and
+// plugin/pkg/admission/defaulttolerationseconds upstream) add to a new Pod, for a server that has no
+// PriorityClass API and no ServiceAccount token controller:
 //   - Priority: no priorityClassName → priority 0, preemptionPolicy PreemptLowerPriority; the two
 //     built-in classes get their values; any other name is refused, as kube refuses a class it cannot
 //     find; a priority set by the client that differs from the computed one is refused.

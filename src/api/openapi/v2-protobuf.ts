@@ -1,5 +1,6 @@
-// GET /openapi/v2 as kubectl 1.27 and 1.28 need it: a protobuf gnostic `openapi.v2.Document`
-// (reference: client-compatibility §1.2; JSON is refused). Those versions
+// GET /openapi/v2 as kubectl 1.27 and 1.28 need it: a protobuf gnostic `openapi.v2.Document` (they
+// ask for application/com.github.proto-openapi.spec.v2@v1.0+protobuf; a JSON body fails to parse).
+// Those versions
 // - validate through it: finding a PATCH operation that carries the object's
 //   `x-kubernetes-group-version-kind` vendor extension and a `fieldValidation` query parameter, they
 //   leave validation to the server and send fieldValidation=Strict;

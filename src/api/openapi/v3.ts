@@ -1,7 +1,7 @@
 // The OpenAPI v3 documents: an index at /openapi/v3 naming one document per group-version, each
 // reachable at /openapi/v3/<path>?hash=<content hash>.
 //
-// What clients need from them (reference: client-compatibility §1.2):
+// What clients need from them (kubectl's validation, explain and client-side apply):
 // - kubectl's validation looks for a PATCH operation whose `x-kubernetes-group-version-kind` is the
 //   object's kind and which takes a `fieldValidation` query parameter; finding it, kubectl leaves
 //   validation to the server and sends fieldValidation=Strict.

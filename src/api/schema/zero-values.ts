@@ -1,6 +1,6 @@
 // What kube-apiserver always writes: it decodes every object into Go structs and encodes it back, so a
 // struct-valued field, or a field without `omitempty`, appears in every response even when the client
-// never sent it (../shared/reference/zero-values.md §1). The schemas mark those fields
+// never sent it (encoding/json writes every field that has no `omitempty`). The schemas mark those fields
 // (`x-svcplane-always`); withZeroValues adds the missing ones to an object on its way out. Stored objects
 // are never rewritten, so objects stored before a field was marked read back the same way.
 import type { Schema } from './schema.js';

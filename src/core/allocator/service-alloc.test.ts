@@ -70,7 +70,8 @@ type Want = { policy: string; families: IPFamily[] } | { errors: string[] };
 const ok = (policy: string, ...families: IPFamily[]): Want => ({ policy, families });
 const fail = (...errors: string[]): Want => ({ errors });
 
-// initIPFamilyFields on create, per §1.5: cluster × ipFamilyPolicy × clusterIPs.
+// initIPFamilyFields on create, as upstream's pkg/registry/core/service/storage/alloc.go decides it:
+// cluster × ipFamilyPolicy × clusterIPs.
 const CREATE: Record<string, { cluster: ClusterFamilies; rows: Record<string, Record<Variant, Want>> }> = {
   'single-stack IPv4 cluster': {
     cluster: V4ONLY,
@@ -197,7 +198,7 @@ const CREATE: Record<string, { cluster: ClusterFamilies; rows: Record<string, Re
   },
 };
 
-describe('initIPFamilyFields on create (§1.5 table)', () => {
+describe('initIPFamilyFields on create (table)', () => {
   for (const [clusterName, { cluster, rows }] of Object.entries(CREATE)) {
     describe(clusterName, () => {
       for (const [policy, byVariant] of Object.entries(rows)) {

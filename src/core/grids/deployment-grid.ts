@@ -1,7 +1,7 @@
-// DeploymentGrid → Deployments planning (issue 12), pure. One Deployment per unit (a distinct value
+// DeploymentGrid → Deployments planning, pure. One Deployment per unit (a distinct value
 // of the node label `gridUniqKey`), from the template the unit chooses, pinned to the unit's nodes.
 //
-// SuperEdge's contract (../shared/reference/edge-topology.md §1.4), kept: `<dg>-<value>` names,
+// SuperEdge's contract (its application-grid-controller), kept: `<dg>-<value>` names,
 // template choice (templates → templatePool → defaultTemplateName → spec.template), the nodeSelector
 // merged into the pod template, `superedge.io/template-hash-key` on the pod template (a hash of the
 // template without replicas, so a replicas change never rolls pods), grid-selector and grid-uniq-key

@@ -1,4 +1,4 @@
-// What the two grid controllers share (issue 12): SuperEdge's labels and annotation, the controller
+// What the two grid controllers share: SuperEdge's labels and annotation, the controller
 // ownerReference, conditions, and the comparison that decides whether a produced object departs from
 // what its grid wants. Pure: the caller passes `now`, and nothing here touches an object it was given.
 import type { KObject, ObjectMeta, OwnerReference } from '../../api/object.js';

@@ -1,7 +1,7 @@
-// ServiceGrid → Service planning (issue 12), pure. From a grid and the Services that concern it, the
+// ServiceGrid → Service planning, pure. From a grid and the Services that concern it, the
 // writes that make `<grid>-svc` what the grid says, and the status the grid should show.
 //
-// SuperEdge's contract (../shared/reference/edge-topology.md §1.4), kept: the Service is `<sg>-svc`,
+// SuperEdge's contract (its application-grid-controller), kept: the Service is `<sg>-svc`,
 // its spec is spec.template, its labels are the grid's plus grid-selector and grid-uniq-key, its
 // annotations the grid's plus `topologyKeys: ["<key>"]`; other Services the grid controls are deleted;
 // failures are CreateError / UpdateError / DeleteError conditions. Its defects, fixed: the Service gets

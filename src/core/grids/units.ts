@@ -1,6 +1,6 @@
-// DeploymentGrid planning, the pure parts (issue 12): which units exist, what each unit's Deployment is
-// called, and which template it uses. SuperEdge's contract where users depend on it
-// (../shared/reference/edge-topology.md §1.4), without its defects: names are always valid (SuperEdge
+// DeploymentGrid planning, the pure parts: which units exist, what each unit's Deployment is called,
+// and which template it uses. SuperEdge's contract where users depend on it (its
+// application-grid-controller), without its defects: names are always valid (SuperEdge
 // used `<dg>-<value>` unchecked, which upper-case or `_` values break), and the unit value is never
 // parsed back out of a name (it travels in a label).
 import { DNS1123_SUBDOMAIN_MAX_LENGTH, isDNS1123Subdomain } from '../../api/validation/names.js';

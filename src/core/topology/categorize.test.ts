@@ -1,5 +1,5 @@
-// kube-proxy's CategorizeEndpoints, as tables taken from kubernetes-semantics.md §8.2 (pkg/proxy/topology_test.go
-// adapted to 1.33+ semantics) and edge-topology.md §4.3. Endpoints are written as in the reference: ".3{a}RL"
+// kube-proxy's CategorizeEndpoints (pkg/proxy/topology.go), as tables in the shape of upstream's
+// pkg/proxy/topology_test.go, with 1.33+ semantics. Endpoints are written in a short notation: ".3{a}RL"
 // is 10.0.0.3, hinted for zone a, ready (R), on this node (L); "S+T" is serving and terminating, not ready.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -43,7 +43,7 @@ function e(
 const short = (eps: readonly TopologyEndpoint[] | undefined): string[] | null =>
   eps === undefined ? null : eps.map((x) => (x.addresses[0] ?? '').replace(/^10\.0\.0/, '')).sort();
 
-/** The service-port predicates of §8.2 (pkg/proxy/serviceport.go), from the Service's shape. */
+/** kube-proxy's service-port predicates (pkg/proxy/serviceport.go), from the Service's shape. */
 function policy(p: {
   nodePort?: boolean;
   iTP?: 'Local' | 'Cluster';
@@ -354,7 +354,7 @@ const rows: Row[] = [
   },
 ];
 
-describe('categorizeEndpoints: kubernetes-semantics.md §8.2 vectors', () => {
+describe('categorizeEndpoints: upstream topology_test.go vectors', () => {
   for (const r of rows) {
     it(r.name, () => {
       const c = categorizeEndpoints(r.eps, r.svc, THIS_NODE, r.zone);

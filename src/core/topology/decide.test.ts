@@ -1,8 +1,9 @@
 // decide(): which endpoints a client on a node may use, per traffic kind, and why. The tables come from the
-// reference texts, not from the code: kubernetes-semantics.md §8.1 (seed 003 FilterTopologyEndpoint) and §8.2,
-// edge-topology.md §1.5 (SuperEdge filterConcernedAddresses/hasIntersectionLabel), §2.1 (OpenYurt's
-// servicetopology filter) and §4.2–4.3, plus svcplane's own documented rules (the file comments of decide.ts
-// and rules.ts).
+// upstream behaviours, not from the code: kube-proxy's FilterTopologyEndpoint (topologyKeys, KEP-536,
+// 1.17–1.21) and CategorizeEndpoints (pkg/proxy/topology.go, 1.33+), SuperEdge's application-grid-wrapper
+// (filterConcernedAddresses/hasIntersectionLabel), OpenYurt's yurthub servicetopology filter, and the
+// traffic policies (KEP-2086 internalTrafficPolicy, KEP-1669 terminating endpoints), plus svcplane's own
+// documented rules (docs/topology.md and the file comments of decide.ts and rules.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
@@ -56,7 +57,7 @@ const ordered = (keys: readonly string[] | null, source: KeySource, more: SvcOpt
 // ------------------------------------------------------------------------------------------------------------
 // a. seed 003: ordered keys (FilterTopologyEndpoint)
 
-describe('ordered keys: kubernetes-semantics.md §8.1 TestFilterTopologyEndpoint vectors', () => {
+describe('ordered keys: upstream TestFilterTopologyEndpoint vectors', () => {
   /** testNodeN with hostname, zone and region=cd; endpoints 1.1.N.1 and 1.1.N.2 on each node in `withEps`. */
   function cluster(zones: Readonly<Record<number, string>>, withEps: readonly number[]) {
     const nodes = Object.entries(zones).map(([n, zone]) =>
@@ -293,7 +294,7 @@ describe('ordered keys: the upstream doc comment of spec.topologyKeys, sentence 
           '10.1.0.3': 'client-no-label',
         });
         assert.deepEqual(keep([Z, H]).internal, []);
-        // §8.1 step 2 looks at the last key only.
+        // FilterTopologyEndpoint: a node without labels looks at the last key only ("*" or nothing).
         assert.deepEqual(keep(['*', H]).internal, []);
       });
 
@@ -354,7 +355,7 @@ const EDGE_NODES: readonly NodeSpec[] = [
 const edgeEps = (...ns: number[]): TopologyEndpoint[] => ns.map((n) => ep(`10.2.0.${n}`, { node: `e${n}` }));
 const ALL_EDGE = [1, 2, 3, 4, 5, 6, 7];
 
-describe('SuperEdge topologyKeys: edge-topology.md §1.5 hasIntersectionLabel', () => {
+describe('SuperEdge topologyKeys: application-grid-wrapper hasIntersectionLabel', () => {
   it('one key: the endpoints of the client node unit', () => {
     const r = run({
       service: svc({ superedge: [SITE] }),
@@ -585,7 +586,7 @@ describe('SuperEdge topologyKeys: edge-topology.md §1.5 hasIntersectionLabel', 
 // ------------------------------------------------------------------------------------------------------------
 // c. OpenYurt's `openyurt.io/topologyKeys`
 
-describe('OpenYurt openyurt.io/topologyKeys: edge-topology.md §2.1 "Service opt-in"', () => {
+describe('OpenYurt openyurt.io/topologyKeys: servicetopology filter Service opt-in', () => {
   const nodes = [
     node('y1', { [H]: 'y1', [NODEPOOL]: 'p1' }),
     node('y2', { [H]: 'y2', [NODEPOOL]: 'p1' }),
@@ -661,7 +662,7 @@ describe('OpenYurt openyurt.io/topologyKeys: edge-topology.md §2.1 "Service opt
 // ------------------------------------------------------------------------------------------------------------
 // d. traffic policies
 
-describe('traffic policies: edge-topology.md §4.2, kubernetes-semantics.md §8.2', () => {
+describe('traffic policies: kube-proxy CategorizeEndpoints', () => {
   const nodes = [node('n1', { [H]: 'n1', [Z]: 'z1' }), node('n2', { [H]: 'n2', [Z]: 'z1' })];
   const two = (first: EpOptions = {}) => [
     ep('10.4.0.1', { node: 'n1', ...first }),
@@ -987,8 +988,8 @@ describe('table: what an endpoint with no node or an unknown node gets under eac
       ],
     },
     {
-      // edge-topology.md §2.1: "whose nodeName equals this node (v1) or whose topology["kubernetes.io/hostname"]
-      // matches (v1beta1)".
+      // OpenYurt's servicetopology filter keeps an endpoint whose nodeName is this node (v1 slices) or whose
+      // topology["kubernetes.io/hostname"] is this node's name (v1beta1 slices).
       rule: 'OpenYurt kubernetes.io/hostname',
       service: { openyurt: H },
       reasons: [

@@ -8,7 +8,7 @@
 //     holding the key's old or new value (nodes by label key and value), or an endpoint whose node is not
 //     known (its own fields are its topology); and, for the zone, the Services whose slices carry hints;
 //   - a node appearing or disappearing: the Services with endpoints on it (all of them, if it is this node).
-// SuperEdge's wrapper instead rebuilds every object on every node event (B4 in edge-topology.md §1.6).
+// SuperEdge's wrapper instead rebuilds every object on every node event (resync() in its storage cache).
 // Each call returns the keys of the Services whose view changed, exactly: a consumer emits MODIFIED for
 // those and for nothing else.
 import { decide, keptEndpoints } from './decide.js';

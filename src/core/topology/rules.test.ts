@@ -1,7 +1,8 @@
 // Reading a Service's topology settings (topologyService), the rules it carries (serviceRules), which one
 // decides (chooseRules) and what is reported (topologyProblems). The externally-accessible predicate is
-// kube-proxy's (kubernetes-semantics.md §8.2); the annotation-era hint values are §8.2's; the precedence is
-// the one rules.ts documents.
+// kube-proxy's (pkg/proxy/serviceport.go); the annotation-era hint values are the EndpointSlice
+// controller's (topology-mode, and the older topology-aware-hints, "Auto" or "auto"); the precedence is the
+// one rules.ts documents.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { chooseRules, serviceRules, topologyProblems, topologyService } from './rules.js';
@@ -61,7 +62,7 @@ describe('topologyService: reading a Service', () => {
     assert.equal(s.externallyAccessible, false);
   });
 
-  describe('externallyAccessible: nodePort ≠ 0, a load-balancer VIP, or an external IP (§8.2)', () => {
+  describe('externallyAccessible: nodePort ≠ 0, a load-balancer VIP, or an external IP', () => {
     const rows: readonly (readonly [string, ReturnType<typeof svcJSON>, boolean])[] = [
       ['a plain ClusterIP', svcJSON(), false],
       ['a NodePort with a node port', svcJSON({ type: 'NodePort', nodePort: 30080 }), true],
@@ -166,7 +167,7 @@ describe('serviceRules: the rules a Service carries', () => {
       },
     ]);
     assert.deepEqual(r.ordered?.keys, ['*', ZONE]);
-    // §4.2: "It cannot be combined with externalTrafficPolicy=Local."
+    // KEP-536: topologyKeys cannot be combined with externalTrafficPolicy=Local.
     const etp = serviceRules(svc({ type: 'NodePort', svcplaneKeys: [ZONE], externalTrafficPolicy: 'Local' }));
     assert.ok(
       etp.problems.some(
@@ -216,7 +217,7 @@ describe('serviceRules: the rules a Service carries', () => {
     }
   });
 
-  it('hints are asked for by trafficDistribution, or by topology-mode "Auto"/"auto" only (§8.2 annotation era)', () => {
+  it('hints are asked for by trafficDistribution, or by topology-mode "Auto"/"auto" only (annotation era)', () => {
     assert.notEqual(serviceRules(svc({ trafficDistribution: 'PreferClose' })).hintsRequested, undefined);
     assert.notEqual(serviceRules(svc({ trafficDistribution: 'PreferSameNode' })).hintsRequested, undefined);
     for (const v of ['Auto', 'auto'])

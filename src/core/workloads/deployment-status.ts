@@ -1,6 +1,6 @@
 // Deployment status and its Available / Progressing / ReplicaFailure conditions, with upstream's
 // reasons and messages. Behaves like kube's pkg/controller/deployment/{sync.go,progress.go} and
-// deployment_util.go's condition helpers (reference workloads.md §1.9, §1.10). Time is passed in.
+// deployment_util.go's condition helpers. Time is passed in.
 import {
   canonicalJson,
   formatTime,

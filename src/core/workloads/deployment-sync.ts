@@ -2,10 +2,9 @@
 // for Recreate, the phases of their pods, decide which ReplicaSets to create, scale (with their
 // annotations) or delete, which events to record, and the Deployment's annotations and status to write
 // through /status. Behaves like kube's pkg/controller/deployment/{deployment_controller.go syncDeployment,
-// sync.go, rolling.go, recreate.go} (reference workloads.md §1.3–§1.11): the same steps in the same
-// order, with each step's writes folded into one plan. Like upstream, a sync that scales stops there
-// and lets the next sync (triggered by the ReplicaSet's change) take the next step. Pure: `nowMs` is
-// passed in and nothing given is changed.
+// sync.go, rolling.go, recreate.go}: the same steps in the same order, with each step's writes folded
+// into one plan. Like upstream, a sync that scales stops there and lets the next sync (triggered by the
+// ReplicaSet's change) take the next step. Pure: `nowMs` is passed in and nothing given is changed.
 import {
   byCreation,
   byRevision,
@@ -256,7 +255,7 @@ class Planner {
     });
   }
 
-  /** `scale` of sync.go: proportional scaling across the active RSes (§1.7). */
+  /** `scale` of sync.go: proportional scaling across the active RSes. */
   private scaleProportionally(newRS: ReplicaSet | undefined, olds: ReplicaSet[]): void {
     const d = this.d;
     const replicas = replicasOf(d);

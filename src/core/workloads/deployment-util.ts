@@ -1,7 +1,7 @@
 // The Deployment controller's vocabulary: the shapes it reads, pod-template-hash and ReplicaSet naming,
 // maxSurge/maxUnavailable resolution, revision and annotation bookkeeping, and the orderings it sorts
-// ReplicaSets by. Behaves like kube's pkg/controller/deployment/util/deployment_util.go (reference
-// workloads.md §1.2, §1.3, §1.5). Pure: nothing here changes an object it was given.
+// ReplicaSets by. Behaves like kube's pkg/controller/deployment/util/deployment_util.go. Pure: nothing
+// here changes an object it was given.
 import type { KObject, OwnerReference } from '../../api/object.js';
 import { isPlainObject } from '../../api/object.js';
 import { formatTimestamp, parseTimestamp } from '../../api/printers/time.js';

@@ -25,7 +25,7 @@ const order = (opts: PodOpts[], related: PodOpts[] = []): string[] =>
     NOW,
   ).map((r) => r.pod.metadata.name!);
 
-describe('deletion ranking (§2.3): the first rule that differs decides', () => {
+describe("deletion ranking (upstream's ActivePodsWithRanks): the first rule that differs decides", () => {
   const cases: Array<[string, PodOpts, PodOpts]> = [
     // [rule, deleted first, deleted later]; everything else that would decide otherwise points the other way
     ['1. unscheduled before scheduled', { phase: 'Running', ready: T0 }, { node: 'n1', phase: 'Pending' }],
@@ -222,7 +222,7 @@ const podArb = (i: number): fc.Arbitrary<RankedPod> =>
 
 const three = fc.tuple(podArb(0), podArb(1), podArb(2));
 
-describe('compareForDeletion() is a total order consistent with §2.3', () => {
+describe("compareForDeletion() is a total order consistent with upstream's ranking", () => {
   it('antisymmetric, and 0 only for the same pod', () => {
     fc.assert(
       fc.property(three, ([a, b]) => {

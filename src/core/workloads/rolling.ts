@@ -1,8 +1,8 @@
 // RollingUpdate step planning: how far the new ReplicaSet may grow and how far the old ones may shrink
 // in one sync, so that no more than replicas + maxSurge pods exist and no fewer than
-// replicas − maxUnavailable are available. Behaves like kube's pkg/controller/deployment/rolling.go
-// (reference workloads.md §1.5). Scaling is injected: `scale(rs, n)` records the write and returns the
-// RS as it will be, so these functions stay pure and read what earlier steps changed.
+// replicas − maxUnavailable are available. Behaves like kube's pkg/controller/deployment/rolling.go.
+// Scaling is injected: `scale(rs, n)` records the write and returns the RS as it will be, so these
+// functions stay pure and read what earlier steps changed.
 import {
   byCreation,
   isRollingUpdate,
