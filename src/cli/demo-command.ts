@@ -12,12 +12,13 @@ import { ensureDataDir } from './serve.js';
 
 export const DEMO_HELP = `Usage: svcplane demo [--keep] [--mode auto|netns|userspace]
 
-Reproduces the first seed and seed 003 on this machine, with real traffic. It starts the all-in-one server
+Runs SuperEdge's service-group example and an ordered topologyKeys example on this machine, with real
+traffic. It starts the all-in-one server
 and three simulated nodes (node0 in unit nodeunit1; node1 and node2 in nodeunit2; each in a
-topology.kubernetes.io/zone), a wrapper and a proxy per node, applies the seed's DeploymentGrid and
+topology.kubernetes.io/zone), a wrapper and a proxy per node, applies a DeploymentGrid and
 ServiceGrid, and sends requests to the Service's cluster IP from every node, printing which nodes' pods
-answered. Then it moves node0 to nodeunit2, and shows seed 003's ordered topologyKeys without and with "*".
-It exits 0 when every node reached exactly what the seed says it should.
+answered. Then it moves node0 to nodeunit2, and shows ordered topologyKeys without and with "*". It
+exits 0 when every node reached exactly what its topology rules allow.
 
 As root, every node is a network namespace the demo creates (and removes): the pods are echo servers on
 their IPs inside it, and the proxy writes iptables rules there. Without root, everything runs on loopback

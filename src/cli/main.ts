@@ -25,7 +25,7 @@ Commands:
   crds        print the CustomResourceDefinitions of the superedge.io grid kinds, for a real cluster
   explain     which endpoints of a Service a node may use under its topology rules, and why
   wrapper     the node-local list/watch server: Services, EndpointSlices, Endpoints and Nodes as NODE should see them
-  demo        the seeds' edge routing end to end on this machine: grids, wrappers, proxies and real traffic
+  demo        the edge routing examples end to end on this machine: grids, wrappers, proxies and real traffic
   proxy       the node data plane: traffic to a Service's cluster IP goes to the endpoints NODE may use (iptables or userspace)
   version     print the version
 

@@ -1,8 +1,8 @@
-// What each node of the demo should see, worked out from the live objects with the seeds' own words
+// What each node of the demo should see, worked out from the live objects with the rules' own words
 // (not with the topology engine, which is what the demo checks):
-// - the first seed's ServiceGrid (`topologyKeys: ["zone1"]`, SuperEdge): a node reaches the pods on the
+// - SuperEdge's service-group example, a ServiceGrid (`topologyKeys: ["zone1"]`, SuperEdge): a node reaches the pods on the
 //   nodes of its own unit, and nothing when it has no unit;
-// - seed 003's ordered `spec.topologyKeys`: the first key the node has a label for that matches some
+// - the ordered `spec.topologyKeys` example: the first key the node has a label for that matches some
 //   endpoint's node wins; `"*"` means any endpoint; no match (or no label) and no `"*"`: refused.
 // Pure: the caller passes the slices' ready endpoints (address → node) and the nodes' labels.
 

@@ -209,7 +209,7 @@ export async function runDemo(o: RunOptions): Promise<number> {
     o.out(
       scenario.failures === 0
         ? '\nsvcplane demo: every node reached exactly the endpoints its topology allows.'
-        : `\nsvcplane demo: ${scenario.failures} table(s) did not match the seed's expectations (logs in ${logs})`,
+        : `\nsvcplane demo: ${scenario.failures} table(s) did not match the topology rules' expectations (logs in ${logs})`,
     );
     if (o.keep) {
       const kc =

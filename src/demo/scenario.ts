@@ -1,7 +1,7 @@
-// `svcplane demo`'s script: the first seed (a DeploymentGrid and a ServiceGrid over two units, then a
-// node moved to the other unit) and seed 003 (ordered topology keys, then `"*"` added), shown by
+// `svcplane demo`'s script: SuperEdge's service-group example (a DeploymentGrid and a ServiceGrid over two units, then a
+// node moved to the other unit) and the ordered topology keys example (without, then with `"*"`), shown by
 // requests to the Service's cluster IP from every node. Each table row says whether what the node got
-// fits what the seed says it should get; the demo fails when a row does not.
+// fits what the topology rules say it should get; the demo fails when a row does not.
 import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
 import type { Client } from '../runtime/client.js';
@@ -199,7 +199,9 @@ export class Scenario {
 
   async run(): Promise<void> {
     const c = this.h.client;
-    this.h.out('\n1. The first seed: a DeploymentGrid and a ServiceGrid keyed by zone1 (kubectl apply)');
+    this.h.out(
+      "\n1. SuperEdge's service groups: a DeploymentGrid and a ServiceGrid keyed by zone1 (kubectl apply)",
+    );
     await c.create(DEPLOYMENT_GRIDS, 'default', DEPLOYMENT_GRID);
     await c.create(SERVICE_GRIDS, 'default', SERVICE_GRID);
     const units = new Set(this.h.nodes.map((n) => n.unit));
@@ -220,7 +222,9 @@ export class Scenario {
       (n, answers) => n.name !== moved.name || answers.some((a) => a !== moved.name),
     );
 
-    this.h.out(`\n3. Seed 003: a Service with spec.topologyKeys ["${ZONE_KEY}"] over the same pods`);
+    this.h.out(
+      `\n3. Ordered topologyKeys: a Service with spec.topologyKeys ["${ZONE_KEY}"] over the same pods`,
+    );
     await c.create(SERVICES, 'default', {
       apiVersion: 'v1',
       kind: 'Service',

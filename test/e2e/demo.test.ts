@@ -1,6 +1,6 @@
 // `svcplane demo` end to end: as root in network namespaces with the proxies in iptables mode, and on
 // loopback with the proxies in userspace mode. Each run must finish with every table row fitting the
-// seed's expectations, and leave no namespace or process behind, an interrupted run included.
+// topology rules' expectations, and leave no namespace or process behind, an interrupted run included.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -83,7 +83,7 @@ function checkTables(out: string): void {
 }
 
 describe('svcplane demo', { timeout: 600_000 }, () => {
-  it('as root, in network namespaces with iptables proxies: the seeds’ tables, and nothing left after', async () => {
+  it('as root, in network namespaces with iptables proxies: the examples’ tables, and nothing left after', async () => {
     assert.equal(
       process.getuid?.(),
       0,

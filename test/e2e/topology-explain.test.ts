@@ -1,7 +1,7 @@
 // `svcplane explain service/NAME --node NODE` end to end: one `svcplane up`, simulated nodes started by
 // `svcplane node` with --labels (one process after another, each with its own --pod-cidr), pods placed
-// with spec.nodeName, and the real kubectl for every write. Covers seed 003's spec.topologyKeys example
-// (two zones and an empty third, then "*" added by `kubectl patch`), the first seed's ServiceGrid
+// with spec.nodeName, and the real kubectl for every write. Covers the ordered spec.topologyKeys example
+// (two zones and an empty third, then "*" added by `kubectl patch`), SuperEdge's service-group ServiceGrid
 // (`topologyKeys` annotation on <sg>-svc; a node without the unit label, then labelled; a node with pods
 // moved to another unit), the text rendering, and bad input (usage errors, a missing Service or Node).
 import assert from 'node:assert/strict';
@@ -187,7 +187,7 @@ describe('svcplane explain against svcplane up, simulated nodes and kubectl', ()
     await srv?.destroy();
   });
 
-  it('seed 003: spec.topologyKeys keeps the zone; an empty zone is refused until "*" is added', async () => {
+  it('ordered keys: spec.topologyKeys keeps the zone; an empty zone is refused until "*" is added', async () => {
     await k(
       ['apply', '-f', '-'],
       list([

@@ -3,7 +3,7 @@
 //   MODIFIED for each slice whose served form the relabel changes, and nothing for the others; a relabel
 //   of a key no rule reads sends nothing at all. The end of each step is marked by a sentinel change made
 //   after it upstream: the wrapper's watch is one ordered stream, so every event the relabel caused
-//   arrives before the sentinel's. (The first seed's test follows a relabel too, but there the grid
+//   arrives before the sentinel's. (The service-group test follows a relabel too, but there the grid
 //   controllers move pods at the same time, so its events cannot be counted.)
 // - client certificates signed by the wrapper's CA: the readers group reads, another group gets 403,
 //   another CA's certificate 401; /version answers;

@@ -1,4 +1,4 @@
-// `svcplane wrapper` end to end, against one `svcplane up`: the first seed's layout (SuperEdge's README demo:
+// `svcplane wrapper` end to end, against one `svcplane up`: SuperEdge's service-group layout (SuperEdge's README demo:
 // node0 in zone1=nodeunit1, node1 in zone1=nodeunit2, deploymentgrid-demo and servicegrid-demo, pods run
 // by `svcplane node`) with a wrapper per node, each serving only its unit's endpoints to the real kubectl,
 // and following a relabel with MODIFIED events on an open watch; the API server's list/watch semantics
@@ -337,7 +337,7 @@ describe('svcplane wrapper against svcplane up, simulated nodes and kubectl', ()
     await srv?.destroy();
   });
 
-  it('the first seed: each node is served only its unit; a relabel reaches an open watch as MODIFIED', async () => {
+  it('SuperEdge service groups: each node is served only its unit; a relabel reaches an open watch as MODIFIED', async () => {
     await k(['apply', '-f', path.join(FIXTURES, 'deploymentgrid.yaml')]);
     await k(['apply', '-f', path.join(FIXTURES, 'servicegrid.yaml')]);
     const livePods = async (): Promise<Pod[]> =>

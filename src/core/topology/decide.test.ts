@@ -55,7 +55,7 @@ const ordered = (keys: readonly string[] | null, source: KeySource, more: SvcOpt
       : { ...more, svcplaneKeys: keys };
 
 // ------------------------------------------------------------------------------------------------------------
-// a. seed 003: ordered keys (FilterTopologyEndpoint)
+// a. ordered keys (FilterTopologyEndpoint)
 
 describe('ordered keys: upstream TestFilterTopologyEndpoint vectors', () => {
   /** testNodeN with hostname, zone and region=cd; endpoints 1.1.N.1 and 1.1.N.2 on each node in `withEps`. */

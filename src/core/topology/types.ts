@@ -63,7 +63,7 @@ export type RuleSource =
 
 /**
  * The rule that decides one kind of traffic.
- * - `ordered-keys`: seed 003's spec.topologyKeys (FilterTopologyEndpoint): the first key that matches wins.
+ * - `ordered-keys`: the ordered spec.topologyKeys (FilterTopologyEndpoint): the first key that matches wins.
  * - `superedge`: SuperEdge's `topologyKeys` annotation: any key matching (OR), strict.
  * - `openyurt`: OpenYurt's `openyurt.io/topologyKeys`: same node, or same node pool.
  * - `local`: a traffic policy of Local: node-local endpoints only.
