@@ -247,12 +247,11 @@ export class Informer {
     readonly resource: ResourceInfo,
     opts: InformerOptions = {},
   ) {
-    // A handler's throw reaches the reflector's onError, where it went when handlers ran inside the watch.
-    const onError = opts.reflector?.onError;
+    // The informer reports failures in one place: a handler's throw goes where the watch's errors go.
     this.indexer = new Indexer(
       { namespace: byNamespace, ...opts.indexers },
       opts.transform,
-      onError === undefined ? undefined : (err) => onError(err),
+      opts.reflector?.onError,
     );
     const scope = {
       ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
