@@ -1,24 +1,22 @@
 // Informers: a reflector feeding an indexed in-memory cache, with handlers told of every change.
 // A relist swaps the cache in one step and tells the handlers what the swap changed (adds, updates
 // and deletes for objects that vanished while the watch was down), so handlers never miss a delete.
+// The cache is written first and completely; only then is each change queued to every handler, each
+// handler on its own queue (handler-queue.ts, as client-go's shared_informer.go does), so a slow
+// handler never holds up the cache, the watch or another handler.
 // SharedInformerFactory keeps one informer (one reflector, one watch) per resource and selector.
 import type { KObject } from '../api/object.js';
 import type { ResourceInfo } from '../api/resources.js';
 import type { Json } from '../core/patch/merge-patch.js';
 import { project, type Projection } from '../core/projection/projection.js';
 import type { Client } from './client.js';
+import { HandlerQueue, type EventHandlers, type HandlerRegistration } from './handler-queue.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
 
 export const objectKeyOf = (o: KObject): string =>
   o.metadata.namespace !== undefined && o.metadata.namespace !== ''
     ? `${o.metadata.namespace}/${o.metadata.name ?? ''}`
     : (o.metadata.name ?? '');
-
-export interface EventHandlers {
-  onAdd?(obj: KObject): void;
-  onUpdate?(old: KObject, obj: KObject): void;
-  onDelete?(obj: KObject): void;
-}
 
 export type IndexFunc = (obj: KObject) => string[];
 
@@ -60,14 +58,19 @@ export function controllerTransform(resource: ResourceInfo, podView?: Projection
 export class Indexer implements ReflectorStore {
   private items = new Map<string, KObject>();
   private indices = new Map<string, Map<string, Set<string>>>();
-  private readonly handlers: EventHandlers[] = [];
+  private readonly queues: HandlerQueue[] = [];
+  /** Whether a full list (replace) has been written: what a handler added later sees first is then its initial list. */
+  private listed = false;
+  private stopped = false;
   resourceVersion = '';
 
   private readonly indexers: Record<string, IndexFunc>;
 
+  /** `onHandlerError` hears of every handler that throws (or rejects); the handler's queue goes on. */
   constructor(
     indexers: Record<string, IndexFunc> = {},
     private readonly transform: TransformFunc = (o) => o,
+    private readonly onHandlerError: (err: unknown) => void = () => {},
   ) {
     this.indexers = { ...indexers };
     for (const name of Object.keys(indexers)) this.indices.set(name, new Map());
@@ -92,9 +95,28 @@ export class Indexer implements ReflectorStore {
     }
   }
 
-  addHandlers(h: EventHandlers): void {
-    this.handlers.push(h);
-    for (const obj of this.items.values()) h.onAdd?.(obj);
+  /**
+   * Adds a handler with its own queue: it is first told of every object cached now (as adds), then of
+   * every change after. Its registration's hasSynced says when it has seen its initial list.
+   */
+  addHandlers(h: EventHandlers): HandlerRegistration {
+    const q = new HandlerQueue(h, this.onHandlerError);
+    if (this.stopped) return q;
+    this.queues.push(q);
+    for (const obj of this.items.values()) q.add(obj);
+    if (this.listed) q.initialListQueued();
+    return q;
+  }
+
+  /** Resolves once every handler added so far has seen its initial list (after the first replace). */
+  async handlersSynced(): Promise<void> {
+    await Promise.all(this.queues.map((q) => q.synced()));
+  }
+
+  /** Stops telling handlers: what is still queued is dropped; resolves when no handler is running. */
+  async stopHandlers(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.queues.map((q) => q.stop()));
   }
 
   get(key: string): KObject | undefined {
@@ -157,14 +179,14 @@ export class Indexer implements ReflectorStore {
       if (old === undefined) return;
       this.items.delete(key);
       this.index(key, undefined, old);
-      for (const h of this.handlers) h.onDelete?.(obj);
+      for (const q of this.queues) q.delete(obj);
       return;
     }
     this.items.set(key, obj);
     this.index(key, obj, old);
-    for (const h of this.handlers) {
-      if (old === undefined) h.onAdd?.(obj);
-      else h.onUpdate?.(old, obj);
+    for (const q of this.queues) {
+      if (old === undefined) q.add(obj);
+      else q.update(old, obj);
     }
   }
 
@@ -180,14 +202,16 @@ export class Indexer implements ReflectorStore {
     this.indices = new Map(Object.keys(this.indexers).map((n) => [n, new Map()]));
     for (const [k, o] of next) this.index(k, o, undefined);
     this.resourceVersion = resourceVersion;
-    for (const [k, o] of before) if (!next.has(k)) for (const h of this.handlers) h.onDelete?.(o);
+    for (const [k, o] of before) if (!next.has(k)) for (const q of this.queues) q.delete(o);
     for (const [k, o] of next) {
       const old = before.get(k);
-      for (const h of this.handlers) {
-        if (old === undefined) h.onAdd?.(o);
-        else if (old.metadata.resourceVersion !== o.metadata.resourceVersion) h.onUpdate?.(old, o);
+      for (const q of this.queues) {
+        if (old === undefined) q.add(o);
+        else if (old.metadata.resourceVersion !== o.metadata.resourceVersion) q.update(old, o);
       }
     }
+    this.listed = true;
+    for (const q of this.queues) q.initialListQueued();
   }
 }
 
@@ -223,7 +247,12 @@ export class Informer {
     readonly resource: ResourceInfo,
     opts: InformerOptions = {},
   ) {
-    this.indexer = new Indexer({ namespace: byNamespace, ...opts.indexers }, opts.transform);
+    // The informer reports failures in one place: a handler's throw goes where the watch's errors go.
+    this.indexer = new Indexer(
+      { namespace: byNamespace, ...opts.indexers },
+      opts.transform,
+      opts.reflector?.onError,
+    );
     const scope = {
       ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
       ...(opts.labelSelector === undefined ? {} : { labelSelector: opts.labelSelector }),
@@ -239,20 +268,31 @@ export class Informer {
     );
   }
 
-  addHandlers(h: EventHandlers): void {
-    this.indexer.addHandlers(h);
+  addHandlers(h: EventHandlers): HandlerRegistration {
+    return this.indexer.addHandlers(h);
   }
 
   start(): void {
     this.reflector.start();
   }
 
-  stop(): Promise<void> {
-    return this.reflector.stop();
+  /**
+   * Stops the watch and the handlers at once (what is still queued for them is dropped); resolves once
+   * the watch has ended and no handler is running, as client-go's informer Run waits for its listeners.
+   */
+  async stop(): Promise<void> {
+    const handlers = this.indexer.stopHandlers();
+    await this.reflector.stop();
+    await handlers;
   }
 
-  waitForSync(): Promise<void> {
-    return this.reflector.waitForSync();
+  /**
+   * Resolves once the first full list is in the cache and every handler added so far has been handed
+   * it (each registration's hasSynced), so a caller that waits sees what its handlers made of it.
+   */
+  async waitForSync(): Promise<void> {
+    await this.reflector.waitForSync();
+    await this.indexer.handlersSynced();
   }
 }
 
