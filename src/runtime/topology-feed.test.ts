@@ -16,7 +16,8 @@ function recorder() {
   return { lines, log: { info: line('info'), warn: line('warn'), error: line('error') } };
 }
 
-function feedOf(o: Partial<TopologyFeedOptions> = {}) {
+/** A feed that has been told nothing yet, and the lines it logs. */
+function bare(o: Partial<TopologyFeedOptions> = {}) {
   const r = recorder();
   const feed = new TopologyFeed({
     node: NODE,
@@ -26,9 +27,15 @@ function feedOf(o: Partial<TopologyFeedOptions> = {}) {
     stopped: () => false,
     ...o,
   });
+  return { feed, lines: r.lines };
+}
+
+/** A feed that knows this node and two Services, `web` and `api`. */
+function feedOf(o: Partial<TopologyFeedOptions> = {}) {
+  const { feed, lines } = bare(o);
   feed.node(NODE, { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } });
   for (const name of ['web', 'api']) feed.service(`default/${name}`, svcJSON({ name }) as KObject);
-  return { feed, lines: r.lines };
+  return { feed, lines };
 }
 
 /** An EndpointSlice of `service` (none: no service-name label) with one endpoint on this node. */
@@ -193,32 +200,17 @@ describe('TopologyFeed', () => {
     assert.match(lines[1]!, /^info this node is in the upstream now/);
     assert.equal(lines.length, 2);
 
-    const missing = recorder();
-    const alone = new TopologyFeed({
-      node: 'edge-9',
-      log: missing.log,
-      inSync: () => true,
-      synced: () => true,
-      stopped: () => false,
-    });
-    alone.initialSyncDone();
+    const missing = bare();
+    missing.feed.initialSyncDone();
     assert.equal(missing.lines.length, 1);
     assert.match(missing.lines[0]!, /^warn this node is not in the upstream/);
   });
 
   it('its reflector options log the upstream going away before the initial sync, with the given words', () => {
     const messages = { startDown: 'away at the start', down: 'away', back: 'back' };
-    const r = recorder();
-    const feed = new TopologyFeed({
-      node: NODE,
-      log: r.log,
-      inSync: () => false,
-      synced: () => false,
-      stopped: () => false,
-      messages,
-    });
+    const { feed, lines } = bare({ inSync: () => false, messages });
     feed.reflectorOptions.onError?.(new Error('connection refused'));
     feed.reflectorOptions.onError?.(new Error('connection refused'));
-    assert.deepEqual(r.lines, ['warn away at the start']);
+    assert.deepEqual(lines, ['warn away at the start']);
   });
 });
