@@ -1,8 +1,9 @@
 // The proxy's one sync loop (kube-proxy's Proxier.syncProxyRules driven by its BoundedFrequencyRunner):
-// informers on Services, EndpointSlices and Nodes feed the topology index; every change marks the
-// Services it touched; a sync recomputes those Services' desired state (core/proxy/state.ts, pure),
-// works out which service ports differ from what was applied, and hands the backend either that set (a
-// partial sync) or everything (a full sync: at start, every --sync-period, and after a failure).
+// informers on Services, EndpointSlices and Nodes feed the topology index (runtime/topology-feed.ts);
+// every change marks the Services it touched; a sync recomputes those Services' desired state
+// (core/proxy/state.ts, pure), works out which service ports differ from what was applied, and hands the
+// backend either that set (a partial sync) or everything (a full sync: at start, every --sync-period,
+// and after a failure).
 //
 // Syncs are batched: a change runs a sync at once when the last one started at least --min-sync-period
 // ago, and otherwise when that period is up; changes that arrive during a sync are taken by the next.
@@ -13,11 +14,10 @@ import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
 import { servicePortStates } from '../core/proxy/state.js';
 import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
-import { TopologyIndex } from '../core/topology/index.js';
 import type { Client } from '../runtime/client.js';
 import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
-import { HostNodePresence } from '../runtime/host-node.js';
-import { UpstreamLog, type UpstreamMessages } from '../runtime/upstream-log.js';
+import { TopologyFeed } from '../runtime/topology-feed.js';
+import type { UpstreamMessages } from '../runtime/upstream-log.js';
 
 const PROXY_UPSTREAM_MESSAGES: UpstreamMessages = {
   startDown: 'upstream unreachable: no rules until the first sync; retrying',
@@ -31,7 +31,6 @@ export const NODES = mustFindResource('', 'nodes');
 
 /** kube-proxy's informer selector: Services (and their slices) that another proxy owns, or headless ones, are not ours. */
 export const PROXY_SELECTOR = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -101,11 +100,6 @@ const lean: TransformFunc = (obj) => {
   return { ...obj, metadata: rest };
 };
 
-const sliceService = (o: KObject): string | undefined => {
-  const svc = o.metadata.labels?.[SERVICE_NAME_LABEL];
-  return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
-};
-
 /**
  * A Node's primary address of each family: the first InternalIP of the family, else its first
  * ExternalIP (as kubelet's GetNodeHostIPs orders them).
@@ -129,7 +123,6 @@ export class ProxySync {
   readonly services: Informer;
   readonly slices: Informer;
   readonly nodes: Informer;
-  readonly index: TopologyIndex;
 
   /** The desired state as of the last sync: service port key → state. */
   private readonly state = new Map<string, ServicePortState>();
@@ -164,27 +157,22 @@ export class ProxySync {
   private readonly periodMs: number;
   private readonly now: () => number;
 
-  private readonly host: HostNodePresence;
-  private readonly upstream: UpstreamLog;
+  private readonly feed: TopologyFeed;
 
   constructor(private readonly o: SyncOptions) {
     this.minMs = o.minSyncPeriodMs ?? 1000;
     this.periodMs = o.syncPeriodMs ?? 30_000;
     this.now = o.now ?? Date.now;
-    this.index = new TopologyIndex(o.node, { targetRefs: false });
-    this.host = new HostNodePresence(o.node, o.log);
-    this.upstream = new UpstreamLog(
-      o.log,
-      () => [this.services, this.slices, this.nodes].every((i) => i.reflector.state === 'Watching'),
-      () => this.synced && !this.stopped,
-      () => !this.synced && !this.stopped,
-      PROXY_UPSTREAM_MESSAGES,
-    );
+    this.feed = new TopologyFeed({
+      node: o.node,
+      log: o.log,
+      inSync: () => [this.services, this.slices, this.nodes].every((i) => i.reflector.state === 'Watching'),
+      synced: () => this.synced,
+      stopped: () => this.stopped,
+      messages: PROXY_UPSTREAM_MESSAGES,
+    });
     // One line when the upstream goes (before or after the first sync) and one when it is back.
-    const reflector = {
-      onState: () => queueMicrotask(() => this.upstream.note()),
-      onError: (err: unknown) => this.upstream.note(err),
-    };
+    const reflector = this.feed.reflectorOptions;
     const scoped = { labelSelector: PROXY_SELECTOR, transform: lean, reflector };
     this.services = new Informer(o.client, SERVICES, scoped);
     this.slices = new Informer(o.client, ENDPOINTSLICES, scoped);
@@ -218,10 +206,14 @@ export class ProxySync {
         endpointSlices: this.slices.indexer.list().length,
         nodes: this.nodes.indexer.list().length,
       });
-      this.host.initialSyncDone();
-      this.upstream.up();
+      this.feed.initialSyncDone();
       this.request();
     });
+  }
+
+  /** The topology index the informers feed. */
+  get index(): TopologyFeed['index'] {
+    return this.feed.index;
   }
 
   /** Resolves after the first successful sync. */
@@ -281,19 +273,16 @@ export class ProxySync {
   private service(s: KObject, deleted = false): void {
     const key = objectKeyOf(s);
     this.o.metrics?.changes('service');
-    const changed = this.index.setService(key, deleted ? undefined : s);
+    const changed = this.feed.service(key, deleted ? undefined : s);
     this.mark([key, ...changed]);
   }
 
   private slice(old: KObject | undefined, s: KObject | undefined): void {
     this.o.metrics?.changes('endpoints');
-    const changed: string[] = [];
-    const oldSvc = old === undefined ? undefined : sliceService(old);
-    const svc = s === undefined ? undefined : sliceService(s);
-    const name = (s ?? old)!.metadata.name ?? '';
-    if (oldSvc !== undefined && oldSvc !== svc) changed.push(...this.index.setSlice(oldSvc, name, undefined));
-    if (svc !== undefined) changed.push(...this.index.setSlice(svc, name, s));
-    const t = Date.parse((s ?? old)!.metadata.annotations?.[TRIGGER_TIME_ANNOTATION] ?? '');
+    const obj = (s ?? old)!;
+    // A slice relabelled to another Service (or deleted) leaves its old Service's view.
+    const changed = this.feed.slice(objectKeyOf(obj), s);
+    const t = Date.parse(obj.metadata.annotations?.[TRIGGER_TIME_ANNOTATION] ?? '');
     if (changed.length > 0 && Number.isFinite(t))
       for (const key of changed) this.triggers.set(key, Math.min(t, this.triggers.get(key) ?? t));
     this.mark(changed);
@@ -301,7 +290,7 @@ export class ProxySync {
 
   private node(n: KObject, deleted = false): void {
     const name = n.metadata.name ?? '';
-    this.host.observe(name, !deleted);
+    const changed = this.feed.node(name, deleted ? undefined : n);
     if (name === this.o.node) {
       // This node's addresses decide whether a load-balancer source range holds it (state.ts); they
       // change rarely, so every Service is recomputed when they do.
@@ -311,12 +300,12 @@ export class ProxySync {
         this.mark(this.services.indexer.list().map((s) => objectKeyOf(s)));
       }
     }
-    this.mark(this.index.setNode(name, deleted ? undefined : (n.metadata.labels ?? {})));
+    this.mark(changed);
   }
 
   /** A node's verdict from the health source (edge autonomy): false drops its endpoints; undefined: none. */
   setNodeHealth(node: string, healthy: boolean | undefined): void {
-    this.mark(this.index.setHealth(node, healthy));
+    this.mark(this.feed.health(node, healthy));
   }
 
   // --------------------------------------------------------------------------------------- loop

@@ -1,17 +1,16 @@
 // The wrapper's upstream side: reflectors on Services, EndpointSlices, Endpoints and Nodes feed the
-// topology index; every object whose served form may have changed is marked dirty, and one drain loop
-// writes the served forms into the wrapper's own store (the watch cache serves clients from there). A
-// write happens only when the served form differs from what the store holds (a slice's or Endpoints'
-// generation and trigger time aside: see contentHash), so clients see an event only when what they are
-// served changed: a relist after the upstream comes back, or a restart of the wrapper, emits exactly the
-// differences.
+// topology index (runtime/topology-feed.ts); every object whose served form may have changed is marked
+// dirty, and one drain loop writes the served forms into the wrapper's own store (the watch cache serves
+// clients from there). A write happens only when the served form differs from what the store holds (a
+// slice's or Endpoints' generation and trigger time aside: see contentHash), so clients see an event only
+// when what they are served changed: a relist after the upstream comes back, or a restart of the
+// wrapper, emits exactly the differences.
 //
 // The upstream objects are not kept the way an informer keeps them (mirror.ts): a node agent is judged
 // by its memory. Until every reflector has synced once, nothing is written: the store keeps serving the
 // last good views (from before a restart, or before the upstream went away).
 import type { KObject } from '../api/object.js';
 import type { ResourceInfo } from '../api/resources.js';
-import { TopologyIndex } from '../core/topology/index.js';
 import { servedEndpoints, type ServeOptions } from '../core/topology/served.js';
 import { servedSliceText, sliceText } from '../core/topology/served-text.js';
 import { objectKey, resourcePrefix } from '../api/codec.js';
@@ -22,9 +21,9 @@ import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
 import { DirtyQueue } from './dirty-queue.js';
 import { Mirror, storedForm, storedObject } from './mirror.js';
 import { DictionaryPacker } from '../api/json-packer.js';
-import { UpstreamLog, type Logger } from '../runtime/upstream-log.js';
-import { HostNodePresence } from '../runtime/host-node.js';
-import { sliceService, splitKey, withoutPolicies } from './objects.js';
+import type { Logger } from '../runtime/upstream-log.js';
+import { TopologyFeed } from '../runtime/topology-feed.js';
+import { splitKey, withoutPolicies } from './objects.js';
 import {
   ENDPOINTS,
   ENDPOINTSLICES,
@@ -55,7 +54,7 @@ const DRAIN_BATCH = 500;
 type Desired = { readonly form: string } | { readonly gone: true } | { readonly unchanged: true };
 
 export class WrapperSync {
-  readonly index: TopologyIndex;
+  private readonly feed: TopologyFeed;
   private readonly mirrors: Record<Kind, Mirror>;
   private readonly reflectors: Record<Kind, Reflector>;
   private readonly held = new Map<string, Held>();
@@ -65,8 +64,11 @@ export class WrapperSync {
    * Packed because the initial sync holds every one of them until the last reflector has listed.
    */
   private readonly outgoing = new Map<string, string | null>();
-  /** EndpointSlices by `namespace/name`: their Service and their stored form as sliceText(), packed. */
-  private readonly slices = new Map<string, { readonly svc: string | undefined; readonly raw: string }>();
+  /**
+   * EndpointSlices by `namespace/name`: their stored form as sliceText(), packed. The Service each belongs
+   * to is the feed's serviceOf().
+   */
+  private readonly slices = new Map<string, string>();
   /** Endpoints by `namespace/name`: their stored form, packed. */
   private readonly endpoints = new Map<string, string>();
   /**
@@ -80,8 +82,6 @@ export class WrapperSync {
     nodes: new DictionaryPacker(),
   };
   private draining: Promise<void> | undefined;
-  private readonly host: HostNodePresence;
-  private readonly upstream: UpstreamLog;
   private synced = false;
   private stopped = false;
   /** Writes the drain loop has made (puts and deletes). */
@@ -95,14 +95,14 @@ export class WrapperSync {
     private readonly metrics?: WrapperSyncMetrics,
     private readonly serve: ServeOptions = {},
   ) {
-    this.index = new TopologyIndex(hostname, { targetRefs: false });
-    this.host = new HostNodePresence(hostname, log);
-    this.upstream = new UpstreamLog(
+    this.feed = new TopologyFeed({
+      node: hostname,
       log,
-      () => this.inSync(),
-      () => this.synced && !this.stopped,
-      () => !this.synced && !this.stopped,
-    );
+      inSync: () => this.inSync(),
+      synced: () => this.synced,
+      stopped: () => this.stopped,
+      recomputeSeconds: (seconds) => this.metrics?.recomputeSeconds(seconds),
+    });
     // While a relist is under way nothing is written: clients never see half of one.
     const relisting = (active: boolean): void => {
       if (!active) this.kick();
@@ -111,19 +111,13 @@ export class WrapperSync {
       services: new Mirror({
         relisting,
         put: (key, o, form) =>
-          this.putServed(SERVICES, key, form, () => this.index.setService(key, withoutPolicies(o))),
-        remove: (key) => this.putServed(SERVICES, key, null, () => this.index.setService(key, undefined)),
+          this.putServed(SERVICES, key, form, () => this.feed.service(key, withoutPolicies(o))),
+        remove: (key) => this.putServed(SERVICES, key, null, () => this.feed.service(key, undefined)),
       }),
       nodes: new Mirror({
         relisting,
-        put: (key, o, form) => {
-          this.host.observe(key, true);
-          this.putServed(NODES, key, form, () => this.index.setNode(key, o.metadata.labels ?? {}));
-        },
-        remove: (key) => {
-          this.host.observe(key, false);
-          this.putServed(NODES, key, null, () => this.index.setNode(key, undefined));
-        },
+        put: (key, o, form) => this.putServed(NODES, key, form, () => this.feed.node(key, o)),
+        remove: (key) => this.putServed(NODES, key, null, () => this.feed.node(key, undefined)),
       }),
       slices: new Mirror({
         relisting,
@@ -136,27 +130,16 @@ export class WrapperSync {
         relisting,
         put: (key, o, form) => {
           this.endpoints.set(key, this.packers.endpoints.pack(form));
-          this.changed(
-            ENDPOINTS,
-            key,
-            this.timed(() => this.index.setEndpoints(key, o)),
-          );
+          this.changed(ENDPOINTS, key, this.feed.endpoints(key, o));
         },
         remove: (key) => {
           this.endpoints.delete(key);
-          this.changed(
-            ENDPOINTS,
-            key,
-            this.timed(() => this.index.setEndpoints(key, undefined)),
-          );
+          this.changed(ENDPOINTS, key, this.feed.endpoints(key, undefined));
         },
       }),
     };
-    const options: ReflectorOptions = {
-      // One line when the upstream goes away and one when every reflector is watching again.
-      onState: () => queueMicrotask(() => this.upstream.note()),
-      onError: (err) => this.upstream.note(err),
-    };
+    // One line when the upstream goes away and one when every reflector is watching again.
+    const options: ReflectorOptions = this.feed.reflectorOptions;
     const reflector = (kind: Kind): Reflector =>
       new Reflector(
         {
@@ -189,6 +172,11 @@ export class WrapperSync {
     return Object.values(this.reflectors).reduce((n, r) => n + r.relists, 0);
   }
 
+  /** The topology index the upstream feeds. */
+  get index(): TopologyFeed['index'] {
+    return this.feed.index;
+  }
+
   async start(): Promise<void> {
     // What the store already holds: the served forms of a previous run.
     for (const r of SERVED) {
@@ -219,8 +207,7 @@ export class WrapperSync {
         this.dirty.set(key, d);
       }
       this.log.info('upstream in sync', { objects: this.dirty.size, held: this.held.size });
-      this.host.initialSyncDone();
-      this.upstream.up();
+      this.feed.initialSyncDone();
       this.kick();
     });
   }
@@ -254,7 +241,7 @@ export class WrapperSync {
    * Service's view, undefined is no opinion. Only the views with endpoints on the node are re-served.
    */
   setNodeHealth(node: string, healthy: boolean | undefined): void {
-    this.markServices(this.timed(() => this.index.setHealth(node, healthy)));
+    this.markServices(this.feed.health(node, healthy));
     this.kick();
   }
 
@@ -276,13 +263,6 @@ export class WrapperSync {
     }
   }
 
-  private timed(f: () => string[]): string[] {
-    const t = performance.now();
-    const changed = f();
-    this.metrics?.recomputeSeconds((performance.now() - t) / 1000);
-    return changed;
-  }
-
   private packerOf(r: ResourceInfo): DictionaryPacker {
     return r === SERVICES ? this.packers.services : this.packers.nodes;
   }
@@ -293,23 +273,14 @@ export class WrapperSync {
       r.namespaced ? objectKey(r, ...splitKey(key)) : objectKey(r, '', key),
       form === null ? null : this.packerOf(r).pack(form),
     );
-    this.changed(r, key, this.timed(apply));
+    this.changed(r, key, apply());
   }
 
   private putSlice(key: string, o: KObject | undefined, text: string | undefined): void {
-    const old = this.slices.get(key);
-    const svc = o === undefined ? undefined : sliceService(o);
-    const name = key.slice(key.indexOf('/') + 1);
-    let changed: string[] = [];
     // A slice relabelled to another Service (or removed) leaves its old Service's view.
-    if (old?.svc !== undefined && (o === undefined || old.svc !== svc)) {
-      changed = this.timed(() => this.index.setSlice(old.svc!, name, undefined));
-    }
+    const changed = this.feed.slice(key, o);
     if (o === undefined || text === undefined) this.slices.delete(key);
-    else {
-      this.slices.set(key, { svc, raw: this.packers.slices.pack(text) });
-      if (svc !== undefined) changed = [...changed, ...this.timed(() => this.index.setSlice(svc, name, o))];
-    }
+    else this.slices.set(key, this.packers.slices.pack(text));
     this.changed(ENDPOINTSLICES, key, changed);
   }
 
@@ -351,10 +322,11 @@ export class WrapperSync {
         return { form: storedForm(servedEndpoints(endpoints, this.index.view(id), this.serve)) };
       }
       default: {
-        const s = this.slices.get(id);
-        if (s === undefined) return { gone: true };
-        const view = s.svc === undefined ? undefined : this.index.view(s.svc);
-        return { form: servedSliceText(this.packers.slices.unpack(s.raw), view, this.serve) };
+        const raw = this.slices.get(id);
+        if (raw === undefined) return { gone: true };
+        const svc = this.feed.serviceOf(id);
+        const view = svc === undefined ? undefined : this.index.view(svc);
+        return { form: servedSliceText(this.packers.slices.unpack(raw), view, this.serve) };
       }
     }
   }
