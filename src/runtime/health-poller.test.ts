@@ -27,14 +27,15 @@ describe('HealthPoller', () => {
     server.close();
   });
 
-  function poller(intervalMs = 1_000) {
+  // A generous timeout by default: a loaded machine must not turn a prompt loopback answer into a failure.
+  function poller(intervalMs = 1_000, timeoutMs = 2_000) {
     const applied: [string, boolean | undefined][] = [];
     const lines: string[] = [];
     let failed = 0;
     const p = new HealthPoller({
       address,
       intervalMs,
-      timeoutMs: 100,
+      timeoutMs,
       apply: (node, healthy) => applied.push([node, healthy]),
       onFailure: () => failed++,
       log: { info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`) },
@@ -87,7 +88,7 @@ describe('HealthPoller', () => {
 
   it('an answer stays in force two intervals plus the timeout, then every node counts as healthy', async () => {
     // interval 500 ms, timeout 100 ms: in force for 1,100 ms after it came.
-    const { p, applied, lines } = poller(500);
+    const { p, applied, lines } = poller(500, 100);
     answer = { status: 200, body: JSON.stringify({ a: { Normal: false } }) };
     const at = Date.now();
     await p.tick(); // and then every 500 ms
