@@ -13,7 +13,7 @@ import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
 import { servicePortStates } from '../core/proxy/state.js';
 import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
-import { TopologyIndex } from '../core/topology/index.js';
+import { TopologyIndex } from '../core/topology/topology-index.js';
 import type { Client } from '../runtime/client.js';
 import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
 import { HostNodePresence } from '../runtime/host-node.js';

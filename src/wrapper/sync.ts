@@ -11,7 +11,7 @@
 // last good views (from before a restart, or before the upstream went away).
 import type { KObject } from '../api/object.js';
 import type { ResourceInfo } from '../api/resources.js';
-import { TopologyIndex } from '../core/topology/index.js';
+import { TopologyIndex } from '../core/topology/topology-index.js';
 import { servedEndpoints, type ServeOptions } from '../core/topology/served.js';
 import { servedSliceText, sliceText } from '../core/topology/served-text.js';
 import { objectKey, resourcePrefix } from '../api/codec.js';
