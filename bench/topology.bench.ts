@@ -1,4 +1,4 @@
-// Topology index benchmark: the incremental TopologyIndex (src/core/topology/index.ts) that a node-local
+// Topology index benchmark: the incremental TopologyIndex (src/core/topology/topology-index.ts) that a node-local
 // consumer holds for its own node, against a full rebuild of every view, which is what SuperEdge's
 // wrapper does on every node event (B4 in edge-topology.md §1.6). Pure, in-process: no API server.
 //
@@ -34,7 +34,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { decide } from '../src/core/topology/decide.js';
 import { endpointsFromSlices } from '../src/core/topology/endpoints.js';
-import { TopologyIndex } from '../src/core/topology/index.js';
+import { TopologyIndex } from '../src/core/topology/topology-index.js';
 import { HOSTNAME_LABEL, ZONE_LABEL, topologyService } from '../src/core/topology/rules.js';
 import type { Labels, TopologyEndpoint, TopologyService } from '../src/core/topology/types.js';
 import { median, percentile, type BenchContext, type BenchResult } from './run.js';

@@ -81,7 +81,7 @@ import vm from 'node:vm';
 import { parse as parseYaml } from 'yaml';
 import type { KObject } from '../src/api/object.js';
 import { seededRandom } from '../src/core/scheduling/schedule.js';
-import { TopologyIndex } from '../src/core/topology/index.js';
+import { TopologyIndex } from '../src/core/topology/topology-index.js';
 import { HOSTNAME_LABEL, ZONE_LABEL } from '../src/core/topology/rules.js';
 import { servedSlice } from '../src/core/topology/served.js';
 import type { Labels } from '../src/core/topology/types.js';

@@ -6,7 +6,7 @@
 // under, so a slice relabelled to another Service (on a watch event or a relist) leaves the old
 // Service's view (core/topology/slice-service.ts).
 import type { KObject } from '../api/object.js';
-import { TopologyIndex } from '../core/topology/index.js';
+import { TopologyIndex } from '../core/topology/topology-index.js';
 import { sliceMove, sliceService } from '../core/topology/slice-service.js';
 import { HostNodePresence } from './host-node.js';
 import type { ReflectorOptions } from './reflector.js';

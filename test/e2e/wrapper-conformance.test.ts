@@ -29,7 +29,7 @@ import {
 import type { KObject } from '../../src/api/object.js';
 import { decide, keptEndpoints } from '../../src/core/topology/decide.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from '../../src/core/topology/endpoints.js';
-import type { TopologyView } from '../../src/core/topology/index.js';
+import type { TopologyView } from '../../src/core/topology/view.js';
 import { topologyService } from '../../src/core/topology/rules.js';
 import { servedEndpoints, servedSlice } from '../../src/core/topology/served.js';
 import { KUBECTL } from './testing/kubectl.js';

@@ -1,8 +1,14 @@
 // pods/binding (kube's BindingREST and setPodHostAndAnnotations): checks of a v1 Binding and the pod
-// it binds, and the bound pod. Pure; the registry reads and writes.
+// it binds, the bound pod, and its write straight to storage.
 import { FieldPath, notSupported, required, type FieldError } from '../../api/field-errors.js';
 import { isPlainObject, type KObject } from '../../api/object.js';
-import { statusErrors, type StatusError } from '../../api/status.js';
+import { mustFindResource } from '../../api/resources.js';
+import { isStatusError, statusErrors, type StatusError } from '../../api/status.js';
+import type { Store } from '../../storage/store.js';
+import { decodeObject, encodeObject, objectKey } from '../codec.js';
+import { guaranteedUpdate, storeWrite } from './guaranteed-update.js';
+import { atRevision } from './object-meta.js';
+import type { WriteContext } from './types.js';
 
 export interface Binding {
   readonly name: string;
@@ -15,6 +21,7 @@ export interface Binding {
 }
 
 const BINDING_RESOURCE = { group: '', resource: 'pods/binding' };
+const PODS = mustFindResource('', 'pods');
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** Reads a decoded Binding body; 400 for what is not one, 422 for a bad target (ValidatePodBinding). */
@@ -102,4 +109,40 @@ export function boundPod(pod: KObject, binding: Binding, now: string): KObject {
   else conditions[at] = scheduled;
   next.status = { ...status, conditions };
   return next;
+}
+
+/**
+ * POST pods/{name}/binding (and the legacy bindings) at the time `now` gives: sets spec.nodeName once,
+ * merges the binding's annotations and sets PodScheduled, written straight to storage as kube's
+ * setPodHostAndAnnotations does (no pod strategy: nodeName is otherwise immutable).
+ */
+export async function bindPod(
+  store: Store,
+  namespace: string,
+  binding: Binding,
+  ctx: WriteContext,
+  now: () => string,
+): Promise<KObject> {
+  const key = objectKey(PODS, namespace, binding.name);
+  return guaranteedUpdate(
+    async () => {
+      const kv = await store.get(key);
+      return kv === undefined ? undefined : decodeObject(kv.value, kv.modRevision);
+    },
+    (old) => {
+      if (old === undefined) throw statusErrors.notFound(PODS, binding.name);
+      const refusal = bindingRefusal(old, binding);
+      if (refusal !== undefined) throw refusal;
+      const next = boundPod(old, binding, now());
+      if (ctx.dryRun) return { done: next };
+      return {
+        write: () =>
+          storeWrite(PODS, binding.name, async () => {
+            const kv = await store.update(key, encodeObject(next), Number(old.metadata.resourceVersion));
+            return atRevision(next, kv.modRevision);
+          }),
+      };
+    },
+    (err) => isStatusError(err, 'Conflict'),
+  );
 }

@@ -77,6 +77,14 @@ export function checkNamespace(r: ResourceInfo, obj: KObject, namespace: string)
   }
 }
 
+/** A patched or applied object may name its namespace (even as ''), but only the request's. */
+export function checkPatchNamespace(r: ResourceInfo, obj: KObject, namespace: string): void {
+  const ns = obj.metadata.namespace;
+  if (r.namespaced && ns !== undefined && ns !== namespace) {
+    throw statusErrors.badRequest('the namespace of the object does not match the namespace on the request');
+  }
+}
+
 export function checkName(obj: KObject, name: string, fill = false): void {
   const n = obj.metadata.name;
   if (n === undefined || n === '') {

@@ -2,7 +2,7 @@
 import { isPlainObject, type KObject } from '../../api/object.js';
 import { mustFindResource, type ResourceInfo } from '../../api/resources.js';
 import { admitPodCreate } from '../../api/defaults/pod-admission.js';
-import { StatusError, statusErrors } from '../../api/status.js';
+import { statusErrors } from '../../api/status.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
 
@@ -53,29 +53,6 @@ export function holdsDeletion(r: ResourceInfo, obj: KObject): boolean {
 
 export function sameList(a: readonly string[], b: readonly string[] | undefined): boolean {
   return a.length === (b ?? []).length && a.every((x, i) => x === b![i]);
-}
-
-/** kube's NamespaceLifecycle admission: a Forbidden about the object being created. */
-export function namespaceTerminating(r: ResourceInfo, namespace: string, name: string): StatusError {
-  const forbidden = statusErrors.forbidden(
-    r,
-    name,
-    `unable to create new content in namespace ${namespace} because it is being terminated`,
-  ).status;
-  return new StatusError({
-    ...forbidden,
-    details: {
-      ...forbidden.details,
-      causes: [
-        {
-          reason: 'NamespaceTerminating',
-          message: `namespace ${namespace} is being terminated`,
-          field: 'metadata.namespace',
-        },
-      ],
-    },
-    code: 403,
-  });
 }
 
 /**

@@ -1,7 +1,7 @@
 // Server-owned metadata: what kube-apiserver's generic registry fills in or carries over on every
 // write (rest.FillObjectMetaSystemFields, BeforeCreate/BeforeUpdate), independent of the kind.
 import type { KObject } from '../../api/object.js';
-import type { ResourceInfo } from '../../api/resources.js';
+import { groupVersion, type ResourceInfo } from '../../api/resources.js';
 
 /** RFC 3339 with second precision, as metav1.Time serializes. */
 export const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -70,4 +70,52 @@ export function sameContent(a: KObject, b: KObject): boolean {
     },
   });
   return stableStringify(strip(a)) === stableStringify(strip(b));
+}
+
+/** `obj` as the store holds it after a write at `revision`: a copy with that resourceVersion. */
+export const atRevision = (obj: KObject, revision: number): KObject => ({
+  ...obj,
+  metadata: { ...obj.metadata, resourceVersion: String(revision) },
+});
+
+/** The server-owned fields of `obj`, about to be created in `namespace` at `nowMs` (BeforeCreate). */
+export function fillCreateMetadata(
+  r: ResourceInfo,
+  obj: KObject,
+  namespace: string,
+  uid: string,
+  nowMs: number,
+): void {
+  const meta = obj.metadata;
+  if (r.namespaced) meta.namespace = namespace;
+  else delete meta.namespace;
+  delete meta.resourceVersion;
+  delete meta.deletionTimestamp;
+  delete meta.deletionGracePeriodSeconds;
+  meta.uid = uid;
+  meta.creationTimestamp = rfc3339(nowMs);
+  if (tracksGeneration(r)) meta.generation = 1;
+  else delete meta.generation;
+  obj.apiVersion = groupVersion(r);
+  obj.kind = r.kind;
+}
+
+/** The server-owned fields of `old` carried over to `next`, an update of it (BeforeUpdate). */
+export function carryOverMetadata(r: ResourceInfo, next: KObject, old: KObject): void {
+  const meta = next.metadata;
+  const om = old.metadata;
+  meta.name = om.name!;
+  if (r.namespaced) meta.namespace = om.namespace!;
+  meta.uid = om.uid!;
+  meta.creationTimestamp = om.creationTimestamp ?? null;
+  if (om.deletionTimestamp !== undefined) meta.deletionTimestamp = om.deletionTimestamp;
+  else delete meta.deletionTimestamp;
+  if (om.deletionGracePeriodSeconds !== undefined)
+    meta.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
+  else delete meta.deletionGracePeriodSeconds;
+  if (om.generation !== undefined) meta.generation = om.generation;
+  else delete meta.generation;
+  meta.resourceVersion = om.resourceVersion!;
+  next.apiVersion = groupVersion(r);
+  next.kind = r.kind;
 }

@@ -1,5 +1,5 @@
 // The four patch types kube-apiserver accepts, applied to the live object's JSON.
-import type { KObject } from '../../api/object.js';
+import { isPlainObject, type KObject } from '../../api/object.js';
 import type { Schema } from '../../api/schema/schema.js';
 import { StatusError, statusErrors } from '../../api/status.js';
 import { applyJsonPatch } from '../../core/patch/json-patch.js';
@@ -48,4 +48,18 @@ export function applyPatch(
     }
     throw err;
   }
+}
+
+/** `patch` applied to `old`: an object (with metadata) for the registry to decode, or a BadRequest. */
+export function patchedObject(
+  type: Exclude<PatchType, 'apply'>,
+  old: KObject,
+  patch: unknown,
+  schema: Schema | undefined,
+): KObject {
+  const patched = applyPatch(type, old, patch, schema);
+  if (!isPlainObject(patched)) throw statusErrors.badRequest('the patch did not produce an object');
+  const obj = patched as unknown as KObject;
+  if (!isPlainObject(obj.metadata)) obj.metadata = {};
+  return obj;
 }

@@ -1,5 +1,5 @@
-// The node lifecycle controller (kube's pkg/controller/nodelifecycle, plus the taint eviction controller
-// of pkg/controller/tainteviction when --enable-pod-eviction is set). Wiring:
+// The node lifecycle controller (kube's pkg/controller/nodelifecycle; it starts the taint eviction
+// controller of controllers/tainteviction when --enable-pod-eviction is set). Wiring:
 // - a health pass every --node-monitor-period over every cached Node, with its Lease from
 //   kube-node-lease: core/nodelifecycle decides when heartbeats are overdue, and the controller writes
 //   the Unknown conditions through nodes/status, marks the node's pods not Ready through pods/status,
@@ -7,9 +7,7 @@
 //   zone's rate-limited queue (drained every 100 ms by a token bucket; nothing is tainted while every
 //   zone is fully disrupted);
 // - a workqueue keyed by node name keeps the condition-driven NoSchedule taints current on every Node
-//   change;
-// - with eviction on, a workqueue keyed by pod deletes pods that do not tolerate their node's NoExecute
-//   taints (after tolerationSeconds): DisruptionTarget status condition, then a graceful DELETE.
+//   change.
 import type { KObject } from '../../api/object.js';
 import { mustFindResource } from '../../api/resources.js';
 import { assessNode, resetProbe, type NodeHealth } from '../../core/nodelifecycle/health.js';
@@ -21,7 +19,6 @@ import {
   withNoExecuteTaint,
   withoutNoExecuteTaints,
 } from '../../core/nodelifecycle/taints.js';
-import { evictionDecision } from '../../core/nodelifecycle/eviction.js';
 import {
   NODE_LEASE_NAMESPACE,
   conditionOf,
@@ -47,14 +44,11 @@ import type { Projection } from '../../core/projection/projection.js';
 import { isApiError, type Client } from '../../runtime/client.js';
 import { Controller } from '../../runtime/controller.js';
 import { regarding, type ClientEventRecorder } from '../../runtime/events.js';
-import {
-  objectKeyOf,
-  type IndexFunc,
-  type Informer,
-  type SharedInformerFactory,
-} from '../../runtime/informer.js';
+import { objectKeyOf, type Informer, type SharedInformerFactory } from '../../runtime/informer.js';
 import { sleep } from '../../runtime/sleep.js';
 import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import { podsByNodeIndexers, podsOnNode } from '../pods-by-node.js';
+import { TaintEvictionController } from '../tainteviction/taint-eviction-controller.js';
 
 export const NODES = mustFindResource('', 'nodes');
 export const LEASES = mustFindResource('coordination.k8s.io', 'leases');
@@ -73,12 +67,6 @@ export const DEFAULT_NODE_MONITOR_PERIOD_MS = 5_000;
 export const DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS = 40_000;
 export const DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS = 60_000;
 const TAINTER_TICK_MS = 100;
-
-const BY_NODE = 'nodelifecycle:nodeName';
-const byNodeName: IndexFunc = (o) => {
-  const n = (o as Pod).spec?.nodeName;
-  return n === undefined || n === '' ? [] : [n];
-};
 
 export interface NodeLifecycleOptions {
   readonly monitorPeriodMs?: number;
@@ -107,13 +95,11 @@ export class NodeLifecycleController {
   private readonly leases: Informer;
   private readonly pods: Informer;
   private readonly taints: Controller;
-  private readonly eviction: Controller | undefined;
+  private readonly eviction: TaintEvictionController | undefined;
   private readonly health = new Map<string, NodeHealth>();
   private readonly retryPods = new Set<string>();
   private readonly zones = new Map<string, ZoneQueue>();
   private allDisrupted = false;
-  /** Pod key → when it was first seen on a node with NoExecute taints (eviction only). */
-  private readonly taintedSince = new Map<string, number>();
   private readonly abort = new AbortController();
   private loops: Promise<void>[] = [];
   private readonly now: () => number;
@@ -135,7 +121,7 @@ export class NodeLifecycleController {
     this.rates = o.zoneRates ?? DEFAULT_ZONE_RATES;
     this.nodes = factory.informer(NODES);
     this.leases = factory.informer(LEASES, { namespace: NODE_LEASE_NAMESPACE });
-    this.pods = factory.informer(PODS, { indexers: { [BY_NODE]: byNodeName } });
+    this.pods = factory.informer(PODS, { indexers: podsByNodeIndexers });
     const queue = o.metrics === undefined ? {} : { queue: { metrics: o.metrics } };
     const onError = o.onError === undefined ? {} : { onError: (k: string, e: unknown) => o.onError!(k, e) };
     this.taints = new Controller({
@@ -147,39 +133,22 @@ export class NodeLifecycleController {
     });
     const enqueueNode = (n: KObject): void => this.taints.enqueue(n.metadata.name ?? '');
     this.nodes.addHandlers({ onAdd: enqueueNode, onUpdate: (_, n) => enqueueNode(n) });
-    if (o.enablePodEviction === true) {
-      const eviction = new Controller({
-        name: 'taint_eviction_controller',
-        workers: 4,
-        reconcile: (key) => this.syncEviction(key),
-        ...queue,
-        ...onError,
-      });
-      this.eviction = eviction;
-      const enqueuePod = (p: KObject): void => {
-        if ((p as Pod).spec?.nodeName) eviction.enqueue(objectKeyOf(p));
-      };
-      this.pods.addHandlers({
-        onAdd: enqueuePod,
-        onUpdate: (_, p) => enqueuePod(p),
-        onDelete: (p) => this.taintedSince.delete(objectKeyOf(p)),
-      });
-      const podsOf = (n: KObject): void => {
-        for (const p of this.pods.indexer.byIndex(BY_NODE, n.metadata.name ?? '')) enqueuePod(p);
-      };
-      this.nodes.addHandlers({
-        onUpdate: (old, n) => {
-          if (JSON.stringify(noExecute(old as Node)) !== JSON.stringify(noExecute(n as Node))) podsOf(n);
-        },
-        onDelete: podsOf,
-      });
-    }
+    this.eviction =
+      o.enablePodEviction === true
+        ? new TaintEvictionController(client, factory, {
+            events: o.events,
+            metrics: o.metrics,
+            ...(o.now === undefined ? {} : { now: o.now }),
+            onError: o.onError,
+            log: o.log,
+          })
+        : undefined;
   }
 
   async start(): Promise<void> {
     await Promise.all([this.nodes.waitForSync(), this.leases.waitForSync(), this.pods.waitForSync()]);
     this.taints.start();
-    this.eviction?.start();
+    await this.eviction?.start();
     this.loops = [this.monitorLoop(), this.tainterLoop()];
   }
 
@@ -436,7 +405,7 @@ export class NodeLifecycleController {
   private async markPodsNotReady(name: string): Promise<boolean> {
     let failed = false;
     const now = rfc3339(this.now());
-    for (const p of this.pods.indexer.byIndex(BY_NODE, name) as Pod[]) {
+    for (const p of podsOnNode(this.pods, name) as Pod[]) {
       const patch = notReadyPatch(p, now);
       if (patch === undefined) continue;
       try {
@@ -453,71 +422,7 @@ export class NodeLifecycleController {
     return failed;
   }
 
-  /** Taint-based eviction of one pod (the taint eviction controller's processPodOnNode). */
-  private async syncEviction(key: string): Promise<{ requeueAfterMs?: number } | void> {
-    const pod = this.pods.indexer.get(key) as Pod | undefined;
-    const node =
-      pod === undefined ? undefined : (this.nodes.indexer.get(pod.spec?.nodeName ?? '') as Node | undefined);
-    const taints = node === undefined ? [] : noExecute(node);
-    if (pod === undefined || taints.length === 0 || pod.metadata.deletionTimestamp) {
-      if (this.taintedSince.delete(key) && pod !== undefined && !pod.metadata.deletionTimestamp)
-        void this.o.events?.record(
-          regarding('Pod', 'v1', pod),
-          'Normal',
-          'TaintManagerEviction',
-          `Cancelling deletion of Pod ${key}`,
-        );
-      return;
-    }
-    const now = this.now();
-    let since = this.taintedSince.get(key);
-    if (since === undefined) this.taintedSince.set(key, (since = now));
-    const decision = evictionDecision(pod.spec?.tolerations ?? [], taints, since, now);
-    if (decision.kind === 'keep') return;
-    if (decision.kind === 'evictAt') return { requeueAfterMs: Math.max(1, decision.atMs - now) };
-    const ns = pod.metadata.namespace ?? '';
-    const name = pod.metadata.name ?? '';
-    void this.o.events?.record(
-      regarding('Pod', 'v1', pod),
-      'Normal',
-      'TaintManagerEviction',
-      `Marking for deletion Pod ${key}`,
-    );
-    try {
-      await this.client.patch(
-        PODS,
-        ns,
-        name,
-        'strategic',
-        {
-          status: {
-            conditions: [
-              {
-                type: 'DisruptionTarget',
-                status: 'True',
-                reason: 'DeletionByTaintManager',
-                message: 'Taint manager: deleting due to NoExecute taint',
-                lastTransitionTime: rfc3339(now),
-              },
-            ],
-          },
-        },
-        { sub: 'status' },
-      );
-      await this.client.delete(PODS, ns, name, {
-        ...(pod.metadata.uid === undefined ? {} : { preconditions: { uid: pod.metadata.uid } }),
-      });
-      this.o.log?.('pod evicted from a NoExecute-tainted node', { pod: key, node: pod.spec?.nodeName });
-    } catch (err) {
-      if (isApiError(err, 404)) return;
-      throw err;
-    }
-    this.taintedSince.delete(key);
-  }
-
   private event(node: Node, type: 'Normal' | 'Warning', reason: string, message: string): void {
     void this.o.events?.record(regarding('Node', 'v1', node), type, reason, message);
   }
 }
-
-const noExecute = (n: Node): Taint[] => (n.spec?.taints ?? []).filter((t) => t.effect === 'NoExecute');

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { poolPorts } from '../topology/endpoints.js';
-import { TopologyIndex } from '../topology/index.js';
+import { TopologyIndex } from '../topology/topology-index.js';
 import { proxyState, servicePortStates } from './state.js';
 import { ep, service, topoEp, view } from './testing/builders.js';
 

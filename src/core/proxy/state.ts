@@ -6,7 +6,7 @@
 import { cidrContains, formatCidr, parseAddress, parseCidrRange } from '../allocator/cidr.js';
 import { int, list, optStr, rec } from '../endpoints/read.js';
 import { poolPorts } from '../topology/endpoints.js';
-import type { TopologyView } from '../topology/index.js';
+import type { TopologyView } from '../topology/view.js';
 import type { TopologyEndpoint } from '../topology/types.js';
 import type { Protocol, ProxyEndpoint, ServicePortState } from './types.js';
 

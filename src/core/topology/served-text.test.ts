@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { KObject } from '../../api/object.js';
 import { slicePool } from './endpoints.js';
-import type { TopologyView } from './index.js';
+import type { TopologyView } from './view.js';
 import { LOCAL_ENDPOINT_ANNOTATION, LOCAL_PORT_ANNOTATION, servedSlice } from './served.js';
 import { servedContent, servedSliceText, sliceText } from './served-text.js';
 import type { RuleKind, TopologyEndpoint } from './types.js';

@@ -14,7 +14,7 @@
 // rewrite it) and slices without an endpoints array are kept whole and served through servedSlice().
 import type { KObject } from '../../api/object.js';
 import { slicePool } from './endpoints.js';
-import type { TopologyView } from './index.js';
+import type { TopologyView } from './view.js';
 import { isKubernetes, keptIds, servedSlice, viewFilters, type ServeOptions } from './served.js';
 
 /** The first character of a slice kept whole (its JSON follows). */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KObject } from '../../api/object.js';
 import { servedSliceText, sliceText } from './served-text.js';
-import { TopologyIndex } from './index.js';
+import { TopologyIndex } from './topology-index.js';
 import {
   LOCAL_ENDPOINT_ANNOTATION,
   LOCAL_PORT_ANNOTATION,

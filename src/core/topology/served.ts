@@ -16,7 +16,7 @@
 import type { KObject } from '../../api/object.js';
 import { parseIP } from '../../api/validation/ip.js';
 import { slicePool } from './endpoints.js';
-import type { TopologyView } from './index.js';
+import type { TopologyView } from './view.js';
 import type { TopologyEndpoint } from './types.js';
 
 export const LOCAL_ENDPOINT_ANNOTATION = 'superedge.io/local-endpoint';

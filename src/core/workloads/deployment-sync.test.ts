@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { conditionOf, PROGRESSING, stuckRequeueAfterMs } from './deployment-status.js';
-import { planDeploymentSync, proportion } from './deployment-sync.js';
+import { planDeploymentSync } from './deployment-sync.js';
+import { proportion } from './proportional-scaling.js';
 import {
   formatTime,
   maxSurgeOf,

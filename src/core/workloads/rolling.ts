@@ -50,6 +50,15 @@ export function newRSNewReplicas(
   return current + Math.min(maxTotal - total, replicas - current);
 }
 
+/** The size a new RS is created with: NewRSNewReplicas with the old RSes only. */
+export function newRSReplicasForCreate(d: Deployment, olds: readonly ReplicaSet[]): number {
+  const replicas = replicasOf(d);
+  if (!isRollingUpdate(d)) return replicas;
+  const total = specTotal(olds);
+  const maxTotal = replicas + maxSurgeOf(d);
+  return total >= maxTotal ? 0 : Math.min(maxTotal - total, replicas);
+}
+
 /** reconcileNewReplicaSet: scales the new RS towards replicas; whether it changed. */
 export function reconcileNewReplicaSet(
   d: Deployment,

@@ -1,6 +1,6 @@
 // Test builders for the proxy core: Service JSON, topology views built directly, and ServicePortStates for
 // the renderers.
-import type { TopologyView } from '../../topology/index.js';
+import type { TopologyView } from '../../topology/view.js';
 import type { Rule, TopologyEndpoint } from '../../topology/types.js';
 import type { ProxyEndpoint, ServicePortState } from '../types.js';
 

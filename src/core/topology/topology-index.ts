@@ -52,8 +52,6 @@ interface Entry {
   fingerprint: number;
 }
 
-export type { TopologyView };
-
 export interface TopologyIndexOptions {
   /** Keep each endpoint's targetRef (only explain prints it). Default true. */
   readonly targetRefs?: boolean;

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide, keptEndpoints } from './decide.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from './endpoints.js';
-import { TopologyIndex, type TopologyView } from './index.js';
+import { TopologyIndex } from './topology-index.js';
+import type { TopologyView } from './view.js';
 import { unhealthyOf, usablePoolsOf } from './view.js';
 import {
   HOSTNAME_LABEL,
