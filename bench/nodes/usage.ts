@@ -1,0 +1,80 @@
+// CPU and memory of the processes under test: in `up`, the main thread is the API server's and every other
+// thread the controllers'.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { type Proc } from '../lib/cluster.js';
+import { cpuSeconds, memory, type Server } from '../lib/process.js';
+
+let ticksPerSec = 100;
+try {
+  ticksPerSec = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  /* Linux default */
+}
+
+function threadCpuSeconds(pid: number, tid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / ticksPerSec;
+}
+
+function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
+  return (user + nice + system + irq + softirq + steal) / ticksPerSec;
+}
+
+export interface Cpu {
+  nodeS: number;
+  controllersS: number;
+  apiserverS: number;
+  watcherS: number;
+  machineS: number;
+}
+
+export interface Procs {
+  up: Server;
+  node?: Proc;
+  watcherPid?: number;
+}
+
+export function cpu(p: Procs): Cpu {
+  const apiserverS = threadCpuSeconds(p.up.pid, p.up.pid);
+  const total = cpuSeconds(p.up.pid);
+  return {
+    nodeS: p.node === undefined ? 0 : cpuSeconds(p.node.pid),
+    controllersS: total - apiserverS,
+    apiserverS,
+    watcherS: p.watcherPid === undefined ? 0 : cpuSeconds(p.watcherPid),
+    machineS: machineBusySeconds(),
+  };
+}
+
+export const cpuDelta = (a: Cpu, b: Cpu): Cpu => ({
+  nodeS: b.nodeS - a.nodeS,
+  controllersS: b.controllersS - a.controllersS,
+  apiserverS: b.apiserverS - a.apiserverS,
+  watcherS: b.watcherS - a.watcherS,
+  machineS: b.machineS - a.machineS,
+});
+
+export const perSecond = (c: Cpu, s: number): Cpu => ({
+  nodeS: c.nodeS / s,
+  controllersS: c.controllersS / s,
+  apiserverS: c.apiserverS / s,
+  watcherS: c.watcherS / s,
+  machineS: c.machineS / s,
+});
+
+export interface Mem {
+  nodeRssMiB: number;
+  nodePeakMiB: number;
+  upRssMiB: number;
+  upPeakMiB: number;
+}
+
+export function mem(p: Procs): Mem {
+  const n = p.node === undefined ? { rssMiB: 0, hwmMiB: 0 } : memory(p.node.pid);
+  const u = memory(p.up.pid);
+  return { nodeRssMiB: n.rssMiB, nodePeakMiB: n.hwmMiB, upRssMiB: u.rssMiB, upPeakMiB: u.hwmMiB };
+}
