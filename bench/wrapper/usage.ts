@@ -1,0 +1,63 @@
+// CPU of the processes under test and of the rest of the machine, forced GCs, bytes on disk.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { cpuSeconds } from '../lib/process.js';
+
+/** Clock ticks per second of /proc/stat (USER_HZ; 100 on Linux). */
+const TICKS = 100;
+
+/** CPU seconds the whole machine has been busy (all CPUs: user, nice, system, irq, softirq, steal). */
+function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
+  return (user + nice + system + irq + softirq + steal) / TICKS;
+}
+
+const ownCpuSeconds = (): number => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1e6;
+};
+
+/**
+ * Cores used over a window: by the processes under test, by this benchmark's own, and by everything else
+ * on the machine (/proc/stat busy time minus those), since the machine may be shared.
+ */
+export function cpuWindow(pids: { wrapper: number; up: number }, extra: () => number = () => 0) {
+  const read = () => ({
+    t: performance.now(),
+    machine: machineBusySeconds(),
+    wrapper: cpuSeconds(pids.wrapper),
+    up: cpuSeconds(pids.up),
+    bench: ownCpuSeconds() + extra(),
+  });
+  const a = read();
+  return () => {
+    const b = read();
+    const s = (b.t - a.t) / 1000;
+    const wrapper = (b.wrapper - a.wrapper) / s;
+    const up = (b.up - a.up) / s;
+    const bench = (b.bench - a.bench) / s;
+    const machine = (b.machine - a.machine) / s;
+    return { seconds: s, wrapper, up, bench, others: Math.max(0, machine - wrapper - up - bench), machine };
+  };
+}
+
+/** A full, forced GC in this process (so the model's garbage is not collected while timing a relabel). */
+export function gcFunction(): () => void {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (typeof g === 'function') return g;
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
+}
+
+export function dirBytes(dir: string): number {
+  let n = 0;
+  for (const f of readdirSync(dir)) {
+    const s = statSync(path.join(dir, f));
+    n += s.isDirectory() ? dirBytes(path.join(dir, f)) : s.size;
+  }
+  return n;
+}
