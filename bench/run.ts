@@ -26,15 +26,9 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
   const names = args.filter((a) => !a.startsWith('-'));
-  const entry = (name: string): string =>
-    existsSync(path.join(here, name, 'index.ts'))
-      ? path.join(here, name, 'index.ts')
-      : path.join(here, `${name}.bench.ts`);
   const available = readdirSync(here, { withFileTypes: true })
-    .filter((d) =>
-      d.isDirectory() ? existsSync(path.join(here, d.name, 'index.ts')) : d.name.endsWith('.bench.ts'),
-    )
-    .map((d) => d.name.replace(/\.bench\.ts$/, ''))
+    .filter((d) => d.isDirectory() && existsSync(path.join(here, d.name, 'index.ts')))
+    .map((d) => d.name)
     .sort();
   if (names.length === 0) names.push(...available);
   for (const name of names) {
@@ -42,7 +36,7 @@ async function main(): Promise<void> {
       console.error(`bench: no benchmark "${name}" (have: ${available.join(', ')})`);
       process.exit(2);
     }
-    const mod = (await import(entry(name))) as {
+    const mod = (await import(path.join(here, name, 'index.ts'))) as {
       run: (ctx: BenchContext) => Promise<BenchResult>;
     };
     const started = new Date();
