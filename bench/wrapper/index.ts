@@ -668,7 +668,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       p7P99AtMost50Ms: p7.p99Ms <= 50,
       p7NoDrops: p7.drops === 0,
     };
-    // The goals are set for the shape; another size is for context only.
+    // The goals are set for the full shape (docs/benchmarks.md); another size is for context only.
     const yn = (b: boolean): string => (!atGoalShape ? 'n/a' : b ? 'yes' : 'no');
     const row = (
       metric: string,

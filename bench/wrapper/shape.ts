@@ -175,7 +175,7 @@ export function buildShape(z: Sizes): Shape {
   return { nodes, services, namespaces, mix };
 }
 
-/** The sizes, with SVCPLANE_BENCH_WRAPPER_SERVICES applied; `atGoalShape` when they are the issue's. */
+/** The sizes, with SVCPLANE_BENCH_WRAPPER_SERVICES applied; `atGoalShape` when they are the full shape's. */
 export function sizes(quick: boolean): { z: Sizes; atGoalShape: boolean } {
   const base = quick ? QUICK : FULL;
   const raw = process.env.SVCPLANE_BENCH_WRAPPER_SERVICES;
