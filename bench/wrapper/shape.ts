@@ -97,7 +97,7 @@ export interface ShapeService {
   /** Node index of each endpoint, in slice order. */
   readonly endpointNodes: readonly number[];
 }
-interface Shape {
+export interface Shape {
   readonly nodes: ShapeNode[];
   readonly services: ShapeService[];
   readonly namespaces: string[];
