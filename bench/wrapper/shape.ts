@@ -82,7 +82,7 @@ const pad = (n: number, w: number): string => String(n).padStart(w, '0');
 const nodeName = (i: number): string => `node-${pad(i, 4)}`;
 export const unitName = (u: number): string => `unit-${pad(u, 2)}`;
 
-interface ShapeNode {
+export interface ShapeNode {
   readonly name: string;
   readonly unit: number;
   readonly labels: Labels;
