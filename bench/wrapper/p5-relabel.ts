@@ -29,8 +29,8 @@ export interface RelabelInputs {
   readonly upPid: number;
 }
 
-export async function measureRelabel(i: RelabelInputs) {
-  const { ctx, z, shape, CLIENT, client, model, wAgent, wc, upAgent, up, wpid, upPid } = i;
+export async function measureRelabel(inputs: RelabelInputs) {
+  const { ctx, z, shape, CLIENT, client, model, wAgent, wc, upAgent, up, wpid, upPid } = inputs;
   const clientUnit = client.unit;
   const otherUnit = (clientUnit + Math.floor(z.units / 2)) % z.units;
   const labelsOf = (i: number): Labels => shape.nodes[i]!.labels;

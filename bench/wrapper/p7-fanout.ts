@@ -34,9 +34,9 @@ export interface FanoutInputs {
   readonly charge: () => CgroupCharge | undefined;
 }
 
-export async function measureFanout(i: FanoutInputs) {
+export async function measureFanout(inputs: FanoutInputs) {
   const { ctx, z, shape, clientUnit, mover, workers, wAgent, wc, upAgent, up, wpid, upPid, charges, charge } =
-    i;
+    inputs;
   const nWorkers = Math.max(1, Math.min(z.watchWorkers, z.watchers));
   for (let i = 0; i < nWorkers; i++)
     workers.push(new Worker<WatcherRequest>(WATCHER_MODULE, { [ROLE_ENV]: 'watcher' }, `watcher-${i}`));
