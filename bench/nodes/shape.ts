@@ -7,7 +7,7 @@ export const CLUSTER_CIDR = '10.128.0.0/9';
 export const NODE_PREFIX = 'simnode';
 export const MAX_PODS = 110;
 
-interface Sizes {
+export interface Sizes {
   readonly nodes: number;
   readonly deployments: number;
   readonly replicas: number;
