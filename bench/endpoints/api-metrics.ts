@@ -1,17 +1,5 @@
 // The API server's request counts and mean server-side time by resource, from its /metrics.
-import { spawnSync } from 'node:child_process';
-import { type SvcplaneRuntime } from '../lib/cluster.js';
 import { agentFor, request, type Conn } from '../lib/http.js';
-
-/** The controllers this runtime's controller-manager knows, from its --help. */
-export function knownControllers(runtime: SvcplaneRuntime): string[] {
-  const r = spawnSync(process.execPath, [...runtime.argv, 'controller-manager', '--help'], {
-    encoding: 'utf8',
-  });
-  const m = /known: ([\w, -]+)/.exec(r.stdout ?? '');
-  if (r.status !== 0 || m === null) throw new Error(`controller-manager --help: ${r.status} ${r.stderr}`);
-  return m[1]!.split(',').map((s) => s.trim());
-}
 
 /** Requests the API server counted, by "VERB resource[/subresource]": how many and their total seconds. */
 type ApiRequests = Record<string, { count: number; sumS: number }>;

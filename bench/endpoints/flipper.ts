@@ -7,6 +7,7 @@ import { namespaceOf, podKey, podName, type ClusterShape } from '../lib/preload.
 import { serveWorker, sleep } from '../lib/process.js';
 import { prng } from '../../src/storage/testing/helpers.js';
 import { type Flip } from './watcher.js';
+import { statusPatch } from '../lib/pod-status.js';
 
 export interface FlipRequest {
   op: 'flips';
@@ -16,20 +17,6 @@ export interface FlipRequest {
   durationMs: number;
   restoreAfterMs: number;
   seed: number;
-}
-
-/** The Ready (and ContainersReady) conditions as a kubelet patches them. */
-function statusPatch(ready: boolean): string {
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const status = ready ? 'True' : 'False';
-  return JSON.stringify({
-    status: {
-      conditions: [
-        { type: 'ContainersReady', status, lastTransitionTime: now, lastProbeTime: null },
-        { type: 'Ready', status, lastTransitionTime: now, lastProbeTime: null },
-      ],
-    },
-  });
 }
 
 async function flipsMain(msg: FlipRequest): Promise<Flip[]> {

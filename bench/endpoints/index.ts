@@ -24,7 +24,8 @@ import { type Flip, type WatcherRequest, type WatcherStatus, type MatchReply } f
 import { type FlipRequest } from './flipper.js';
 import { WORKER_MODULE, ROLE_ENV } from './worker.js';
 import { type Sample, type LatencyFigures, latencyFigures } from './latency.js';
-import { knownControllers, apiRequests, apiDelta, API_RESOURCES } from './api-metrics.js';
+import { apiRequests, apiDelta, API_RESOURCES } from './api-metrics.js';
+import { knownControllers } from '../lib/cluster.js';
 import { summarize } from './summary.js';
 
 export async function run(ctx: BenchContext): Promise<BenchResult> {

@@ -10,7 +10,8 @@ import { Worker } from '../lib/process.js';
 import { type BenchContext, type BenchResult } from '../run.js';
 import { CONTROLLERS, FULL, QUICK, relabelOf } from './shape.js';
 import { WORKER_MODULE, ROLE_ENV, type WatcherRequest } from './watcher.js';
-import { type SubjectName, type Subject, startUp, startSplit, knownControllers } from './subjects.js';
+import { type SubjectName, type Subject, startUp, startSplit } from './subjects.js';
+import { knownControllers } from '../lib/cluster.js';
 import { type SubjectFigures, measure } from './measure.js';
 import { summarize } from './summary.js';
 

@@ -1,6 +1,5 @@
 // The two subjects: `svcplane up`, and `svcplane apiserver` with a `svcplane controller-manager` running
 // only the grid controllers; their workqueue metrics.
-import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -253,14 +252,4 @@ export async function startSplit(root: string, runtime: SvcplaneRuntime): Promis
       await stopChild(api.child);
     },
   };
-}
-
-/** The controllers this runtime's controller-manager knows, from its --help. */
-export function knownControllers(runtime: SvcplaneRuntime): string[] {
-  const r = spawnSync(process.execPath, [...runtime.argv, 'controller-manager', '--help'], {
-    encoding: 'utf8',
-  });
-  const m = /known: ([\w, -]+)/.exec(r.stdout ?? '');
-  if (r.status !== 0 || m === null) throw new Error(`controller-manager --help: ${r.status} ${r.stderr}`);
-  return m[1]!.split(',').map((s) => s.trim());
 }

@@ -6,6 +6,7 @@ import { namespaceOf, podName, type ClusterShape } from '../lib/preload.js';
 import { serveWorker, sleep } from '../lib/process.js';
 import { Watch, type WatchEventLine } from '../lib/watch.js';
 import { SLICES_PATH, SERVICE_NAME_LABEL } from './shape.js';
+import { statusPatch } from '../lib/pod-status.js';
 
 export type ClientRequest =
   | { op: 'init'; conn: Conn; shape: ClusterShape }
@@ -20,20 +21,6 @@ export interface FlipSent {
   acceptedAt: number;
   status: number;
   error?: string;
-}
-
-/** The Ready (and ContainersReady) conditions as a kubelet patches them (as the endpoints benchmark does). */
-function statusPatch(ready: boolean): string {
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const status = ready ? 'True' : 'False';
-  return JSON.stringify({
-    status: {
-      conditions: [
-        { type: 'ContainersReady', status, lastTransitionTime: now, lastProbeTime: null },
-        { type: 'Ready', status, lastTransitionTime: now, lastProbeTime: null },
-      ],
-    },
-  });
 }
 
 /**

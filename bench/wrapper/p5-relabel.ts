@@ -1,31 +1,23 @@
 // P5: one node relabel, upstream PATCH response → the wrapper's watch event for the last served slice
 // that changes, interleaved with the full-rebuild model (what SuperEdge's wrapper does on every node event)
 // over the same objects in this process.
-import type https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Labels } from '../../src/core/topology/types.js';
-import { epochMs, request, type Conn } from '../lib/http.js';
+import { epochMs, request } from '../lib/http.js';
 import { sleep } from '../lib/process.js';
 import { Watch, type WatchEventLine } from '../lib/watch.js';
-import { median, type BenchContext } from '../run.js';
+import { median } from '../run.js';
 import { getJson, type List, wrapperMetrics } from './api.js';
 import type { Model } from './model.js';
-import { SLICES_PATH, UNIT_LABEL, unitName, type Shape, type ShapeNode, type Sizes } from './shape.js';
+import { SLICES_PATH, UNIT_LABEL, unitName, type ShapeNode } from './shape.js';
 import { cpuWindow, gcFunction } from './usage.js';
+import type { Session } from './session.js';
 
-export interface RelabelInputs {
-  readonly ctx: BenchContext;
-  readonly z: Sizes;
-  readonly shape: Shape;
+export interface RelabelInputs extends Session {
   /** The wrapper's node: its index in the shape, and the node. */
   readonly CLIENT: number;
   readonly client: ShapeNode;
   readonly model: Model;
-  readonly wAgent: https.Agent;
-  readonly wc: Conn;
-  readonly upAgent: https.Agent;
-  readonly up: Conn;
-  readonly wpid: number;
   readonly upPid: number;
 }
 

@@ -2,35 +2,23 @@
 // cgroup charges); a LIST of every slice through the wrapper must equal what the engine serves its node;
 // then every slice changes once upstream with a kube-proxy watch open, and the memory is read again.
 import { readFileSync, rmSync } from 'node:fs';
-import type https from 'node:https';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { CgroupCharge } from '../lib/cgroup.js';
-import type { Conn } from '../lib/http.js';
 import { memory, sleep } from '../lib/process.js';
 import { Watch } from '../lib/watch.js';
-import { median, type BenchContext } from '../run.js';
+import { median } from '../run.js';
 import { getJson, listAll, sendAll, waitQuiet, wrapperMetrics, type List } from './api.js';
 import type { Model } from './model.js';
-import { CHURN_ANNOTATION, MiB, SLICES_PATH, type Shape, type ShapeNode, type Sizes } from './shape.js';
+import { CHURN_ANNOTATION, MiB, SLICES_PATH, type ShapeNode } from './shape.js';
 import { dirBytes } from './usage.js';
+import type { Charges, Session } from './session.js';
 
-export interface MemoryInputs {
-  readonly ctx: BenchContext;
-  readonly z: Sizes;
-  readonly shape: Shape;
+export interface MemoryInputs extends Session, Charges {
   readonly client: ShapeNode;
   readonly model: Model;
-  readonly wAgent: https.Agent;
-  readonly wc: Conn;
-  readonly upAgent: https.Agent;
-  readonly up: Conn;
-  readonly wpid: number;
   /** Where the wrapper's GC preload writes its report on SIGUSR2. */
   readonly gcOut: string;
   readonly wrapDir: string;
-  readonly charges: Record<string, CgroupCharge | undefined>;
-  readonly charge: () => CgroupCharge | undefined;
 }
 
 export async function measureMemory(inputs: MemoryInputs) {

@@ -1,37 +1,26 @@
 // P7: 1,000 watchers of endpointslices through the wrapper, then paced upstream writes: each write's
 // delivery to every watcher, drops and duplicates; then P7's floor, the same event from a bare HTTPS
 // fan-out to the same watchers and client processes.
-import type https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { KObject } from '../../src/api/object.js';
-import type { CgroupCharge } from '../lib/cgroup.js';
-import { epochMs, request, type Conn } from '../lib/http.js';
+import { epochMs, request } from '../lib/http.js';
 import { cpuSeconds, memory, sleep, Worker } from '../lib/process.js';
 import { Watch } from '../lib/watch.js';
-import { median, percentile, type BenchContext } from '../run.js';
+import { median, percentile } from '../run.js';
 import { getJson, type List } from './api.js';
 import { fanoutStats, floorFanout } from './fanout.js';
-import { SEQ_ANNOTATION, SLICES_PATH, type Shape, type ShapeService, type Sizes } from './shape.js';
+import { SEQ_ANNOTATION, SLICES_PATH, type ShapeService } from './shape.js';
 import { cpuWindow } from './usage.js';
 import { ROLE_ENV, WATCHER_MODULE, type WatcherCollect, type WatcherRequest } from './watcher.js';
+import type { Charges, Session } from './session.js';
 
-export interface FanoutInputs {
-  readonly ctx: BenchContext;
-  readonly z: Sizes;
-  readonly shape: Shape;
+export interface FanoutInputs extends Session, Charges {
   readonly clientUnit: number;
   /** P5's moving node, whose endpoints are not written to. */
   readonly mover: number;
   /** The watcher processes; the run stops them at the end, whatever happens. */
   readonly workers: Array<Worker<WatcherRequest>>;
-  readonly wAgent: https.Agent;
-  readonly wc: Conn;
-  readonly upAgent: https.Agent;
-  readonly up: Conn;
-  readonly wpid: number;
   readonly upPid: number;
-  readonly charges: Record<string, CgroupCharge | undefined>;
-  readonly charge: () => CgroupCharge | undefined;
 }
 
 export async function measureFanout(inputs: FanoutInputs) {
