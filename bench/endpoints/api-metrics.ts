@@ -2,7 +2,7 @@
 import { agentFor, request, type Conn } from '../lib/http.js';
 
 /** Requests the API server counted, by "VERB resource[/subresource]": how many and their total seconds. */
-type ApiRequests = Record<string, { count: number; sumS: number }>;
+export type ApiRequests = Record<string, { count: number; sumS: number }>;
 
 /** apiserver_request_duration_seconds from the API server's /metrics, for the resources named. */
 export async function apiRequests(conn: Conn, resources: readonly string[]): Promise<ApiRequests> {
