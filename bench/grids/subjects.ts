@@ -15,9 +15,10 @@ import {
   type SvcplaneRuntime,
 } from '../lib/cluster.js';
 import { agentFor, request, type Conn } from '../lib/http.js';
-import { cpuSeconds, memory, sleep, startServer, stopServer } from '../lib/process.js';
+import { cpuSeconds, memory, sleep, startServer, stopServer, threadCpuSeconds } from '../lib/process.js';
 import { CONTROLLERS } from './shape.js';
-import { threadCpuSeconds, machineBusySeconds, type CpuReading, type MemoryReading } from './usage.js';
+import { type CpuReading, type MemoryReading } from './usage.js';
+import { machineBusySeconds } from '../lib/machine.js';
 import { benchCpuSeconds } from './measure.js';
 
 export type SubjectName = 'up' | 'split';

@@ -1,28 +1,8 @@
 // CPU and memory of the processes under test: in `up`, the main thread is the API server's and every other
 // thread the controllers'.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { type Proc } from '../lib/cluster.js';
-import { cpuSeconds, memory, type Server } from '../lib/process.js';
-
-let ticksPerSec = 100;
-try {
-  ticksPerSec = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-} catch {
-  /* Linux default */
-}
-
-function threadCpuSeconds(pid: number, tid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / ticksPerSec;
-}
-
-function machineBusySeconds(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
-  return (user + nice + system + irq + softirq + steal) / ticksPerSec;
-}
+import { cpuSeconds, memory, threadCpuSeconds, type Server } from '../lib/process.js';
+import { machineBusySeconds } from '../lib/machine.js';
 
 export interface Cpu {
   nodeS: number;

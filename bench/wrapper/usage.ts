@@ -1,20 +1,11 @@
 // CPU of the processes under test and of the rest of the machine, forced GCs, bytes on disk.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { cpuSeconds } from '../lib/process.js';
-
-/** Clock ticks per second of /proc/stat (USER_HZ; 100 on Linux). */
-const TICKS = 100;
-
-/** CPU seconds the whole machine has been busy (all CPUs: user, nice, system, irq, softirq, steal). */
-function machineBusySeconds(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
-  return (user + nice + system + irq + softirq + steal) / TICKS;
-}
+import { machineBusySeconds } from '../lib/machine.js';
 
 const ownCpuSeconds = (): number => {
   const c = process.cpuUsage();
