@@ -1,6 +1,7 @@
-// `npm run bench -- <name> [--quick]`: runs bench/<name>.bench.ts, prints its table and writes
-// bench/results/<name>.json (or $BENCH_RESULTS_DIR/<name>.json).
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+// `npm run bench -- <name> [--quick]`: runs bench/<name>/index.ts, prints its table and writes
+// bench/results/<name>.json (or $BENCH_RESULTS_DIR/<name>.json). What each benchmark measures, and its
+// latest figures: docs/benchmarks.md.
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -25,16 +26,17 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
   const names = args.filter((a) => !a.startsWith('-'));
-  const available = readdirSync(here)
-    .filter((f) => f.endsWith('.bench.ts'))
-    .map((f) => f.replace(/\.bench\.ts$/, ''));
+  const available = readdirSync(here, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(path.join(here, d.name, 'index.ts')))
+    .map((d) => d.name)
+    .sort();
   if (names.length === 0) names.push(...available);
   for (const name of names) {
     if (!available.includes(name)) {
       console.error(`bench: no benchmark "${name}" (have: ${available.join(', ')})`);
       process.exit(2);
     }
-    const mod = (await import(path.join(here, `${name}.bench.ts`))) as {
+    const mod = (await import(path.join(here, name, 'index.ts'))) as {
       run: (ctx: BenchContext) => Promise<BenchResult>;
     };
     const started = new Date();

@@ -2,7 +2,7 @@
 // and `svcplane controller-manager`, each in its own child process (so /proc figures are that
 // component's), started from the compiled dist/ when it is current and from the sources (tsx)
 // otherwise. Every child started here is killed when the benchmark exits, however it exits.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -312,4 +312,14 @@ export function writeKubeconfig(file: string, server: ApiServerProc): void {
     renderKubeconfig({ server: server.url, caPem: server.conn.ca, user: 'admin', token: server.conn.token }),
     { mode: 0o600 },
   );
+}
+
+/** The controllers this runtime's controller-manager knows, from its --help. */
+export function knownControllers(runtime: SvcplaneRuntime): string[] {
+  const r = spawnSync(process.execPath, [...runtime.argv, 'controller-manager', '--help'], {
+    encoding: 'utf8',
+  });
+  const m = /known: ([\w, -]+)/.exec(r.stdout ?? '');
+  if (r.status !== 0 || m === null) throw new Error(`controller-manager --help: ${r.status} ${r.stderr}`);
+  return m[1]!.split(',').map((s) => s.trim());
 }

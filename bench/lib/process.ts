@@ -186,6 +186,13 @@ export function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / ticksPerSec; // fields 14 and 15 of proc(5)
 }
 
+/** CPU seconds (user + system) one thread of the process has used (tid = pid: the main thread). */
+export function threadCpuSeconds(pid: number, tid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / ticksPerSec;
+}
+
 export function memory(pid: number): {
   rssMiB: number;
   hwmMiB: number;

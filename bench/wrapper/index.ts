@@ -1,0 +1,386 @@
+// `npm run bench -- wrapper`: `svcplane wrapper` for one node, in a process (and memory cgroup) of its own,
+// in front of `svcplane up` holding 10,000 Services and 100,000 endpoints: initial sync, memory, a node
+// relabel end to end against the full-rebuild model, and 1,000 watchers' fan-out against a bare TLS
+// fan-out. Method and latest figures: docs/benchmarks.md (wrapper).
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from '../lib/cluster.js';
+import { MemoryCgroup, parseMemoryQuantity, type CgroupCharge } from '../lib/cgroup.js';
+import { agentFor, request } from '../lib/http.js';
+import type { Worker } from '../lib/process.js';
+import { sleep, startServer, stopServer } from '../lib/process.js';
+import { round, type BenchContext, type BenchResult } from '../run.js';
+import { UNIT_LABEL, SLICES_PATH, SEED, buildShape, sizes } from './shape.js';
+import { type WatcherRequest } from './watcher.js';
+import { sendAll, listAll, wrapperConn, wrapperMetrics } from './api.js';
+import { wrapperEnv } from './wrapper-process.js';
+import { Model } from './model.js';
+import { measureFanout } from './p7-fanout.js';
+import { measureMemory } from './p6-memory.js';
+import { measureRelabel } from './p5-relabel.js';
+
+export async function run(ctx: BenchContext): Promise<BenchResult> {
+  const { z, atGoalShape } = sizes(ctx.quick);
+  const runtime = svcplaneRuntime();
+  ctx.log(`svcplane from ${runtime.kind} (${runtime.why})`);
+  const root = scratchDir(mkdtempSync(path.join(tmpdir(), 'svcplane-bench-wrapper-')));
+  const shape = buildShape(z);
+  const CLIENT = 0;
+  const client = shape.nodes[CLIENT]!;
+  const workers: Array<Worker<WatcherRequest>> = [];
+  let wrapper: Proc | undefined;
+  const limitRaw = process.env.SVCPLANE_BENCH_WRAPPER_MEMORY_LIMIT;
+  const cgroup = MemoryCgroup.create(
+    `svcplane-bench-wrapper-${process.pid}`,
+    limitRaw === undefined || limitRaw === '' ? undefined : parseMemoryQuantity(limitRaw),
+  );
+  if (typeof cgroup === 'string') {
+    if (limitRaw !== undefined && limitRaw !== '')
+      throw new Error(`SVCPLANE_BENCH_WRAPPER_MEMORY_LIMIT=${limitRaw}: ${cgroup}`);
+    ctx.log(`the wrapper runs without a memory cgroup (${cgroup}): P6 reports RSS alone`);
+  }
+  const charge = (): CgroupCharge | undefined => (typeof cgroup === 'string' ? undefined : cgroup.charge());
+  const charges: Record<string, CgroupCharge | undefined> = {};
+  const upDir = path.join(root, 'up');
+  mkdirSync(upDir, { recursive: true });
+  const server = await startServer(upDir, [
+    '--node-monitor-period',
+    '1h',
+    '--node-monitor-grace-period',
+    '1h',
+    '--node-startup-grace-period',
+    '1h',
+  ]);
+  const up = server.conn;
+  const upAgent = agentFor(up, z.concurrency);
+  try {
+    // ---- load through `svcplane up`
+    const tLoad = performance.now();
+    for (let t = 0; ; t++) {
+      const res = await request(upAgent, up, 'GET', '/readyz');
+      if (res.status === 200) break;
+      if (t > 1200) throw new Error('svcplane up: /readyz never 200');
+      await sleep(50);
+    }
+    const nsS = await sendAll(
+      upAgent,
+      up,
+      shape.namespaces.map((name) => ({
+        method: 'POST',
+        path: '/api/v1/namespaces',
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+      })),
+      z.concurrency,
+    );
+    const nodesS = await sendAll(
+      upAgent,
+      up,
+      shape.nodes.map((n) => ({
+        method: 'POST',
+        path: '/api/v1/nodes',
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name: n.name, labels: n.labels },
+        }),
+      })),
+      z.concurrency,
+    );
+    const objects = shape.services.flatMap((s) => [
+      {
+        method: 'POST',
+        path: `/api/v1/namespaces/${s.namespace}/services`,
+        body: JSON.stringify(s.service),
+      },
+      {
+        method: 'POST',
+        path: `/apis/discovery.k8s.io/v1/namespaces/${s.namespace}/endpointslices`,
+        body: JSON.stringify(s.slice),
+      },
+    ]);
+    const objectsS = await sendAll(upAgent, up, objects, z.concurrency);
+    const loadS = (performance.now() - tLoad) / 1000;
+    const load = {
+      seconds: loadS,
+      namespacesS: nsS,
+      nodesS,
+      servicesAndSlicesS: objectsS,
+      objectsPerSec:
+        (shape.namespaces.length + shape.nodes.length + objects.length) / (nsS + nodesS + objectsS),
+    };
+    ctx.log(
+      `loaded ${shape.nodes.length} nodes, ${shape.services.length} Services and their slices in ` +
+        `${loadS.toFixed(1)} s (${Math.round(load.objectsPerSec)} objects/s); rules ${shape.mix.superedge}/` +
+        `${shape.mix.ordered}/${shape.mix.none} (SuperEdge/spec.topologyKeys/none)`,
+    );
+
+    // ---- the model: the same upstream objects, listed back
+    const tModel = performance.now();
+    const [upNodes, upServices, upSlices] = await Promise.all([
+      listAll(upAgent, up, '/api/v1/nodes'),
+      listAll(upAgent, up, '/api/v1/services'),
+      listAll(upAgent, up, SLICES_PATH),
+    ]);
+    const model = new Model(client.name, upNodes.items, upServices.items, upSlices.items);
+    ctx.log(
+      `model: ${model.index.stats().services} views over ${model.slices.size} slices in ` +
+        `${((performance.now() - tModel) / 1000).toFixed(1)} s`,
+    );
+
+    // ---- the wrapper
+    const wrapDir = path.join(root, 'wrapper');
+    const gcOut = path.join(root, 'wrapper-gc.json');
+    const gcHook =
+      'data:text/javascript,import{writeFileSync}from"node:fs";import{getHeapSpaceStatistics}from"node:v8";' +
+      'process.on("SIGUSR2",()=>{for(let i=0;i<3;i++)globalThis.gc();writeFileSync(process.env.SVCPLANE_BENCH_GC_OUT,' +
+      'JSON.stringify({...process.memoryUsage(),spaces:getHeapSpaceStatistics().map(s=>[s.space_name,s.space_size,' +
+      's.space_used_size])}))})';
+    const tSpawn = performance.now();
+    wrapper = await startSvcplane(
+      'wrapper',
+      runtime,
+      [
+        'wrapper',
+        '--kubeconfig',
+        path.join(upDir, 'kubeconfig'),
+        '--hostname',
+        client.name,
+        '--bind-address',
+        '127.0.0.1:0',
+        '--data-dir',
+        wrapDir,
+      ],
+      /serving node \S+ at (https:\/\/\S+?); kubeconfig: (\S+)/,
+      {
+        nodeArgs: [
+          ...(process.env.SVCPLANE_BENCH_WRAPPER_NODE_ARGS ?? '').split(' ').filter((x) => x !== ''),
+          '--expose-gc',
+          '--import',
+          gcHook,
+        ],
+        env: { ...wrapperEnv(), SVCPLANE_BENCH_GC_OUT: gcOut },
+        ...(typeof cgroup === 'string' ? {} : { cgroup }),
+      },
+    );
+    const wpid = wrapper.pid;
+    const { conn: wc } = wrapperConn(wrapper.ready[2]!);
+    const wAgent = agentFor(wc, 4);
+    const upstreamObjects = upNodes.items.length + upServices.items.length + upSlices.items.length;
+    let last = -1;
+    let stable = 0;
+    for (;;) {
+      if (performance.now() - tSpawn > z.syncTimeoutS * 1000)
+        throw new Error(
+          `the wrapper did not sync in ${z.syncTimeoutS} s: ${wrapper.stderrTail().slice(-2000)}`,
+        );
+      const isReady = (await request(wAgent, wc, 'GET', '/readyz')).status === 200;
+      const m = await wrapperMetrics(wAgent, wc);
+      if (isReady && m.puts >= upstreamObjects && m.puts === last) stable++;
+      else stable = 0;
+      last = m.puts;
+      if (stable >= 2) break;
+      await sleep(250);
+    }
+    const syncS = (performance.now() - tSpawn) / 1000;
+    ctx.log(`wrapper: synced (${last} served writes) ${syncS.toFixed(1)} s after its spawn`);
+
+    // ---- P6: memory loaded; the served slices checked; P6 again under churn
+    const { p6, servedCheck, churn } = await measureMemory({
+      ctx,
+      z,
+      shape,
+      client,
+      model,
+      wAgent,
+      wc,
+      upAgent,
+      up,
+      wpid,
+      gcOut,
+      wrapDir,
+      charges,
+      charge,
+    });
+
+    // ---- P5: one node relabel vs the full-rebuild model
+    const { p5, clientUnit, mover, moverName } = await measureRelabel({
+      ctx,
+      z,
+      shape,
+      CLIENT,
+      client,
+      model,
+      wAgent,
+      wc,
+      upAgent,
+      up,
+      wpid,
+      upPid: server.pid,
+    });
+
+    // ---- P7: many watchers, upstream writes, and its floor
+    const { p7, floor } = await measureFanout({
+      ctx,
+      z,
+      shape,
+      clientUnit,
+      mover,
+      workers,
+      wAgent,
+      wc,
+      upAgent,
+      up,
+      wpid,
+      upPid: server.pid,
+      charges,
+      charge,
+    });
+
+    // ---- results
+    charges.end = charge();
+    const goals = {
+      p5RebuildAtLeast100xRelabel: p5.ratios.rebuildModelOverRelabelEndToEnd! >= 100,
+      p6RssAtMost100MiB: p6.rssMiB <= 100,
+      p7P99AtMost50Ms: p7.p99Ms <= 50,
+      p7NoDrops: p7.drops === 0,
+    };
+    // The goals are set for the full shape (docs/benchmarks.md); another size is for context only.
+    const yn = (b: boolean): string => (!atGoalShape ? 'n/a' : b ? 'yes' : 'no');
+    const row = (
+      metric: string,
+      value: string | number,
+      goal = '',
+      met = '',
+    ): Record<string, string | number> => ({
+      metric,
+      value,
+      goal,
+      met,
+    });
+    const table = [
+      row(
+        'shape',
+        `${shape.nodes.length} nodes / ${z.units} units, ${shape.services.length} svc × ${z.endpointsPerService} eps; ` +
+          `rules ${shape.mix.superedge}/${shape.mix.ordered}/${shape.mix.none} (SE/keys/none)`,
+      ),
+      row('load via up (s; objects/s)', `${round(load.seconds)}; ${round(load.objectsPerSec)}`),
+      row('wrapper initial sync from spawn (s)', round(syncS)),
+      row(
+        `P5 relabel ${moverName} (${p5.slicesPerMove} slices): PATCH → last event (ms)`,
+        round(p5.medians.lastEventMs),
+      ),
+      row(
+        'P5 PATCH → first event; → upstream node watch event (ms)',
+        `${round(p5.medians.firstEventMs)}; ${round(p5.medians.upstreamEventMs)}`,
+      ),
+      row("P5 wrapper's index update (its /metrics, ms)", round(p5.medians.wrapperRecomputeMs)),
+      row(
+        'P5 rebuild model: rebuildAll + servedSlice ×all (ms)',
+        `${round(p5.medians.rebuildModelMs)} (${round(p5.medians.rebuildAllMs)} + ${round(p5.medians.reserveMs)}; +${round(p5.medians.serializeMs)} to serialize)`,
+      ),
+      row(
+        'P5 rebuild model ÷ relabel end-to-end',
+        round(p5.ratios.rebuildModelOverRelabelEndToEnd!),
+        '≥ 100',
+        yn(goals.p5RebuildAtLeast100xRelabel),
+      ),
+      row("P5 rebuild model ÷ wrapper's index update", round(p5.ratios.rebuildModelOverWrapperIndexUpdate!)),
+      row('P5 events missing / unexpected', `${p5.missing} / ${p5.unexpected}`),
+      row('P6 wrapper RSS, cache loaded (MiB)', round(p6.rssMiB), '≤ 100', yn(goals.p6RssAtMost100MiB)),
+      row('P6 of which anonymous / file-backed (MiB)', `${round(p6.rssAnonMiB)} / ${round(p6.rssFileMiB)}`),
+      row(
+        'P6 after forced GC: RSS; JS heap used / total (MiB)',
+        `${round(p6.rssAfterGcMiB)}; ${round(p6.heapUsedMiB)} / ${round(p6.heapTotalMiB)}`,
+      ),
+      row(
+        'P6 after every slice changed once: RSS; after forced GC; JS heap used (MiB)',
+        `${round(churn.rssMiB)}; ${round(churn.rssAfterGcMiB)}; ${round(churn.heapUsedMiB)}`,
+      ),
+      row(
+        'P6 peak RSS during sync; with P7 watchers (MiB)',
+        `${round(p6.peakMiB)}; ${round(p7.rssWithWatchersMiB)}`,
+      ),
+      row(
+        'P6 memory cgroup charge, anon + page cache (MiB): loaded; after churn; with P7 watchers',
+        [charges.loaded, charges.afterChurn, charges.withWatchers]
+          .map((c) => (c === undefined ? 'n/a' : `${round(c.anonMiB)} + ${round(c.fileMiB)}`))
+          .join('; '),
+      ),
+      row(
+        'P6 memory cgroup: peak charge (MiB); limit; OOM kills',
+        charges.end === undefined
+          ? `n/a (${String(cgroup)})`
+          : `${round(charges.end.peakMiB)}; ${limitRaw || 'none'}; ${charges.end.oomKills}`,
+      ),
+      row(`P7 ${p7.watchers} watchers × ${p7.writes} writes: p50 (ms)`, round(p7.p50Ms)),
+      row('P7 p99 (ms)', round(p7.p99Ms), '≤ 50', yn(goals.p7P99AtMost50Ms)),
+      row(
+        'P7 floor: a bare HTTPS fan-out of the same event, same watchers: p50; p99 (ms)',
+        `${round(floor.p50Ms)}; ${round(floor.p99Ms)}`,
+      ),
+      row('P7 PATCH → upstream slice watch event (median, ms)', round(p7.upstreamEventMedianMs)),
+      row(
+        'P7 max (ms); per-write spread median (ms)',
+        `${round(p7.maxMs)}; ${round(p7.perWriteMedianSpreadMs)}`,
+      ),
+      row('P7 drops / duplicates', `${p7.drops} / ${p7.duplicates}`, '0 drops', yn(goals.p7NoDrops)),
+      row(
+        'P7 cores: wrapper / up / clients (each)',
+        `${round(p7.cpu.cores.wrapper)} / ${round(p7.cpu.cores.up)} / ${p7.cpu.clientCores.map(round).join('+')}`,
+      ),
+      row(
+        `machine (${cpus().length} CPUs): cores used by others in P5; P7; load avg`,
+        `${round(p5.cpuCores.others)}; ${round(p7.cpu.cores.others)}; ${loadavg().map(round).join(' ')}`,
+      ),
+    ];
+    return {
+      table,
+      data: {
+        sizes: z,
+        seed: SEED,
+        client: client.name,
+        runtime: { kind: runtime.kind, why: runtime.why },
+        setup: {
+          shape:
+            `${shape.nodes.length} nodes (${UNIT_LABEL}: ${z.units} units), ${shape.services.length} selector-less ` +
+            `ClusterIP Services over ${z.namespaces} namespaces, one EndpointSlice each of ${z.endpointsPerService} ` +
+            'ready endpoints on distinct random nodes, all POSTed to svcplane up',
+          rules: shape.mix,
+          p5:
+            'PATCH response → the watch event (through the wrapper) of the last slice whose served form changes; ' +
+            'includes upstream watch, wrapper reflector, index, SQLite writes, watch cache, delivery. Rebuild model: ' +
+            'TopologyIndex.rebuildAll() + servedSlice() over every slice, in the benchmark process, CPU only',
+          p6: p6.method,
+          p7:
+            'raw HTTPS watches (keep-alive agents) from the current resourceVersion; per write, PATCH response → ' +
+            'arrival of the event carrying its sequence annotation, at every watcher',
+        },
+        load,
+        wrapper: { syncS, servedWrites: last, upstreamObjects },
+        check: servedCheck,
+        p5,
+        p6: { ...p6, churn, cgroup: { limit: limitRaw || null, ...charges } },
+        p7,
+        p7Floor: floor,
+        goals: { ...goals, atGoalShape },
+      },
+    };
+  } catch (err) {
+    const c = charge();
+    if (c !== undefined && c.oomKills > 0)
+      throw new Error(
+        `the wrapper was killed by its memory cgroup's limit (${limitRaw}; peak charge ${round(c.peakMiB)} MiB)`,
+        { cause: err },
+      );
+    throw err;
+  } finally {
+    for (const w of workers) w.stop();
+    if (wrapper !== undefined) await stopChild(wrapper.child);
+    upAgent.destroy();
+    await stopServer(server);
+    rmSync(root, { recursive: true, force: true });
+    if (typeof cgroup !== 'string') await cgroup.remove();
+  }
+}
