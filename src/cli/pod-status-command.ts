@@ -15,7 +15,7 @@ import {
 } from '../core/pods/pod-status.js';
 import { Client, isApiError } from '../runtime/client.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
-import { UsageError, oneOf, parseFlags } from './flags.js';
+import { UsageError, oneOf, commandFlags, noExtraArgs } from './flags.js';
 
 const PODS = mustFindResource('', 'pods');
 
@@ -77,7 +77,7 @@ function readyFlag(raw: string | boolean | undefined): boolean | undefined {
 function podName(positionals: string[]): string {
   if (positionals.length === 0)
     throw new UsageError('a pod name is required (svcplane pod-status POD --ip IP)');
-  if (positionals.length > 1) throw new UsageError(`unexpected arguments: ${positionals.slice(1).join(' ')}`);
+  noExtraArgs(positionals, 1);
   // kubectl's TYPE/NAME form is accepted for pods.
   const name = positionals[0]!.replace(/^(pods?|po)\//, '');
   if (name === '' || name.includes('/')) {
@@ -130,11 +130,9 @@ export async function setPodStatus(
 }
 
 export async function podStatusCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values.help) {
-    out(POD_STATUS_HELP);
-    return 0;
-  }
+  const flags = commandFlags(args, FLAGS, POD_STATUS_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
   const name = podName(positionals);
   const ips = ipsFlag('ip', values['ip']);
   const hostIPs = ipsFlag('host-ip', values['host-ip']);

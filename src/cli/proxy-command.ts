@@ -16,7 +16,7 @@ import { ServiceHealthServers, healthCheckHosts } from '../proxy/service-health.
 import { ProxySync, type ProxyBackend, type SyncLog } from '../proxy/sync.js';
 import { UserspaceBackend } from '../proxy/userspace-backend.js';
 import { UserspaceProxy } from '../proxy/userspace.js';
-import { UsageError, durationFlag, hostPort, intFlag, oneOf, parseFlags } from './flags.js';
+import { UsageError, durationFlag, hostPort, intFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
 import { transportFromFlags } from './kubeconfig-flags.js';
 import { signalled } from './signals.js';
 
@@ -143,12 +143,10 @@ async function iptablesBackends(
 }
 
 export async function proxyCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values['help'] === true) {
-    out(PROXY_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const flags = commandFlags(args, FLAGS, PROXY_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
   const mode = oneOf('proxy-mode', values['proxy-mode'], ['iptables', 'userspace'] as const, 'iptables');
   const log = jsonLogger(undefined, 'proxy');
   const render = {

@@ -6,6 +6,7 @@ import type { Logger } from '../apiserver/logger.js';
 import type { ControllerManager } from '../controllers/manager.js';
 import type { Client } from '../runtime/client.js';
 import { LeaderElector, leaseClient } from '../runtime/leader-election.js';
+import { signalled } from './signals.js';
 
 export interface RunManagerOptions {
   readonly client: Client;
@@ -63,15 +64,7 @@ export async function runManagerUntilSignal(o: RunManagerOptions): Promise<void>
     o.onRunning?.();
     o.out(o.banner);
   }
-  await new Promise<void>((resolve) => {
-    const onSignal = (): void => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  await signalled();
   shuttingDown = true;
   await manager.stop();
   await elector?.stop();

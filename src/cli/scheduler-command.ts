@@ -7,7 +7,7 @@ import { jsonLogger } from '../apiserver/logger.js';
 import { ControllerManager } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
-import { UsageError, intFlag, parseFlags } from './flags.js';
+import { UsageError, intFlag, commandFlags, noExtraArgs } from './flags.js';
 import { runManagerUntilSignal } from './run-manager.js';
 
 export const SCHEDULER_HELP = `Usage: svcplane scheduler --kubeconfig FILE [flags]
@@ -34,12 +34,10 @@ const FLAGS = {
 } as const;
 
 export async function schedulerCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values.help) {
-    out(SCHEDULER_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const flags = commandFlags(args, FLAGS, SCHEDULER_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
   const kubeconfig = values['kubeconfig'];
   if (typeof kubeconfig !== 'string' || kubeconfig === '') throw new UsageError('--kubeconfig is required');
   if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
