@@ -1,7 +1,6 @@
 // `svcplane controller-manager`: svcplane's controllers against any Kubernetes API server, through a
 // kubeconfig (kube-controller-manager's flag names). With --leader-elect, several copies campaign for
 // one coordination.k8s.io Lease and only the holder runs the controllers.
-import { existsSync } from 'node:fs';
 import { jsonLogger } from '../apiserver/logger.js';
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
@@ -16,9 +15,9 @@ import {
   type PodGCSettings,
 } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
-import { kubeconfigTransport } from '../runtime/kubeconfig.js';
+import { loadRequiredKubeconfig, requiredKubeconfig } from './kubeconfig-flags.js';
 import { UsageError, durationFlag, intFlag, commandFlags, noExtraArgs } from './flags.js';
-import { runManagerUntilSignal } from './run-manager.js';
+import { leaderElectionFlags, runManagerUntilSignal } from './run-manager.js';
 
 /** The node lifecycle and pod GC controllers' timing flags (kube-controller-manager's), with their help. */
 const CONTROLLER_TIMING_FLAG_HELP: readonly (readonly [flag: string, help: string])[] = [
@@ -142,9 +141,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   if (flags === undefined) return 0;
   const { values, positionals } = flags;
   noExtraArgs(positionals);
-  const kubeconfig = values['kubeconfig'];
-  if (typeof kubeconfig !== 'string' || kubeconfig === '') throw new UsageError('--kubeconfig is required');
-  if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
+  const kubeconfig = requiredKubeconfig(values);
   const controllers = controllerList(values['controllers']);
   const workers = intFlag('concurrent-endpoint-syncs', values['concurrent-endpoint-syncs'], 1) ?? 5;
   const sliceWorkers =
@@ -163,12 +160,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   const nodeLifecycle = nodeLifecycleFlags(values);
   const podGC = podGCFlags(values);
   const metricsAddress = hostPort(values['metrics-bind-address']);
-  let transport;
-  try {
-    transport = kubeconfigTransport({ path: kubeconfig });
-  } catch (err) {
-    throw new UsageError(`--kubeconfig: ${(err as Error).message.split('\n')[0]}`);
-  }
+  const transport = loadRequiredKubeconfig(kubeconfig);
   const log = jsonLogger(undefined, 'controller-manager');
   const client = new Client(transport);
   const manager = new ControllerManager(client, {
@@ -197,14 +189,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     out,
     what: 'controllers',
     banner: `svcplane: controller-manager running (${controllers.join(',')})`,
-    ...(values['leader-elect'] === true
-      ? {
-          leaderElection: {
-            namespace: String(values['leader-elect-resource-namespace'] ?? 'kube-system'),
-            name: String(values['leader-elect-resource-name'] ?? CONTROLLER_MANAGER_LEASE),
-          },
-        }
-      : {}),
+    ...leaderElectionFlags(values, CONTROLLER_MANAGER_LEASE),
     onRunning: () => {
       running = true;
     },

@@ -11,7 +11,7 @@ import { renderExplanation } from '../core/topology/explain.js';
 import { topologyService } from '../core/topology/rules.js';
 import type { Labels } from '../core/topology/types.js';
 import { Client, isApiError, type ListOptions } from '../runtime/client.js';
-import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
+import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
 import { UsageError, oneOf, commandFlags, noExtraArgs } from './flags.js';
 
 const SERVICES = mustFindResource('', 'services');
@@ -39,13 +39,11 @@ Flags:
   --edge-health URL        take node health from edge-health's /localinfo, as a wrapper or proxy with
                            --service-autonomy-enhancement does: endpoints on nodes it reports not
                            Normal are dropped (node-unhealthy)
-  --kubeconfig FILE        default: $KUBECONFIG, then ~/.kube/config
-  --context NAME           a kubeconfig context other than the current one
+${kubeconfigFlagsHelp(25)}
 `;
 
 const FLAGS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
+  ...KUBECONFIG_FLAGS,
   namespace: { type: 'string', short: 'n' },
   node: { type: 'string' },
   output: { type: 'string', short: 'o' },

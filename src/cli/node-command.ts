@@ -8,7 +8,7 @@ import { parseCidrList } from '../core/nodes/pod-cidrs.js';
 import { SimulatedKubelets } from '../nodes/kubelets.js';
 import { registerNodes, RegistrationError, type CidrSource } from '../nodes/register.js';
 import { Client } from '../runtime/client.js';
-import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
+import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
 import { UsageError, intFlag, commandFlags, noExtraArgs } from './flags.js';
 import { signalled } from './signals.js';
 
@@ -42,13 +42,11 @@ Flags:
                               with an echo (pod name, namespace, node name, pod IP, client address); a
                               127.0.0.0/8 pod CIDR needs no root. A port another process holds is a
                               container that fails to start: CrashLoopBackOff, not Ready, retried
-  --kubeconfig FILE           default: $KUBECONFIG, then ~/.kube/config
-  --context NAME              a kubeconfig context other than the current one
+${kubeconfigFlagsHelp(28)}
 `;
 
 const FLAGS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
+  ...KUBECONFIG_FLAGS,
   name: { type: 'string' },
   count: { type: 'string' },
   labels: { type: 'string' },

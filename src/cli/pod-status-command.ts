@@ -14,7 +14,7 @@ import {
   type PodStatusInput,
 } from '../core/pods/pod-status.js';
 import { Client, isApiError } from '../runtime/client.js';
-import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
+import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
 import { UsageError, oneOf, commandFlags, noExtraArgs } from './flags.js';
 
 const PODS = mustFindResource('', 'pods');
@@ -39,13 +39,11 @@ Flags:
   --phase PHASE                 Running (default), Pending, Succeeded or Failed
   --host-ip IP[,IP]             status.hostIP(s): the node's address
   -n, --namespace NS            default: the kubeconfig context's namespace, else "default"
-  --kubeconfig FILE             default: $KUBECONFIG, then ~/.kube/config
-  --context NAME                a kubeconfig context other than the current one
+${kubeconfigFlagsHelp(30)}
 `;
 
 const FLAGS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
+  ...KUBECONFIG_FLAGS,
   namespace: { type: 'string', short: 'n' },
   ip: { type: 'string' },
   ready: { type: 'string' },

@@ -24,6 +24,24 @@ export interface RunManagerOptions {
 }
 
 /**
+ * The Lease `--leader-elect` campaigns for: `--leader-elect-resource-namespace` (default kube-system) and
+ * `--leader-elect-resource-name` (default `defaultName`), as kube-controller-manager and kube-scheduler
+ * read them; nothing without --leader-elect.
+ */
+export function leaderElectionFlags(
+  values: Record<string, string | boolean | undefined>,
+  defaultName: string,
+): Pick<RunManagerOptions, 'leaderElection'> {
+  if (values['leader-elect'] !== true) return {};
+  return {
+    leaderElection: {
+      namespace: String(values['leader-elect-resource-namespace'] ?? 'kube-system'),
+      name: String(values['leader-elect-resource-name'] ?? defaultName),
+    },
+  };
+}
+
+/**
  * Starts the manager (as the leader, when elected), waits for SIGTERM or SIGINT, then stops it. Like
  * kube-controller-manager and kube-scheduler, a leader that cannot start or that loses its Lease exits
  * with status 1, for its supervisor to restart it.
