@@ -1,7 +1,6 @@
 // The API server process: watch cache + registry + HTTPS handler on one port, with the system
 // namespaces, namespace lifecycle, and a graceful shutdown (stop accepting, end watches cleanly,
 // finish in-flight requests, stop the cache; the caller then closes the store).
-import type { RuleResolver } from './auth/rules.js';
 import type { ValidationOptions } from '../api/validation/options.js';
 import { connect, type Socket } from 'node:net';
 import {
@@ -15,10 +14,9 @@ import type { TLSSocket } from 'node:tls';
 import type { Store } from '../storage/store.js';
 import type { AuthenticationRequest } from './auth/authenticator.js';
 import { createHandler } from './http/handler.js';
-import type { AuthorizationAttributes, Identity, OpenApiProvider, ReadyCheck } from './http/types.js';
+import type { HandlerDeps, Identity, ReadyCheck } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
 import { listenTls, type TlsListener } from './http/listen.js';
-import type { Logger } from './logger.js';
 import { ApiMetrics } from './metrics.js';
 import { NamespaceLifecycle, ensureSystemNamespaces } from './namespace-lifecycle.js';
 import { Registry } from './registry/registry.js';
@@ -31,20 +29,17 @@ import { AllocationRepair } from './allocation/repair.js';
 import { ServiceAllocators, type AllocationConfig } from './allocation/service-allocation.js';
 import { EventRecorder } from './events.js';
 
-export interface ApiServerOptions {
+/** The options the HTTP handler takes as they are given (HandlerDeps), and the server's own. */
+export interface ApiServerOptions extends Pick<
+  HandlerDeps,
+  'authorize' | 'rulesFor' | 'forbiddenMessage' | 'openapi' | 'version' | 'log'
+> {
   readonly store: Store;
   readonly bindAddress: string;
   readonly port: number;
   readonly tls: { readonly cert: string; readonly key: string; readonly clientCA?: string };
   /** Decides who a request is: from its Authorization header or its verified client certificate. */
   readonly authenticate: (req: AuthenticationRequest) => Identity | 'anonymous' | 'invalid';
-  readonly authorize: (attrs: AuthorizationAttributes) => boolean;
-  /** What a user may do in a namespace (SelfSubjectRulesReview); without it the answer is incomplete. */
-  readonly rulesFor?: RuleResolver;
-  readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;
-  readonly openapi: OpenApiProvider;
-  readonly version: Record<string, string>;
-  readonly log: Logger;
   /** ClusterIP and NodePort ranges; the repair loops; the kubernetes Service. */
   readonly allocation: AllocationConfig & {
     /** --repair-interval (default 3 minutes). */

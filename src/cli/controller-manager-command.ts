@@ -1,7 +1,6 @@
 // `svcplane controller-manager`: svcplane's controllers against any Kubernetes API server, through a
 // kubeconfig (kube-controller-manager's flag names). With --leader-elect, several copies campaign for
 // one coordination.k8s.io Lease and only the holder runs the controllers.
-import { existsSync } from 'node:fs';
 import { jsonLogger } from '../apiserver/logger.js';
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
@@ -16,9 +15,39 @@ import {
   type PodGCSettings,
 } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
-import { kubeconfigTransport } from '../runtime/kubeconfig.js';
-import { UsageError, durationFlag, intFlag, parseFlags } from './flags.js';
-import { runManagerUntilSignal } from './run-manager.js';
+import { loadRequiredKubeconfig, requiredKubeconfig } from './kubeconfig-flags.js';
+import { UsageError, durationFlag, intFlag, commandFlags, noExtraArgs } from './flags.js';
+import { leaderElectionFlags, runManagerUntilSignal } from './run-manager.js';
+
+/** The node lifecycle and pod GC controllers' timing flags (kube-controller-manager's), with their help. */
+const CONTROLLER_TIMING_FLAG_HELP: readonly (readonly [flag: string, help: string])[] = [
+  ['--node-monitor-period D', 'how often node health is checked (default 5s)'],
+  ['--node-monitor-grace-period D', 'heartbeats older than this make a node Unknown (default 40s)'],
+  ['--node-startup-grace-period D', 'the same for a node that never posted Ready (default 1m)'],
+  ['--enable-pod-eviction', 'evict pods from NoExecute-tainted nodes (default: off)'],
+  ['--terminated-pod-gc-threshold N', 'finished pods kept before the oldest go (default 12500, 0 = all)'],
+  ['--podgc-period D', 'how often pod GC runs (default 20s)'],
+  [
+    '--podgc-orphan-quarantine D',
+    "a pod's node missing this long is looked up, then its pods go (default 40s)",
+  ],
+];
+
+/** The timing flags' help lines, each description starting `width` characters after the indent. */
+export function controllerTimingFlagsHelp(width: number): string {
+  return CONTROLLER_TIMING_FLAG_HELP.map(([flag, help]) => `  ${flag.padEnd(width)}${help}`).join('\n');
+}
+
+/** The timing flags' parse options: `controller-manager`'s and `up`'s (which passes them to its worker). */
+export const CONTROLLER_TIMING_FLAGS = {
+  'node-monitor-period': { type: 'string' },
+  'node-monitor-grace-period': { type: 'string' },
+  'node-startup-grace-period': { type: 'string' },
+  'enable-pod-eviction': { type: 'boolean' },
+  'terminated-pod-gc-threshold': { type: 'string' },
+  'podgc-period': { type: 'string' },
+  'podgc-orphan-quarantine': { type: 'string' },
+} as const;
 
 export const CONTROLLER_MANAGER_HELP = `Usage: svcplane controller-manager --kubeconfig FILE [flags]
 
@@ -35,13 +64,7 @@ Flags:
   --concurrent-replicaset-syncs N        ReplicaSet workers (default 5)
   --concurrent-deployment-syncs N        Deployment workers (default 5)
   --concurrent-grid-syncs N              ServiceGrid and DeploymentGrid workers, each (default 5)
-  --node-monitor-period D                how often node health is checked (default 5s)
-  --node-monitor-grace-period D          heartbeats older than this make a node Unknown (default 40s)
-  --node-startup-grace-period D          the same for a node that never posted Ready (default 1m)
-  --enable-pod-eviction                  evict pods from NoExecute-tainted nodes (default: off)
-  --terminated-pod-gc-threshold N        finished pods kept before the oldest go (default 12500, 0 = all)
-  --podgc-period D                       how often pod GC runs (default 20s)
-  --podgc-orphan-quarantine D            a pod's node missing this long is looked up, then its pods go (default 40s)
+${controllerTimingFlagsHelp(39)}
   --metrics-bind-address HOST:PORT       serve /metrics, /healthz and /readyz over HTTP there (default: off)
   --leader-elect                         campaign for a Lease; only the holder runs the controllers
   --leader-elect-resource-namespace NS   default kube-system
@@ -61,13 +84,7 @@ const FLAGS = {
   'concurrent-replicaset-syncs': { type: 'string' },
   'concurrent-deployment-syncs': { type: 'string' },
   'concurrent-grid-syncs': { type: 'string' },
-  'node-monitor-period': { type: 'string' },
-  'node-monitor-grace-period': { type: 'string' },
-  'node-startup-grace-period': { type: 'string' },
-  'enable-pod-eviction': { type: 'boolean' },
-  'terminated-pod-gc-threshold': { type: 'string' },
-  'podgc-period': { type: 'string' },
-  'podgc-orphan-quarantine': { type: 'string' },
+  ...CONTROLLER_TIMING_FLAGS,
   'metrics-bind-address': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'leader-elect-resource-namespace': { type: 'string' },
@@ -120,15 +137,11 @@ function maxEndpointsPerSlice(raw: string | boolean | undefined): number {
 }
 
 export async function controllerManagerCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values.help) {
-    out(CONTROLLER_MANAGER_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
-  const kubeconfig = values['kubeconfig'];
-  if (typeof kubeconfig !== 'string' || kubeconfig === '') throw new UsageError('--kubeconfig is required');
-  if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
+  const flags = commandFlags(args, FLAGS, CONTROLLER_MANAGER_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
+  const kubeconfig = requiredKubeconfig(values);
   const controllers = controllerList(values['controllers']);
   const workers = intFlag('concurrent-endpoint-syncs', values['concurrent-endpoint-syncs'], 1) ?? 5;
   const sliceWorkers =
@@ -147,12 +160,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   const nodeLifecycle = nodeLifecycleFlags(values);
   const podGC = podGCFlags(values);
   const metricsAddress = hostPort(values['metrics-bind-address']);
-  let transport;
-  try {
-    transport = kubeconfigTransport({ path: kubeconfig });
-  } catch (err) {
-    throw new UsageError(`--kubeconfig: ${(err as Error).message.split('\n')[0]}`);
-  }
+  const transport = loadRequiredKubeconfig(kubeconfig);
   const log = jsonLogger(undefined, 'controller-manager');
   const client = new Client(transport);
   const manager = new ControllerManager(client, {
@@ -181,14 +189,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     out,
     what: 'controllers',
     banner: `svcplane: controller-manager running (${controllers.join(',')})`,
-    ...(values['leader-elect'] === true
-      ? {
-          leaderElection: {
-            namespace: String(values['leader-elect-resource-namespace'] ?? 'kube-system'),
-            name: String(values['leader-elect-resource-name'] ?? CONTROLLER_MANAGER_LEASE),
-          },
-        }
-      : {}),
+    ...leaderElectionFlags(values, CONTROLLER_MANAGER_LEASE),
     onRunning: () => {
       running = true;
     },

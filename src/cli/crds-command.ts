@@ -3,7 +3,7 @@
 // svcplane does and `svcplane controller-manager` can run the grid controllers against it.
 import { stringify } from 'yaml';
 import { gridCRDs, type CustomResourceDefinition } from '../api/schema/crds.js';
-import { UsageError, oneOf, parseFlags } from './flags.js';
+import { UsageError, oneOf, commandFlags } from './flags.js';
 
 export const CRDS_HELP = `Usage: svcplane crds [-o yaml|json]
 
@@ -48,11 +48,9 @@ function ignoreClosedStdout(): void {
 }
 
 export function crdsCommand(args: string[], out: (s: string) => void): number {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values['help'] === true) {
-    out(CRDS_HELP);
-    return 0;
-  }
+  const flags = commandFlags(args, FLAGS, CRDS_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument "${positionals[0]}" (svcplane crds takes no arguments)`);
   const format = oneOf('output', values['output'], ['yaml', 'json'] as const, 'yaml');

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createLayout, ipPath, type NetnsLayout } from '../demo/netns.js';
 import { stopAll, type Proc } from '../demo/processes.js';
 import { DEMO_NODES, SERVICE_CIDR, runDemo, type NetnsPlacement } from '../demo/run.js';
-import { UsageError, durationFlag, oneOf, parseFlags } from './flags.js';
+import { UsageError, durationFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
 import { ensureDataDir } from './serve.js';
 
 export const DEMO_HELP = `Usage: svcplane demo [--keep] [--mode auto|netns|userspace]
@@ -77,12 +77,10 @@ async function runHere(
 }
 
 export async function demoCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values['help'] === true) {
-    out(DEMO_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const flags = commandFlags(args, FLAGS, DEMO_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
   const root = process.getuid?.() === 0;
   const mode = oneOf('mode', values['mode'], ['auto', 'netns', 'userspace'] as const, 'auto');
   if (mode === 'netns' && !root)

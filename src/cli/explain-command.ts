@@ -11,8 +11,8 @@ import { renderExplanation } from '../core/topology/explain.js';
 import { topologyService } from '../core/topology/rules.js';
 import type { Labels } from '../core/topology/types.js';
 import { Client, isApiError, type ListOptions } from '../runtime/client.js';
-import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
-import { UsageError, oneOf, parseFlags } from './flags.js';
+import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
+import { UsageError, oneOf, commandFlags, noExtraArgs } from './flags.js';
 
 const SERVICES = mustFindResource('', 'services');
 const ENDPOINTS = mustFindResource('', 'endpoints');
@@ -39,13 +39,11 @@ Flags:
   --edge-health URL        take node health from edge-health's /localinfo, as a wrapper or proxy with
                            --service-autonomy-enhancement does: endpoints on nodes it reports not
                            Normal are dropped (node-unhealthy)
-  --kubeconfig FILE        default: $KUBECONFIG, then ~/.kube/config
-  --context NAME           a kubeconfig context other than the current one
+${kubeconfigFlagsHelp(25)}
 `;
 
 const FLAGS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
+  ...KUBECONFIG_FLAGS,
   namespace: { type: 'string', short: 'n' },
   node: { type: 'string' },
   output: { type: 'string', short: 'o' },
@@ -56,7 +54,7 @@ const FLAGS = {
 function serviceName(positionals: string[]): string {
   if (positionals.length === 0)
     throw new UsageError('a Service is required (svcplane explain service/NAME --node NODE)');
-  if (positionals.length > 1) throw new UsageError(`unexpected arguments: ${positionals.slice(1).join(' ')}`);
+  noExtraArgs(positionals, 1);
   const arg = positionals[0]!;
   const m = /^(?:(services?|svc)\/)?([^/]+)$/.exec(arg);
   if (m === null || m[2] === undefined || m[2] === '')
@@ -85,11 +83,9 @@ async function listAll(
 }
 
 export async function explainCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values.help) {
-    out(EXPLAIN_HELP);
-    return 0;
-  }
+  const flags = commandFlags(args, FLAGS, EXPLAIN_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
   const name = serviceName(positionals);
   const node = values['node'];
   if (typeof node !== 'string' || node === '')

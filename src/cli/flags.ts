@@ -22,6 +22,30 @@ export function parseFlags<T extends FlagSpec>(
   }
 }
 
+/**
+ * A subcommand's flags and arguments, or undefined when it was asked for --help: the help text is then
+ * written to `out` and the command returns 0.
+ */
+export function commandFlags<T extends FlagSpec>(
+  args: string[],
+  options: T,
+  help: string,
+  out: (s: string) => void,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } | undefined {
+  const parsed = parseFlags(args, options);
+  if (parsed.values['help'] === true) {
+    out(help);
+    return undefined;
+  }
+  return parsed;
+}
+
+/** More positional arguments than the command takes (`allowed`) is a usage error naming the extra ones. */
+export function noExtraArgs(positionals: readonly string[], allowed = 0): void {
+  if (positionals.length > allowed)
+    throw new UsageError(`unexpected arguments: ${positionals.slice(allowed).join(' ')}`);
+}
+
 /** A boolean as Go's strconv.ParseBool reads it (kube-* and SuperEdge flags: `--name=false`). */
 export function goBool(name: string, raw: string): boolean {
   if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(raw)) return true;

@@ -8,6 +8,20 @@ import { UsageError } from './flags.js';
 export const firstLine = (err: unknown): string =>
   (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
 
+/** The client commands' kubeconfig flags, to spread into their parse options. */
+export const KUBECONFIG_FLAGS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+} as const;
+
+/** Those flags' help lines, each description starting `width` characters after the indent. */
+export function kubeconfigFlagsHelp(width: number): string {
+  return [
+    `  ${'--kubeconfig FILE'.padEnd(width)}default: $KUBECONFIG, then ~/.kube/config`,
+    `  ${'--context NAME'.padEnd(width)}a kubeconfig context other than the current one`,
+  ].join('\n');
+}
+
 /**
  * The transport the flags name. A bad --kubeconfig value is a UsageError; a kubeconfig that cannot be
  * loaded is reported through `loadError` (a usage error for some commands, a runtime one for others).
@@ -30,5 +44,22 @@ export function transportFromFlags(
     });
   } catch (err) {
     throw loadError(`cannot load the kubeconfig: ${firstLine(err)}`, err);
+  }
+}
+
+/** `--kubeconfig FILE` as the controller commands require it (kube-controller-manager's): named and present. */
+export function requiredKubeconfig(values: Record<string, string | boolean | undefined>): string {
+  const kubeconfig = values['kubeconfig'];
+  if (typeof kubeconfig !== 'string' || kubeconfig === '') throw new UsageError('--kubeconfig is required');
+  if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
+  return kubeconfig;
+}
+
+/** The transport of a required kubeconfig; one that cannot be loaded is a usage error. */
+export function loadRequiredKubeconfig(path: string): KubeconfigTransport {
+  try {
+    return kubeconfigTransport({ path });
+  } catch (err) {
+    throw new UsageError(`--kubeconfig: ${(err as Error).message.split('\n')[0]}`);
   }
 }

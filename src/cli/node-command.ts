@@ -8,8 +8,9 @@ import { parseCidrList } from '../core/nodes/pod-cidrs.js';
 import { SimulatedKubelets } from '../nodes/kubelets.js';
 import { registerNodes, RegistrationError, type CidrSource } from '../nodes/register.js';
 import { Client } from '../runtime/client.js';
-import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
-import { UsageError, intFlag, parseFlags } from './flags.js';
+import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
+import { UsageError, intFlag, commandFlags, noExtraArgs } from './flags.js';
+import { signalled } from './signals.js';
 
 export const NODE_HELP = `Usage: svcplane node --name NAME [--count N] [flags]
 
@@ -41,13 +42,11 @@ Flags:
                               with an echo (pod name, namespace, node name, pod IP, client address); a
                               127.0.0.0/8 pod CIDR needs no root. A port another process holds is a
                               container that fails to start: CrashLoopBackOff, not Ready, retried
-  --kubeconfig FILE           default: $KUBECONFIG, then ~/.kube/config
-  --context NAME              a kubeconfig context other than the current one
+${kubeconfigFlagsHelp(28)}
 `;
 
 const FLAGS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
+  ...KUBECONFIG_FLAGS,
   name: { type: 'string' },
   count: { type: 'string' },
   labels: { type: 'string' },
@@ -133,12 +132,10 @@ export async function nodeCommand(
   out: (s: string) => void,
   version: string,
 ): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values.help) {
-    out(NODE_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const flags = commandFlags(args, FLAGS, NODE_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
   const base = values['name'];
   if (typeof base !== 'string' || base === '') throw new UsageError('--name is required');
   const count = intFlag('count', values['count'], 1);
@@ -198,15 +195,7 @@ export async function nodeCommand(
       },
     );
   }
-  await new Promise<void>((resolve) => {
-    const onSignal = (): void => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  await signalled();
   // Like a kubelet that is stopped: no more heartbeats; the Nodes and Leases stay, and the node
   // lifecycle controller notices the silence.
   await kubelets.stop();

@@ -14,8 +14,8 @@ import {
   type PodStatusInput,
 } from '../core/pods/pod-status.js';
 import { Client, isApiError } from '../runtime/client.js';
-import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
-import { UsageError, oneOf, parseFlags } from './flags.js';
+import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
+import { UsageError, oneOf, commandFlags, noExtraArgs } from './flags.js';
 
 const PODS = mustFindResource('', 'pods');
 
@@ -39,13 +39,11 @@ Flags:
   --phase PHASE                 Running (default), Pending, Succeeded or Failed
   --host-ip IP[,IP]             status.hostIP(s): the node's address
   -n, --namespace NS            default: the kubeconfig context's namespace, else "default"
-  --kubeconfig FILE             default: $KUBECONFIG, then ~/.kube/config
-  --context NAME                a kubeconfig context other than the current one
+${kubeconfigFlagsHelp(30)}
 `;
 
 const FLAGS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
+  ...KUBECONFIG_FLAGS,
   namespace: { type: 'string', short: 'n' },
   ip: { type: 'string' },
   ready: { type: 'string' },
@@ -77,7 +75,7 @@ function readyFlag(raw: string | boolean | undefined): boolean | undefined {
 function podName(positionals: string[]): string {
   if (positionals.length === 0)
     throw new UsageError('a pod name is required (svcplane pod-status POD --ip IP)');
-  if (positionals.length > 1) throw new UsageError(`unexpected arguments: ${positionals.slice(1).join(' ')}`);
+  noExtraArgs(positionals, 1);
   // kubectl's TYPE/NAME form is accepted for pods.
   const name = positionals[0]!.replace(/^(pods?|po)\//, '');
   if (name === '' || name.includes('/')) {
@@ -130,11 +128,9 @@ export async function setPodStatus(
 }
 
 export async function podStatusCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values.help) {
-    out(POD_STATUS_HELP);
-    return 0;
-  }
+  const flags = commandFlags(args, FLAGS, POD_STATUS_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
   const name = podName(positionals);
   const ips = ipsFlag('ip', values['ip']);
   const hostIPs = ipsFlag('host-ip', values['host-ip']);

@@ -16,8 +16,8 @@ import { ServiceHealthServers, healthCheckHosts } from '../proxy/service-health.
 import { ProxySync, type ProxyBackend, type SyncLog } from '../proxy/sync.js';
 import { UserspaceBackend } from '../proxy/userspace-backend.js';
 import { UserspaceProxy } from '../proxy/userspace.js';
-import { UsageError, durationFlag, hostPort, intFlag, oneOf, parseFlags } from './flags.js';
-import { transportFromFlags } from './kubeconfig-flags.js';
+import { UsageError, durationFlag, hostPort, intFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
+import { transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
 import { signalled } from './signals.js';
 
 export const PROXY_HELP = `Usage: svcplane proxy --hostname-override NODE [flags]
@@ -47,8 +47,7 @@ Examples:
 Flags:
   --hostname-override NODE        the node this proxy serves (required)
   --proxy-mode iptables|userspace default iptables
-  --kubeconfig FILE               default: $KUBECONFIG, then ~/.kube/config
-  --context NAME                  a kubeconfig context other than the current one
+${kubeconfigFlagsHelp(32)}
   --min-sync-period DURATION      least time between two syncs (default 1s)
   --sync-period DURATION          a full sync at least this often (default 30s)
   --cluster-cidr CIDR             iptables: masquerade traffic to cluster IPs from outside this range
@@ -73,8 +72,7 @@ const FLAGS = {
   'hostname-override': { type: 'string' },
   'service-autonomy-enhancement': { type: 'string' },
   'proxy-mode': { type: 'string' },
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
+  ...KUBECONFIG_FLAGS,
   'min-sync-period': { type: 'string' },
   'sync-period': { type: 'string' },
   'cluster-cidr': { type: 'string' },
@@ -143,12 +141,10 @@ async function iptablesBackends(
 }
 
 export async function proxyCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values['help'] === true) {
-    out(PROXY_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const flags = commandFlags(args, FLAGS, PROXY_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
   const mode = oneOf('proxy-mode', values['proxy-mode'], ['iptables', 'userspace'] as const, 'iptables');
   const log = jsonLogger(undefined, 'proxy');
   const render = {

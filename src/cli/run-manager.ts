@@ -6,6 +6,7 @@ import type { Logger } from '../apiserver/logger.js';
 import type { ControllerManager } from '../controllers/manager.js';
 import type { Client } from '../runtime/client.js';
 import { LeaderElector, leaseClient } from '../runtime/leader-election.js';
+import { signalled } from './signals.js';
 
 export interface RunManagerOptions {
   readonly client: Client;
@@ -20,6 +21,24 @@ export interface RunManagerOptions {
   readonly leaderElection?: { readonly namespace: string; readonly name: string };
   /** Called once the manager runs (for readiness). */
   readonly onRunning?: () => void;
+}
+
+/**
+ * The Lease `--leader-elect` campaigns for: `--leader-elect-resource-namespace` (default kube-system) and
+ * `--leader-elect-resource-name` (default `defaultName`), as kube-controller-manager and kube-scheduler
+ * read them; nothing without --leader-elect.
+ */
+export function leaderElectionFlags(
+  values: Record<string, string | boolean | undefined>,
+  defaultName: string,
+): Pick<RunManagerOptions, 'leaderElection'> {
+  if (values['leader-elect'] !== true) return {};
+  return {
+    leaderElection: {
+      namespace: String(values['leader-elect-resource-namespace'] ?? 'kube-system'),
+      name: String(values['leader-elect-resource-name'] ?? defaultName),
+    },
+  };
 }
 
 /**
@@ -63,15 +82,7 @@ export async function runManagerUntilSignal(o: RunManagerOptions): Promise<void>
     o.onRunning?.();
     o.out(o.banner);
   }
-  await new Promise<void>((resolve) => {
-    const onSignal = (): void => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  await signalled();
   shuttingDown = true;
   await manager.stop();
   await elector?.stop();

@@ -2,13 +2,12 @@
 // kubeconfig (kube-scheduler's flag names). It is the controller manager's `scheduler` controller, run
 // by itself; with --leader-elect, several copies campaign for one coordination.k8s.io Lease
 // (kube-system/kube-scheduler by default, as kube-scheduler's) and only the holder schedules.
-import { existsSync } from 'node:fs';
 import { jsonLogger } from '../apiserver/logger.js';
 import { ControllerManager } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
-import { kubeconfigTransport } from '../runtime/kubeconfig.js';
-import { UsageError, intFlag, parseFlags } from './flags.js';
-import { runManagerUntilSignal } from './run-manager.js';
+import { loadRequiredKubeconfig, requiredKubeconfig } from './kubeconfig-flags.js';
+import { intFlag, commandFlags, noExtraArgs } from './flags.js';
+import { leaderElectionFlags, runManagerUntilSignal } from './run-manager.js';
 
 export const SCHEDULER_HELP = `Usage: svcplane scheduler --kubeconfig FILE [flags]
 
@@ -34,22 +33,13 @@ const FLAGS = {
 } as const;
 
 export async function schedulerCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, FLAGS);
-  if (values.help) {
-    out(SCHEDULER_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
-  const kubeconfig = values['kubeconfig'];
-  if (typeof kubeconfig !== 'string' || kubeconfig === '') throw new UsageError('--kubeconfig is required');
-  if (!existsSync(kubeconfig)) throw new UsageError(`--kubeconfig: ${kubeconfig} does not exist`);
+  const flags = commandFlags(args, FLAGS, SCHEDULER_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
+  const kubeconfig = requiredKubeconfig(values);
   const parallelism = intFlag('parallelism', values['parallelism'], 1) ?? 16;
-  let transport;
-  try {
-    transport = kubeconfigTransport({ path: kubeconfig });
-  } catch (err) {
-    throw new UsageError(`--kubeconfig: ${(err as Error).message.split('\n')[0]}`);
-  }
+  const transport = loadRequiredKubeconfig(kubeconfig);
   const log = jsonLogger(undefined, 'scheduler');
   const client = new Client(transport);
   const manager = new ControllerManager(client, {
@@ -64,14 +54,7 @@ export async function schedulerCommand(args: string[], out: (s: string) => void)
     out,
     what: 'the scheduler',
     banner: 'svcplane: scheduler running',
-    ...(values['leader-elect'] === true
-      ? {
-          leaderElection: {
-            namespace: String(values['leader-elect-resource-namespace'] ?? 'kube-system'),
-            name: String(values['leader-elect-resource-name'] ?? 'kube-scheduler'),
-          },
-        }
-      : {}),
+    ...leaderElectionFlags(values, 'kube-scheduler'),
   });
   transport.close();
   return 0;

@@ -19,7 +19,7 @@ import { makeDirs } from '../storage/make-dirs.js';
 import type { Store } from '../storage/store.js';
 import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
 import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
-import { UsageError, durationFlag, intFlag, oneOf, parseFlags } from './flags.js';
+import { UsageError, durationFlag, intFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
 import { openStoreFromFlags } from './store-command.js';
 import { signalled } from './signals.js';
 
@@ -382,12 +382,10 @@ export function parseServerFlags(
   out: (s: string) => void,
   defaults: { readonly allowLoopbackEndpoints?: boolean } = {},
 ): { values: Flags; settings: ServerSettings } | undefined {
-  const { values, positionals } = parseFlags(args, SERVER_FLAGS);
-  if (values.help) {
-    out(help);
-    return undefined;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  const flags = commandFlags(args, SERVER_FLAGS, help, out);
+  if (flags === undefined) return undefined;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
   return { values, settings: serverSettings(values, defaults) };
 }
 

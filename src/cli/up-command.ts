@@ -11,7 +11,13 @@ import { formatTokenFileRecord, parseTokenFile, tokenDigest } from '../apiserver
 import { jsonLogger } from '../apiserver/logger.js';
 import { KNOWN_CONTROLLERS } from '../controllers/manager.js';
 import { ControllerHost } from './controller-host.js';
-import { CONTROLLER_MANAGER_LEASE, nodeLifecycleFlags, podGCFlags } from './controller-manager-command.js';
+import {
+  CONTROLLER_MANAGER_LEASE,
+  CONTROLLER_TIMING_FLAGS,
+  controllerTimingFlagsHelp,
+  nodeLifecycleFlags,
+  podGCFlags,
+} from './controller-manager-command.js';
 import { UsageError, parseFlags } from './flags.js';
 import {
   ensureDataDir,
@@ -41,37 +47,20 @@ Flags:
 ${SERVER_FLAGS_HELP}
 
 The node lifecycle and pod GC controllers' timings (svcplane controller-manager's flags):
-  --node-monitor-period D                 how often node health is checked (default 5s)
-  --node-monitor-grace-period D           heartbeats older than this make a node Unknown (default 40s)
-  --node-startup-grace-period D           the same for a node that never posted Ready (default 1m)
-  --enable-pod-eviction                   evict pods from NoExecute-tainted nodes (default: off)
-  --terminated-pod-gc-threshold N         finished pods kept before the oldest go (default 12500, 0 = all)
-  --podgc-period D                        how often pod GC runs (default 20s)
-  --podgc-orphan-quarantine D             a pod's node missing this long is looked up, then its pods go (default 40s)
+${controllerTimingFlagsHelp(40)}
 `;
-
-/** `up`'s own flags, passed to the controllers' worker; the rest are the API server's. */
-const CONTROLLER_FLAGS = {
-  'node-monitor-period': { type: 'string' },
-  'node-monitor-grace-period': { type: 'string' },
-  'node-startup-grace-period': { type: 'string' },
-  'enable-pod-eviction': { type: 'boolean' },
-  'terminated-pod-gc-threshold': { type: 'string' },
-  'podgc-period': { type: 'string' },
-  'podgc-orphan-quarantine': { type: 'string' },
-} as const;
 
 /** Splits `args` into the API server's and the controllers' flags (unknown flags are usage errors). */
 function splitControllerFlags(args: string[]): {
   serverArgs: string[];
   values: Record<string, string | boolean | undefined>;
 } {
-  const options = { ...SERVER_FLAGS, ...CONTROLLER_FLAGS };
+  const options = { ...SERVER_FLAGS, ...CONTROLLER_TIMING_FLAGS };
   const { values } = parseFlags(args, options);
   const { tokens } = parseArgs({ args, options, strict: true, allowPositionals: true, tokens: true });
   const drop = new Set<number>();
   for (const t of tokens) {
-    if (t.kind !== 'option' || !Object.hasOwn(CONTROLLER_FLAGS, t.name)) continue;
+    if (t.kind !== 'option' || !Object.hasOwn(CONTROLLER_TIMING_FLAGS, t.name)) continue;
     drop.add(t.index);
     if (t.value !== undefined && !t.inlineValue) drop.add(t.index + 1);
   }

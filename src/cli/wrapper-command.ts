@@ -7,7 +7,7 @@ import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-f
 import { jsonLogger } from '../apiserver/logger.js';
 import { Client } from '../runtime/client.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
-import { UsageError, hostPort, parseFlags } from './flags.js';
+import { UsageError, hostPort, parseFlags, noExtraArgs } from './flags.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
 import { ensureDataDir, ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
 import { upstreamDiscovery, upstreamForwarder } from './wrapper-proxy.js';
@@ -124,7 +124,7 @@ export async function wrapperCommand(
   }
   const superedge = superEdgeFlags(args);
   const { values, positionals } = parseFlags(superedge.rest, FLAGS);
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  noExtraArgs(positionals);
   favourMemory();
   const hostname = values['hostname'];
   if (typeof hostname !== 'string' || hostname === '')

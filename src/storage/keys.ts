@@ -1,5 +1,5 @@
 // Key handling shared by every backend: validation, byte order, prefix ranges and continue tokens.
-import { MAX_VALUE_BYTES, StoreError } from './store.js';
+import { MAX_VALUE_BYTES, StoreError, type KeyValue, type ListOptions, type ListResult } from './store.js';
 
 const MAX_KEY_BYTES = 4096;
 
@@ -113,4 +113,53 @@ export function checkLimit(limit: number | undefined): void {
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
     throw new StoreError('InvalidArgument', `limit must be a non-negative integer, got ${String(limit)}`);
   }
+}
+
+/** A create's arguments: a valid key and value. */
+export function checkCreate(key: string, value: Uint8Array): void {
+  checkKey(key);
+  checkValue(key, value);
+}
+
+/** An update's arguments: a valid key and value, and the revision it must replace. */
+export function checkUpdate(key: string, value: Uint8Array, expectedRevision: number): void {
+  checkCreate(key, value);
+  checkRevision('expectedRevision', expectedRevision);
+}
+
+/** A delete's arguments: a valid key, and the revision it must remove when one is given. */
+export function checkDelete(key: string, expectedRevision: number | undefined): void {
+  checkKey(key);
+  if (expectedRevision !== undefined) checkRevision('expectedRevision', expectedRevision);
+}
+
+/** A watch's arguments: a valid prefix and the revision it starts after. */
+export function checkWatch(prefix: string, fromRevision: number): void {
+  checkPrefix(prefix);
+  checkRevision('fromRevision', fromRevision);
+}
+
+/** Where a list page starts: the revision to read at (absent: the newest) and the key it resumes after. */
+export interface ListStart {
+  readonly revision: number | undefined;
+  readonly after: string | undefined;
+}
+
+/** Checks a list's arguments; a continue token gives the revision and the last key of the page before. */
+export function listStart(prefix: string, opts: ListOptions): ListStart {
+  checkPrefix(prefix);
+  checkLimit(opts.limit);
+  if (opts.continue !== undefined && opts.continue !== '') {
+    const token = decodeContinue(opts.continue, prefix);
+    return { revision: token.rev, after: token.after };
+  }
+  return { revision: opts.revision, after: undefined };
+}
+
+/** A list page read at `revision`; when more items follow, a continue token resumes after its last key. */
+export function listPage(revision: number, prefix: string, items: KeyValue[], more: boolean): ListResult {
+  const last = items[items.length - 1];
+  return more && last !== undefined
+    ? { revision, items, continue: encodeContinue({ rev: revision, prefix, after: last.key }) }
+    : { revision, items };
 }

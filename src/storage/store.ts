@@ -135,6 +135,14 @@ export const isStoreError = (err: unknown, code?: StoreErrorCode): err is StoreE
 /** Values larger than this are refused with TooLarge: etcd's default request limit, and Kubernetes' object limit. */
 export const MAX_VALUE_BYTES = 1.5 * 1024 * 1024;
 
+export function notFoundError(key: string): StoreError {
+  return new StoreError('NotFound', `key ${key} not found`, { key });
+}
+
+export function alreadyExistsError(key: string): StoreError {
+  return new StoreError('AlreadyExists', `key ${key} already exists`, { key });
+}
+
 export function conflictError(key: string, expected: number, actual: number): StoreError {
   return new StoreError(
     'Conflict',

@@ -23,38 +23,58 @@ interface EventView {
   readonly count: number;
 }
 
-const coreView = (ev: KObject): EventView => ({
-  name: ev.metadata.name ?? '',
-  type: str(ev['type']),
-  reason: str(ev['reason']),
-  message: str(ev['message']),
-  involvedObject: obj(ev['involvedObject']),
-  source: obj(ev['source']),
-  reportingController: str(ev['reportingComponent']),
-  reportingInstance: str(ev['reportingInstance']),
-  firstTimestamp: ev['firstTimestamp'],
-  lastTimestamp: ev['lastTimestamp'],
-  eventTime: ev['eventTime'],
-  series: objOrUndefined(ev['series']),
-  count: int(ev['count']),
-});
+/** Where each field of the view lives in an Event of one API. */
+interface EventFieldNames {
+  readonly message: string;
+  readonly involvedObject: string;
+  readonly source: string;
+  readonly reportingController: string;
+  readonly firstTimestamp: string;
+  readonly lastTimestamp: string;
+  readonly count: string;
+}
+
+const CORE_V1_NAMES: EventFieldNames = {
+  message: 'message',
+  involvedObject: 'involvedObject',
+  source: 'source',
+  reportingController: 'reportingComponent',
+  firstTimestamp: 'firstTimestamp',
+  lastTimestamp: 'lastTimestamp',
+  count: 'count',
+};
 
 /** events.k8s.io/v1 mapped onto core/v1 names, as kube's conversion between the two does. */
-const eventsV1View = (ev: KObject): EventView => ({
-  name: ev.metadata.name ?? '',
-  type: str(ev['type']),
-  reason: str(ev['reason']),
-  message: str(ev['note']),
-  involvedObject: obj(ev['regarding']),
-  source: obj(ev['deprecatedSource']),
-  reportingController: str(ev['reportingController']),
-  reportingInstance: str(ev['reportingInstance']),
-  firstTimestamp: ev['deprecatedFirstTimestamp'],
-  lastTimestamp: ev['deprecatedLastTimestamp'],
-  eventTime: ev['eventTime'],
-  series: objOrUndefined(ev['series']),
-  count: int(ev['deprecatedCount']),
-});
+const EVENTS_V1_NAMES: EventFieldNames = {
+  message: 'note',
+  involvedObject: 'regarding',
+  source: 'deprecatedSource',
+  reportingController: 'reportingController',
+  firstTimestamp: 'deprecatedFirstTimestamp',
+  lastTimestamp: 'deprecatedLastTimestamp',
+  count: 'deprecatedCount',
+};
+
+const viewWith =
+  (n: EventFieldNames) =>
+  (ev: KObject): EventView => ({
+    name: ev.metadata.name ?? '',
+    type: str(ev['type']),
+    reason: str(ev['reason']),
+    message: str(ev[n.message]),
+    involvedObject: obj(ev[n.involvedObject]),
+    source: obj(ev[n.source]),
+    reportingController: str(ev[n.reportingController]),
+    reportingInstance: str(ev['reportingInstance']),
+    firstTimestamp: ev[n.firstTimestamp],
+    lastTimestamp: ev[n.lastTimestamp],
+    eventTime: ev['eventTime'],
+    series: objOrUndefined(ev['series']),
+    count: int(ev[n.count]),
+  });
+
+const coreView = viewWith(CORE_V1_NAMES);
+const eventsV1View = viewWith(EVENTS_V1_NAMES);
 
 /** `kubelet, node-1`: the component, then the host when there is one. */
 function eventSource(e: EventView): string {

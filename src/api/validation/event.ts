@@ -138,6 +138,23 @@ export function validateEventCreate(obj: Record<string, unknown>, v1: boolean): 
   return errs;
 }
 
+/** The fields an update of an events.k8s.io/v1 Event may not change, as kube's ValidateEventUpdate checks them. */
+const IMMUTABLE_FIELDS = [
+  'involvedObject',
+  'reason',
+  'message',
+  'source',
+  'firstTimestamp',
+  'lastTimestamp',
+  'count',
+  'type',
+  'eventTime',
+  'action',
+  'related',
+  'reportingController',
+  'reportingInstance',
+] as const satisfies readonly (keyof EventView)[];
+
 /** Update: legacy rules; for events.k8s.io/v1 also the series and the immutable fields. */
 export function validateEventUpdate(
   obj: Record<string, unknown>,
@@ -150,23 +167,8 @@ export function validateEventUpdate(
   if (!v1) return errs;
   const o = view(old, v1, []);
   if (!jsonEqual(e.series, o.series)) errs.push(...validateSeries(e));
-  const immutable: [string, unknown, unknown][] = [
-    ['involvedObject', e.involvedObject, o.involvedObject],
-    ['reason', e.reason, o.reason],
-    ['message', e.message, o.message],
-    ['source', e.source, o.source],
-    ['firstTimestamp', e.firstTimestamp, o.firstTimestamp],
-    ['lastTimestamp', e.lastTimestamp, o.lastTimestamp],
-    ['count', e.count, o.count],
-    ['type', e.type, o.type],
-    ['eventTime', e.eventTime, o.eventTime],
-    ['action', e.action, o.action],
-    ['related', e.related, o.related],
-    ['reportingController', e.reportingController, o.reportingController],
-    ['reportingInstance', e.reportingInstance, o.reportingInstance],
-  ];
-  for (const [path, now, before] of immutable) {
-    if (!jsonEqual(now, before)) errs.push(invalid(path, now, 'field is immutable'));
+  for (const path of IMMUTABLE_FIELDS) {
+    if (!jsonEqual(e[path], o[path])) errs.push(invalid(path, e[path], 'field is immutable'));
   }
   return errs;
 }

@@ -20,6 +20,7 @@ import {
   notFoundPath,
   methodNotAllowed,
   nonResourceAttributes,
+  type ResourceHandler,
 } from './types.js';
 import { impersonate, isImpersonationHeader } from '../auth/impersonation.js';
 import { ALL_AUTHENTICATED, ANONYMOUS_USER } from '../auth/types.js';
@@ -300,14 +301,7 @@ const decodeBodyFor = (r: ResourceInfo, req: IncomingMessage, buf: Buffer, ctx: 
     { group: r.group, version: r.version, kind: r.kind },
   );
 
-async function serveResource(
-  deps: HandlerDeps,
-  req: IncomingMessage,
-  res: ServerResponse,
-  r: ResourceInfo,
-  info: ResourceRequestInfo,
-  query: URLSearchParams,
-): Promise<void> {
+const serveResource: ResourceHandler = async (deps, req, res, r, info, query) => {
   if (isExtraSubresource(r, info)) {
     scopeCheck(r, { ...info, subresource: '' });
     await serveSubresource(deps, req, res, r, info, query);
@@ -442,4 +436,4 @@ async function serveResource(
     default:
       throw notFoundPath();
   }
-}
+};

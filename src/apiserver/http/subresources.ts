@@ -18,8 +18,7 @@ import { mediaType, negotiate } from './negotiation.js';
 import type { ResourceRequestInfo } from './request-info.js';
 import { warningHeaders, writeJson } from './respond.js';
 import { writeContext } from './request-options.js';
-import type { HandlerDeps } from './types.js';
-import { notFoundPath } from './types.js';
+import { notFoundPath, type HandlerDeps, type ResourceHandler } from './types.js';
 
 /** Whether this request is for a subresource served here (scale or binding). */
 export const isExtraSubresource = (r: ResourceInfo, info: ResourceRequestInfo): boolean =>
@@ -50,14 +49,7 @@ function writeScale(
   });
 }
 
-export async function serveSubresource(
-  deps: HandlerDeps,
-  req: IncomingMessage,
-  res: ServerResponse,
-  r: ResourceInfo,
-  info: ResourceRequestInfo,
-  query: URLSearchParams,
-): Promise<void> {
+export const serveSubresource: ResourceHandler = async (deps, req, res, r, info, query) => {
   if (info.subresource === 'binding') {
     if (info.verb !== 'create') {
       req.resume();
@@ -133,7 +125,7 @@ export async function serveSubresource(
       req.resume();
       throw statusErrors.methodNotSupported({ group: r.group, resource: `${r.resource}/scale` }, info.verb);
   }
-}
+};
 
 function checkScaleBody(body: unknown): void {
   if (!isPlainObject(body))

@@ -2,30 +2,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../../api/resources.js';
 import type { RuleResolver } from '../auth/rules.js';
+import type { RequestAttributes, UserInfo } from '../auth/types.js';
 import { StatusError } from '../../api/status.js';
 import type { Logger } from '../logger.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Registry } from '../registry/registry.js';
 import type { WatchCache } from '../watch-cache/watch-cache.js';
 import { type WatchRegistry } from './watch.js';
+import type { ResourceRequestInfo } from './request-info.js';
 
-export interface Identity {
-  readonly name: string;
-  readonly uid: string;
-  readonly groups: readonly string[];
-}
+/** Who a request is (kube-apiserver's user.Info). */
+export type Identity = UserInfo;
 
-export interface AuthorizationAttributes {
-  readonly user: Identity;
-  readonly verb: string;
-  readonly resourceRequest: boolean;
-  readonly apiGroup: string;
-  readonly namespace: string;
-  readonly resource: string;
-  readonly subresource: string;
-  readonly name: string;
-  readonly path: string;
-}
+/** What a request asks to do (kube-apiserver's authorizer.Attributes). */
+export type AuthorizationAttributes = RequestAttributes;
 
 /** What a request for a path (not a resource) asks the authorizer. */
 export const nonResourceAttributes = (
@@ -58,6 +48,7 @@ export interface HandlerDeps {
   readonly log: Logger;
   readonly authenticate: (req: IncomingMessage) => Identity | 'anonymous' | 'invalid';
   readonly authorize: (attrs: AuthorizationAttributes) => boolean;
+  /** What a user may do in a namespace (SelfSubjectRulesReview); without it the answer is incomplete. */
   readonly rulesFor?: RuleResolver;
   readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;
   readonly openapi: OpenApiProvider;
@@ -102,6 +93,16 @@ export interface HandlerDeps {
     identity: Identity,
   ) => Promise<boolean>;
 }
+
+/** Serves one request for a resource (`/api/v1/namespaces/NS/pods/NAME[/SUB]`) once it is routed. */
+export type ResourceHandler = (
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: ResourceInfo,
+  info: ResourceRequestInfo,
+  query: URLSearchParams,
+) => Promise<void>;
 
 export interface ReadyCheck {
   readonly name: string;

@@ -1,23 +1,14 @@
 // A watch request: its options (resourceVersion, sendInitialEvents, bookmarks, timeout) become a
 // WatchRequest for watch.ts.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ResourceInfo } from '../../api/resources.js';
 import { statusErrors } from '../../api/status.js';
 import { listOptionsInvalid, parseResourceVersion } from '../registry/lister.js';
-import { queryTrue, type ResourceRequestInfo } from './request-info.js';
+import { queryTrue } from './request-info.js';
 import { parseIncludeObject } from './table.js';
 import { serveWatch, type WatchRendering } from './watch.js';
-import { type HandlerDeps, notFoundPath } from './types.js';
+import { notFoundPath, type ResourceHandler } from './types.js';
 import { scopeCheck, filterFrom, renderingFor } from './request-options.js';
 
-export async function serveResourceWatch(
-  deps: HandlerDeps,
-  req: IncomingMessage,
-  res: ServerResponse,
-  r: ResourceInfo,
-  info: ResourceRequestInfo,
-  query: URLSearchParams,
-): Promise<void> {
+export const serveResourceWatch: ResourceHandler = async (deps, req, res, r, info, query) => {
   scopeCheck(r, info);
   if (info.name !== '') throw notFoundPath();
   const rendering = renderingFor(req);
@@ -94,4 +85,4 @@ export async function serveResourceWatch(
     },
     deps.watches,
   );
-}
+};

@@ -36,7 +36,7 @@ import {
   type ReplicaSet,
 } from '../../core/workloads/deployment-util.js';
 import { isApiError, type Client } from '../../runtime/client.js';
-import { Controller, type ReconcileResult } from '../../runtime/controller.js';
+import type { Controller, ReconcileResult } from '../../runtime/controller.js';
 import { regarding, type ClientEventRecorder } from '../../runtime/events.js';
 import {
   objectKeyOf,
@@ -44,7 +44,7 @@ import {
   type Informer,
   type SharedInformerFactory,
 } from '../../runtime/informer.js';
-import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import { keyedController, enqueueOnChange, type KeyedControllerOptions } from '../controller-wiring.js';
 
 export const DEPLOYMENTS = mustFindResource('apps', 'deployments');
 export const REPLICASETS = mustFindResource('apps', 'replicasets');
@@ -65,13 +65,10 @@ const byControllerUid: IndexFunc = (o) => {
   return ref === undefined ? [] : [ref.uid];
 };
 
-export interface DeploymentControllerOptions {
-  readonly workers?: number;
-  readonly metrics?: WorkqueueMetrics;
+export interface DeploymentControllerOptions extends KeyedControllerOptions {
   readonly events?: ClientEventRecorder;
   /** The clock (ms since the epoch); tests pass their own. */
   readonly now?: () => number;
-  readonly onError?: (key: string, err: unknown) => void;
 }
 
 const beingDeleted = (o: KObject): boolean =>
@@ -98,16 +95,11 @@ export class DeploymentController {
     this.deployments = factory.informer(DEPLOYMENTS);
     this.replicaSets = factory.informer(REPLICASETS, { indexers: { [BY_CONTROLLER]: byControllerUid } });
     this.pods = factory.informer(PODS, { indexers: { [BY_CONTROLLER]: byControllerUid } });
-    this.controller = new Controller({
-      name: 'deployment',
-      workers: opts.workers ?? 5,
-      maxRetries: 15,
-      reconcile: (key) => this.sync(key),
-      ...(opts.metrics === undefined ? {} : { queue: { metrics: opts.metrics } }),
-      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
-    });
-    const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
-    this.deployments.addHandlers({ onAdd: enqueue, onUpdate: (_, d) => enqueue(d), onDelete: enqueue });
+    this.controller = keyedController(
+      { name: 'deployment', workers: 5, maxRetries: 15, reconcile: (key) => this.sync(key) },
+      opts,
+    );
+    const enqueue = enqueueOnChange(this.deployments, this.controller);
     this.replicaSets.addHandlers({
       onAdd: (rs) => this.replicaSetChanged(undefined, rs),
       onUpdate: (old, rs) => this.replicaSetChanged(old, rs),

@@ -3,7 +3,6 @@
 // change enqueues every Service in its namespace that selected it before or selects it now. Reconcile
 // reads the informer caches, asks core/endpoints for the plan and writes it; a vanished Service's
 // Endpoints are deleted. On start every existing Endpoints key is enqueued so orphans go too.
-import type { KObject } from '../../api/object.js';
 import { mustFindResource } from '../../api/resources.js';
 import {
   planEndpoints,
@@ -14,21 +13,22 @@ import {
   type Service,
 } from '../../core/endpoints/endpoints.js';
 import { isApiError, type Client } from '../../runtime/client.js';
-import { Controller } from '../../runtime/controller.js';
+import type { Controller } from '../../runtime/controller.js';
 import { objectKeyOf, type Informer, type SharedInformerFactory } from '../../runtime/informer.js';
-import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
 import { podLabelIndexers, selectedPods } from '../selected-pods.js';
+import {
+  keyedController,
+  enqueueOnChange,
+  onChange,
+  type KeyedControllerOptions,
+} from '../controller-wiring.js';
 
 export const SERVICES = mustFindResource('', 'services');
 export const PODS = mustFindResource('', 'pods');
 export const ENDPOINTS = mustFindResource('', 'endpoints');
 const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 
-export interface EndpointsControllerOptions {
-  readonly workers?: number;
-  readonly metrics?: WorkqueueMetrics;
-  readonly onError?: (key: string, err: unknown) => void;
-}
+export type EndpointsControllerOptions = KeyedControllerOptions;
 
 export class EndpointsController {
   readonly controller: Controller;
@@ -47,28 +47,18 @@ export class EndpointsController {
     this.services = factory.informer(SERVICES);
     this.pods = factory.informer(PODS, { indexers: podLabelIndexers });
     this.endpoints = factory.informer(ENDPOINTS);
-    this.controller = new Controller({
-      name: 'endpoint',
-      workers: opts.workers ?? 5,
-      maxRetries: 15,
-      reconcile: (key) => this.sync(key),
-      ...(opts.metrics === undefined ? {} : { queue: { metrics: opts.metrics } }),
-      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
-    });
-    const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
-    this.services.addHandlers({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o), onDelete: enqueue });
+    this.controller = keyedController(
+      { name: 'endpoint', workers: 5, maxRetries: 15, reconcile: (key) => this.sync(key) },
+      opts,
+    );
+    const enqueue = enqueueOnChange(this.services, this.controller);
     this.endpoints.addHandlers({ onDelete: enqueue });
-    const podChanged = (old: KObject | undefined, pod: KObject): void => {
+    onChange(this.pods, (old, pod) => {
       if (!this.synced) return;
       for (const svc of this.services.indexer.byIndex('namespace', pod.metadata.namespace ?? '')) {
         const s = svc as Service;
         if (selectsPod(s, pod as Pod) || (old !== undefined && selectsPod(s, old as Pod))) enqueue(svc);
       }
-    };
-    this.pods.addHandlers({
-      onAdd: (p) => podChanged(undefined, p),
-      onUpdate: (old, p) => podChanged(old, p),
-      onDelete: (p) => podChanged(undefined, p),
     });
   }
 

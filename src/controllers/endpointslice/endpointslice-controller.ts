@@ -25,7 +25,7 @@ import {
 } from '../../core/endpointslices/endpointslices.js';
 import { EndpointSliceTracker } from '../../core/endpointslices/tracker.js';
 import { isApiError, type Client } from '../../runtime/client.js';
-import { Controller } from '../../runtime/controller.js';
+import type { Controller } from '../../runtime/controller.js';
 import { podLabelIndexers, selectedPods } from '../selected-pods.js';
 import { regarding, type ClientEventRecorder } from '../../runtime/events.js';
 import {
@@ -34,12 +34,13 @@ import {
   type Informer,
   type SharedInformerFactory,
 } from '../../runtime/informer.js';
+import { BucketRateLimiter, ItemExponentialRateLimiter, MaxOfRateLimiter } from '../../runtime/workqueue.js';
 import {
-  BucketRateLimiter,
-  ItemExponentialRateLimiter,
-  MaxOfRateLimiter,
-  type WorkqueueMetrics,
-} from '../../runtime/workqueue.js';
+  keyedController,
+  enqueueOnChange,
+  onChange,
+  type KeyedControllerOptions,
+} from '../controller-wiring.js';
 
 export const ENDPOINTSLICES = mustFindResource('discovery.k8s.io', 'endpointslices');
 const SERVICES = mustFindResource('', 'services');
@@ -60,13 +61,10 @@ const slicesByService: IndexFunc = (o) => {
   return [`${o.metadata.namespace ?? ''}/${service}`];
 };
 
-export interface EndpointSliceControllerOptions {
-  readonly workers?: number;
+export interface EndpointSliceControllerOptions extends KeyedControllerOptions {
   /** 1..1000, default 100. */
   readonly maxEndpointsPerSlice?: number;
-  readonly metrics?: WorkqueueMetrics;
   readonly events?: ClientEventRecorder;
-  readonly onError?: (key: string, err: unknown) => void;
   readonly now?: () => number;
 }
 
@@ -107,33 +105,23 @@ export class EndpointSliceController {
     this.pods = factory.informer(PODS, { indexers: { node: podsByNode, ...podLabelIndexers } });
     this.nodes = factory.informer(NODES);
     this.slices = factory.informer(ENDPOINTSLICES, { indexers: { service: slicesByService } });
-    this.controller = new Controller({
-      name: 'endpoint_slice',
-      workers: opts.workers ?? 5,
-      maxRetries: 15,
-      reconcile: (key) => this.sync(key),
-      // Upstream retries this controller's keys from 1 s up to 1,000 s, at most 10/s overall (burst 100).
-      queue: {
+    this.controller = keyedController(
+      {
+        name: 'endpoint_slice',
+        workers: 5,
+        maxRetries: 15,
+        reconcile: (key) => this.sync(key),
+        // Upstream retries this controller's keys from 1 s up to 1,000 s, at most 10/s overall (burst 100).
         rateLimiter: new MaxOfRateLimiter<string>(
           new ItemExponentialRateLimiter<string>(1_000, 1_000_000),
           new BucketRateLimiter<string>(10, 100),
         ),
-        ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
       },
-      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
-    });
-    const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
-    this.services.addHandlers({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o), onDelete: enqueue });
-    this.pods.addHandlers({
-      onAdd: (p) => this.podChanged(undefined, p),
-      onUpdate: (old, p) => this.podChanged(old, p),
-      onDelete: (p) => this.podChanged(undefined, p),
-    });
-    this.nodes.addHandlers({
-      onAdd: (n) => this.nodeChanged(undefined, n),
-      onUpdate: (old, n) => this.nodeChanged(old, n),
-      onDelete: (n) => this.nodeChanged(undefined, n),
-    });
+      opts,
+    );
+    enqueueOnChange(this.services, this.controller);
+    onChange(this.pods, (old, p) => this.podChanged(old, p));
+    onChange(this.nodes, (old, n) => this.nodeChanged(old, n));
     this.slices.addHandlers({
       onAdd: (s) => this.sliceChanged(s, false),
       onUpdate: (_, s) => this.sliceChanged(s, false),

@@ -26,10 +26,10 @@ import {
 } from '../../core/gc/gc.js';
 import type { Projection } from '../../core/projection/projection.js';
 import { isApiError, type Client } from '../../runtime/client.js';
-import { Controller } from '../../runtime/controller.js';
+import type { Controller } from '../../runtime/controller.js';
 import { sleep } from '../../runtime/sleep.js';
 import type { IndexFunc, Informer, SharedInformerFactory } from '../../runtime/informer.js';
-import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import { keyedController, type KeyedControllerOptions } from '../controller-wiring.js';
 
 /** What the collector reads of any object from its caches: the metadata (kube's GC uses metadata-only informers). */
 export const GC_VIEW: Projection = { apiVersion: true, kind: true, metadata: true };
@@ -47,10 +47,7 @@ const beingDeleted = (o: KObject): boolean =>
 const hasGCFinalizer = (o: KObject): boolean =>
   (o.metadata.finalizers ?? []).some((f) => f === FINALIZER_ORPHAN || f === FINALIZER_FOREGROUND);
 
-export interface GarbageCollectorOptions {
-  readonly workers?: number;
-  readonly metrics?: WorkqueueMetrics;
-  readonly onError?: (key: string, err: unknown) => void;
+export interface GarbageCollectorOptions extends KeyedControllerOptions {
   readonly log?: (msg: string, fields: Record<string, unknown>) => void;
 }
 
@@ -72,14 +69,15 @@ export class GarbageCollector {
     private readonly factory: SharedInformerFactory,
     private readonly opts: GarbageCollectorOptions = {},
   ) {
-    this.controller = new Controller({
-      name: 'garbage_collector_attempt_to_delete',
-      workers: opts.workers ?? 20,
-      maxRetries: 15,
-      reconcile: (uid) => this.sync(uid),
-      ...(opts.metrics === undefined ? {} : { queue: { metrics: opts.metrics } }),
-      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
-    });
+    this.controller = keyedController(
+      {
+        name: 'garbage_collector_attempt_to_delete',
+        workers: 20,
+        maxRetries: 15,
+        reconcile: (uid) => this.sync(uid),
+      },
+      opts,
+    );
   }
 
   /** Finds the resources the server serves, starts watching them, and starts the workers once synced. */

@@ -17,7 +17,7 @@ import {
 import { clone, gridKeyOf, type Grid } from '../../core/grids/objects.js';
 import { unitObjectName, unitsOf } from '../../core/grids/units.js';
 import { isApiError, type Client } from '../../runtime/client.js';
-import { Controller, TerminalError } from '../../runtime/controller.js';
+import { TerminalError, type Controller } from '../../runtime/controller.js';
 import type { ClientEventRecorder } from '../../runtime/events.js';
 import {
   objectKeyOf,
@@ -25,9 +25,14 @@ import {
   type Informer,
   type SharedInformerFactory,
 } from '../../runtime/informer.js';
-import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
 import { GridWriter, nowRFC3339, warningsOf } from './grid-sync.js';
 import { gridKeysOf } from './servicegrid-controller.js';
+import {
+  keyedController,
+  enqueueOnChange,
+  onChange,
+  type KeyedControllerOptions,
+} from '../controller-wiring.js';
 
 export const DEPLOYMENTGRIDS = mustFindResource('superedge.io', 'deploymentgrids');
 const DEPLOYMENTS = mustFindResource('apps', 'deployments');
@@ -46,11 +51,8 @@ export function changedLabelKeys(
   return [...keys].filter((k) => a?.[k] !== b?.[k]);
 }
 
-export interface DeploymentGridControllerOptions {
-  readonly workers?: number;
-  readonly metrics?: WorkqueueMetrics;
+export interface DeploymentGridControllerOptions extends KeyedControllerOptions {
   readonly events?: ClientEventRecorder;
-  readonly onError?: (key: string, err: unknown) => void;
 }
 
 export class DeploymentGridController {
@@ -72,17 +74,13 @@ export class DeploymentGridController {
     this.deployments = factory.informer(DEPLOYMENTS, { indexers: { deploymentGrid: deploymentGridKeys } });
     this.nodes = factory.informer(NODES, { indexers: { labelKey: nodesByLabelKey } });
     this.writer = new GridWriter(client, DEPLOYMENTGRIDS, DEPLOYMENTS, 'Deployment', opts.events);
-    this.controller = new Controller({
-      name: 'deploymentgrid',
-      workers: opts.workers ?? 5,
-      maxRetries: 15,
-      reconcile: (key) => this.sync(key),
-      ...(opts.metrics === undefined ? {} : { queue: { metrics: opts.metrics } }),
-      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
-    });
-    const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
-    this.grids.addHandlers({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o), onDelete: enqueue });
-    const deploymentChanged = (...objs: KObject[]): void => {
+    this.controller = keyedController(
+      { name: 'deploymentgrid', workers: 5, maxRetries: 15, reconcile: (key) => this.sync(key) },
+      opts,
+    );
+    const enqueue = enqueueOnChange(this.grids, this.controller);
+    onChange(this.deployments, (old, d) => {
+      const objs = old === undefined ? [d] : [old, d];
       const keys = new Set(objs.flatMap(deploymentGridKeys));
       // A Deployment with a unit's name but no tie to the grid (another controller's, which the grid
       // reports): when it goes or is released, the grid must make its own.
@@ -91,11 +89,6 @@ export class DeploymentGridController {
         if (wanter !== undefined) keys.add(wanter);
       }
       for (const key of keys) if (this.grids.indexer.get(key) !== undefined) this.controller.enqueue(key);
-    };
-    this.deployments.addHandlers({
-      onAdd: (d) => deploymentChanged(d),
-      onUpdate: (old, d) => deploymentChanged(old, d),
-      onDelete: (d) => deploymentChanged(d),
     });
     const gridsUsing = (keys: readonly string[]): void => {
       for (const k of keys) for (const g of this.grids.indexer.byIndex('gridKey', k)) enqueue(g);

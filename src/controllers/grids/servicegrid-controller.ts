@@ -10,16 +10,16 @@ import { mustFindResource } from '../../api/resources.js';
 import { GRID_SELECTOR_LABEL, controllerOf, type Grid } from '../../core/grids/objects.js';
 import { planServiceGrid, serviceGridStatus, SERVICE_GRID_KIND } from '../../core/grids/service-grid.js';
 import type { Client } from '../../runtime/client.js';
-import { Controller, TerminalError } from '../../runtime/controller.js';
+import { TerminalError, type Controller } from '../../runtime/controller.js';
 import type { ClientEventRecorder } from '../../runtime/events.js';
-import {
-  objectKeyOf,
-  type IndexFunc,
-  type Informer,
-  type SharedInformerFactory,
-} from '../../runtime/informer.js';
-import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import type { IndexFunc, Informer, SharedInformerFactory } from '../../runtime/informer.js';
 import { GridWriter, nowRFC3339, warningsOf } from './grid-sync.js';
+import {
+  keyedController,
+  enqueueOnChange,
+  onChange,
+  type KeyedControllerOptions,
+} from '../controller-wiring.js';
 
 export const SERVICEGRIDS = mustFindResource('superedge.io', 'servicegrids');
 const SERVICES = mustFindResource('', 'services');
@@ -41,11 +41,8 @@ export function gridKeysOf(o: KObject, kind: string, nameSuffix?: string): strin
 
 const serviceGridKeys: IndexFunc = (o) => gridKeysOf(o, SERVICE_GRID_KIND, '-svc');
 
-export interface ServiceGridControllerOptions {
-  readonly workers?: number;
-  readonly metrics?: WorkqueueMetrics;
+export interface ServiceGridControllerOptions extends KeyedControllerOptions {
   readonly events?: ClientEventRecorder;
-  readonly onError?: (key: string, err: unknown) => void;
 }
 
 export class ServiceGridController {
@@ -58,24 +55,14 @@ export class ServiceGridController {
     this.grids = factory.informer(SERVICEGRIDS);
     this.services = factory.informer(SERVICES, { indexers: { serviceGrid: serviceGridKeys } });
     this.writer = new GridWriter(client, SERVICEGRIDS, SERVICES, 'Service', opts.events);
-    this.controller = new Controller({
-      name: 'servicegrid',
-      workers: opts.workers ?? 5,
-      maxRetries: 15,
-      reconcile: (key) => this.sync(key),
-      ...(opts.metrics === undefined ? {} : { queue: { metrics: opts.metrics } }),
-      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
-    });
-    const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
-    this.grids.addHandlers({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o), onDelete: enqueue });
-    const serviceChanged = (...objs: KObject[]): void => {
-      const keys = new Set(objs.flatMap(serviceGridKeys));
+    this.controller = keyedController(
+      { name: 'servicegrid', workers: 5, maxRetries: 15, reconcile: (key) => this.sync(key) },
+      opts,
+    );
+    enqueueOnChange(this.grids, this.controller);
+    onChange(this.services, (old, s) => {
+      const keys = new Set((old === undefined ? [s] : [old, s]).flatMap(serviceGridKeys));
       for (const key of keys) if (this.grids.indexer.get(key) !== undefined) this.controller.enqueue(key);
-    };
-    this.services.addHandlers({
-      onAdd: (s) => serviceChanged(s),
-      onUpdate: (old, s) => serviceChanged(old, s),
-      onDelete: (s) => serviceChanged(s),
     });
   }
 

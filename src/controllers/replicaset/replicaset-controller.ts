@@ -9,7 +9,6 @@
 // re-reading the ReplicaSet live before the first adoption); when the expectations are satisfied create
 // the missing pods in slow-start batches or delete the surplus chosen by the deletion ranking; then
 // write status through /status if it changed. Cached objects are never modified.
-import type { KObject } from '../../api/object.js';
 import { formatTimestamp } from '../../api/printers/time.js';
 import { mustFindResource } from '../../api/resources.js';
 import { isEverything, type LabelSelector } from '../../core/selectors/labels.js';
@@ -38,7 +37,7 @@ import {
   type ReplicaSetStatus,
 } from '../../core/workloads/replicaset.js';
 import { isApiError, type Client } from '../../runtime/client.js';
-import { Controller } from '../../runtime/controller.js';
+import type { Controller } from '../../runtime/controller.js';
 import { regarding, type ClientEventRecorder } from '../../runtime/events.js';
 import {
   objectKeyOf,
@@ -46,7 +45,7 @@ import {
   type Informer,
   type SharedInformerFactory,
 } from '../../runtime/informer.js';
-import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import { keyedController, enqueuerOf, type KeyedControllerOptions } from '../controller-wiring.js';
 
 export const REPLICASETS = mustFindResource('apps', 'replicasets');
 const PODS = mustFindResource('', 'pods');
@@ -72,13 +71,10 @@ const ORPHANS = 'replicaset/orphansByNamespace';
 const orphansByNamespace: IndexFunc = (o) =>
   controllerOf(o) === undefined ? [o.metadata.namespace ?? ''] : [];
 
-export interface ReplicaSetControllerOptions {
-  readonly workers?: number;
-  readonly metrics?: WorkqueueMetrics;
+export interface ReplicaSetControllerOptions extends KeyedControllerOptions {
   readonly events?: ClientEventRecorder;
   /** The clock (ms since the epoch); tests pass their own. */
   readonly now?: () => number;
-  readonly onError?: (key: string, err: unknown) => void;
 }
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -106,15 +102,11 @@ export class ReplicaSetController {
     this.pods = factory.informer(PODS, {
       indexers: { [BY_CONTROLLER]: byControllerUid, [ORPHANS]: orphansByNamespace },
     });
-    this.controller = new Controller({
-      name: 'replicaset',
-      workers: opts.workers ?? 5,
-      maxRetries: 15,
-      reconcile: (key) => this.sync(key),
-      ...(opts.metrics === undefined ? {} : { queue: { metrics: opts.metrics } }),
-      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
-    });
-    const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
+    this.controller = keyedController(
+      { name: 'replicaset', workers: 5, maxRetries: 15, reconcile: (key) => this.sync(key) },
+      opts,
+    );
+    const enqueue = enqueuerOf(this.controller);
     this.replicaSets.addHandlers({
       onAdd: enqueue,
       onUpdate: (_, rs) => enqueue(rs),

@@ -3,21 +3,17 @@
 // Service. The API accepts such Services, as a real cluster would, so these Events are the only report.
 // Each problem is reported once per Service UID: a resync or an unrelated change reports nothing new, a
 // problem that goes away and comes back is reported again, and so is every problem of a recreated Service.
-import type { KObject } from '../../api/object.js';
 import { mustFindResource } from '../../api/resources.js';
 import { topologyProblems } from '../../core/topology/rules.js';
-import { Controller } from '../../runtime/controller.js';
+import type { Controller } from '../../runtime/controller.js';
 import { regarding, type ClientEventRecorder } from '../../runtime/events.js';
-import { objectKeyOf, type Informer, type SharedInformerFactory } from '../../runtime/informer.js';
-import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import type { Informer, SharedInformerFactory } from '../../runtime/informer.js';
+import { keyedController, enqueueOnChange, type KeyedControllerOptions } from '../controller-wiring.js';
 
 const SERVICES = mustFindResource('', 'services');
 
-export interface ServiceTopologyControllerOptions {
+export interface ServiceTopologyControllerOptions extends KeyedControllerOptions {
   readonly events: Pick<ClientEventRecorder, 'record'>;
-  readonly workers?: number;
-  readonly metrics?: WorkqueueMetrics;
-  readonly onError?: (key: string, err: unknown) => void;
 }
 
 export class ServiceTopologyController {
@@ -31,15 +27,11 @@ export class ServiceTopologyController {
     private readonly opts: ServiceTopologyControllerOptions,
   ) {
     this.services = factory.informer(SERVICES);
-    this.controller = new Controller({
-      name: 'servicetopology',
-      workers: opts.workers ?? 1,
-      reconcile: (key) => this.sync(key),
-      ...(opts.metrics === undefined ? {} : { queue: { metrics: opts.metrics } }),
-      ...(opts.onError === undefined ? {} : { onError: (k, e) => opts.onError!(k, e) }),
-    });
-    const enqueue = (o: KObject): void => this.controller.enqueue(objectKeyOf(o));
-    this.services.addHandlers({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o), onDelete: enqueue });
+    this.controller = keyedController(
+      { name: 'servicetopology', workers: 1, reconcile: (key) => this.sync(key) },
+      opts,
+    );
+    enqueueOnChange(this.services, this.controller);
   }
 
   async start(): Promise<void> {

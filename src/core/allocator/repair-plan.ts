@@ -60,29 +60,34 @@ const ref = (s: RepairService): ServiceRef => ({ namespace: s.namespace, name: s
 export const isServiceIPSet = (s: RepairService): boolean =>
   s.clusterIP !== undefined && s.clusterIP !== '' && s.clusterIP !== 'None';
 
+/**
+ * Counts down the leftovers (held in the store, used by no Service) as upstream's repair loops do; the logs
+ * name a leftover as `what` ("the node port 30080") and say why one cannot be held (`outside`).
+ */
 function countLeaks<V>(
   leftovers: Iterable<V>,
   previous: ReadonlyMap<V, number>,
   keep: (v: V) => boolean,
-  words: { flagged: (v: V) => string; cleaned: (v: V) => string; unholdable: (v: V) => string },
+  what: string,
+  outside: string,
   plan: { free: V[]; leaks: Map<V, number>; logs: string[] },
 ): void {
   for (const v of leftovers) {
     let count = previous.get(v);
     if (count === undefined) {
-      plan.logs.push(words.flagged(v));
+      plan.logs.push(`${what} ${String(v)} may have leaked: flagging for later clean up`);
       count = NUM_REPAIRS_BEFORE_LEAK_CLEANUP - 1;
     }
     if (count > 0) {
       if (keep(v)) {
         plan.leaks.set(v, count - 1);
       } else {
-        plan.logs.push(words.unholdable(v));
+        plan.logs.push(`${what} ${String(v)} may have leaked, but can not be allocated: ${outside}`);
         plan.free.push(v);
       }
       continue;
     }
-    plan.logs.push(words.cleaned(v));
+    plan.logs.push(`${what} ${String(v)} appears to have leaked: cleaning up`);
     plan.free.push(v);
   }
 }
@@ -220,12 +225,8 @@ export function planClusterIPRepair(
       alloc.allocate(ip);
       return true;
     },
-    {
-      flagged: (ip) => `the cluster IP ${ip} may have leaked: flagging for later clean up`,
-      cleaned: (ip) => `the cluster IP ${ip} appears to have leaked: cleaning up`,
-      unholdable: (ip) =>
-        `the cluster IP ${ip} may have leaked, but can not be allocated: not in a configured range`,
-    },
+    'the cluster IP',
+    'not in a configured range',
     plan,
   );
   return plan;
@@ -308,12 +309,8 @@ export function planNodePortRepair(
       rebuilt.allocate(port);
       return true;
     },
-    {
-      flagged: (p) => `the node port ${p} may have leaked: flagging for later clean up`,
-      cleaned: (p) => `the node port ${p} appears to have leaked: cleaning up`,
-      unholdable: (p) =>
-        `the node port ${p} may have leaked, but can not be allocated: not in the port range`,
-    },
+    'the node port',
+    'not in the port range',
     plan,
   );
   return plan;

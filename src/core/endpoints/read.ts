@@ -1,5 +1,6 @@
 // Defensive readers for JSON-shaped input: a field of the wrong type reads as absent, never throws.
 import { isPlainObject } from '../../api/object.js';
+import type { ObjectReference } from './types.js';
 
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
@@ -30,4 +31,24 @@ export function compareBytes(a: string, b: string): number {
     if (x !== y) return x < y ? -1 : 1;
   }
   return a.length < b.length ? -1 : 1; // one is a prefix of the other
+}
+
+const REF_FIELDS = [
+  'kind',
+  'namespace',
+  'name',
+  'uid',
+  'apiVersion',
+  'resourceVersion',
+  'fieldPath',
+] as const;
+
+/** A clean copy of an object reference read from JSON (a targetRef): only its known string fields. */
+export function copyObjectReference(r: Record<string, unknown>): ObjectReference {
+  const out: ObjectReference = {};
+  for (const f of REF_FIELDS) {
+    const x = optStr(r[f]);
+    if (x !== undefined) out[f] = x;
+  }
+  return out;
 }

@@ -13,18 +13,8 @@
 // element (a prefix first), then by their not-ready addresses the same way. Group sets are distinct, so this
 // is a total order. Callers that compare against objects another controller wrote must not rely on it:
 // endpointSubsetsEqual ignores subset and port order.
-import { int, list, optStr, rec, str, compareBytes } from './read.js';
-import type { EndpointAddress, EndpointPort, EndpointSubset, ObjectReference } from './types.js';
-
-const REF_FIELDS = [
-  'kind',
-  'namespace',
-  'name',
-  'uid',
-  'apiVersion',
-  'resourceVersion',
-  'fieldPath',
-] as const;
+import { copyObjectReference, int, list, optStr, rec, str, compareBytes } from './read.js';
+import type { EndpointAddress, EndpointPort, EndpointSubset } from './types.js';
 
 /** A clean copy of an address read from JSON: only known fields, each with its declared type. */
 function copyAddress(v: unknown): EndpointAddress {
@@ -36,13 +26,7 @@ function copyAddress(v: unknown): EndpointAddress {
   if (nodeName !== undefined) out.nodeName = nodeName;
   const ref = a['targetRef'];
   if (typeof ref === 'object' && ref !== null && !Array.isArray(ref)) {
-    const r = rec(ref);
-    const targetRef: ObjectReference = {};
-    for (const f of REF_FIELDS) {
-      const x = optStr(r[f]);
-      if (x !== undefined) targetRef[f] = x;
-    }
-    out.targetRef = targetRef;
+    out.targetRef = copyObjectReference(rec(ref));
   }
   return out;
 }

@@ -3,7 +3,7 @@
 // staging/src/k8s.io/endpointslice/utils.go and hashEndpoint / EndpointsEqualBeyondHash in its util/.
 import { isPlainObject } from '../../api/object.js';
 import { isPodReady, shouldSetHostname } from '../endpoints/pod-address.js';
-import { compareBytes, list, optStr, rec, str, stringMap } from '../endpoints/read.js';
+import { compareBytes, copyObjectReference, list, rec, str, stringMap } from '../endpoints/read.js';
 import type { ObjectReference } from '../endpoints/types.js';
 import { endpointAddresses } from './address.js';
 import {
@@ -113,24 +113,8 @@ export function compareEndpoints(a: Endpoint, b: Endpoint): number {
 
 // ---- reading endpoints from JSON ---------------------------------------------------------------------
 
-const REF_FIELDS = [
-  'kind',
-  'namespace',
-  'name',
-  'uid',
-  'apiVersion',
-  'resourceVersion',
-  'fieldPath',
-] as const;
-
 function readRef(v: unknown): ObjectReference | undefined {
-  if (!isPlainObject(v)) return undefined;
-  const out: ObjectReference = {};
-  for (const f of REF_FIELDS) {
-    const x = optStr(v[f]);
-    if (x !== undefined) out[f] = x;
-  }
-  return out;
+  return isPlainObject(v) ? copyObjectReference(v) : undefined;
 }
 
 const names = (v: unknown): { name: string }[] =>

@@ -121,13 +121,16 @@ function strict(pool: string, eps: readonly TopologyEndpoint[], judge: Judge): P
   };
 }
 
-function superedge(
+/** A filter by node-label keys (SuperEdge's or kube-proxy's topologyKeys): the client node's labels against each endpoint's node. */
+type KeyedFilter = (
   pool: string,
   eps: readonly TopologyEndpoint[],
   keys: readonly string[],
   client: Labels | undefined,
   nodeLabels: NodeLabels,
-): PoolResult {
+) => PoolResult;
+
+const superedge: KeyedFilter = (pool, eps, keys, client, nodeLabels) => {
   // behaves like SuperEdge's filterConcernedAddresses/hasIntersectionLabel: a key counts when both nodes
   // have it with the same value (OR over the keys); a client node that is not known keeps nothing.
   const clientKeys = client === undefined ? [] : keys.filter((k) => client[k] !== undefined);
@@ -144,7 +147,7 @@ function superedge(
       ? { ok: false, reason: 'other-unit', detail: seen.join(', ') }
       : { ok: false, reason: 'no-topology', detail: `no ${clientKeys.join(', ')}` };
   });
-}
+};
 
 function openyurt(
   pool: string,
@@ -207,13 +210,7 @@ function walkKeys(
   return undefined;
 }
 
-function orderedKeys(
-  pool: string,
-  eps: readonly TopologyEndpoint[],
-  keys: readonly string[],
-  client: Labels | undefined,
-  nodeLabels: NodeLabels,
-): PoolResult {
+const orderedKeys: KeyedFilter = (pool, eps, keys, client, nodeLabels) => {
   // behaves like kube-proxy 1.17–1.21 FilterTopologyEndpoint: no labels on the client's node means every
   // endpoint if the last key is "*", else none; otherwise the first key (in order) that the node has and
   // that matches at least one endpoint wins, "*" matching all; no match means no endpoints.
@@ -311,7 +308,7 @@ function orderedKeys(
     kept: kept.size,
   };
   return { outcome, verdicts };
-}
+};
 
 function hints(
   pool: string,

@@ -12,13 +12,14 @@
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, retry } from 'cockatiel';
 import { Etcd3, type IKeyValue, type IOptions } from 'etcd3';
 import {
+  checkCreate,
+  checkDelete,
   checkKey,
-  checkLimit,
-  checkPrefix,
   checkRevision,
-  checkValue,
-  decodeContinue,
-  encodeContinue,
+  checkUpdate,
+  checkWatch,
+  listPage,
+  listStart,
   prefixEnd,
 } from '../keys.js';
 import { futureRevisionError } from '../revisions.js';
@@ -26,7 +27,9 @@ import { mapError, unreachableReason } from './etcd-errors.js';
 import { rawWatchOpener } from './etcd-raw-watch.js';
 import { etcdWatch, WatchHub, type OpenRawWatch } from './etcd-watch.js';
 import {
+  alreadyExistsError,
   conflictError,
+  notFoundError,
   StoreError,
   type KeyValue,
   type ListOptions,
@@ -183,15 +186,10 @@ export class EtcdStore implements Store {
   }
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
-    checkPrefix(prefix);
-    checkLimit(opts.limit);
-    let revision = opts.revision ?? 0;
-    let start = this.phys(prefix);
-    if (opts.continue !== undefined && opts.continue !== '') {
-      const token = decodeContinue(opts.continue, prefix);
-      revision = token.rev;
-      start = Buffer.concat([this.phys(token.after), Buffer.from([0])]);
-    }
+    const from = listStart(prefix, opts);
+    const revision = from.revision ?? 0;
+    const start =
+      from.after === undefined ? this.phys(prefix) : Buffer.concat([this.phys(from.after), Buffer.from([0])]);
     checkRevision('revision', revision);
     const limit = opts.limit ?? 0;
     const res = await this.call(`list ${prefix}`, () =>
@@ -204,16 +202,16 @@ export class EtcdStore implements Store {
     );
     const at = Number(res.header.revision);
     const readAt = revision === 0 ? at : revision;
-    const items = res.kvs.map((kv) => this.toKeyValue(kv));
-    const last = items[items.length - 1];
-    return res.more && last !== undefined
-      ? { revision: readAt, items, continue: encodeContinue({ rev: readAt, prefix, after: last.key }) }
-      : { revision: readAt, items };
+    return listPage(
+      readAt,
+      prefix,
+      res.kvs.map((kv) => this.toKeyValue(kv)),
+      res.more,
+    );
   }
 
   async create(key: string, value: Uint8Array): Promise<KeyValue> {
-    checkKey(key);
-    checkValue(key, value);
+    checkCreate(key, value);
     const k = this.phys(key);
     const res = await this.call(
       `create ${key}`,
@@ -225,15 +223,13 @@ export class EtcdStore implements Store {
         }),
       key,
     );
-    if (!res.succeeded) throw new StoreError('AlreadyExists', `key ${key} already exists`, { key });
+    if (!res.succeeded) throw alreadyExistsError(key);
     const rev = Number(res.header.revision);
     return { key, value, createRevision: rev, modRevision: rev };
   }
 
   async update(key: string, value: Uint8Array, expectedRevision: number): Promise<KeyValue> {
-    checkKey(key);
-    checkValue(key, value);
-    checkRevision('expectedRevision', expectedRevision);
+    checkUpdate(key, value, expectedRevision);
     const k = this.phys(key);
     const res = await this.call(
       `update ${key}`,
@@ -256,8 +252,7 @@ export class EtcdStore implements Store {
   }
 
   async delete(key: string, expectedRevision?: number): Promise<KeyValue> {
-    checkKey(key);
-    if (expectedRevision !== undefined) checkRevision('expectedRevision', expectedRevision);
+    checkDelete(key, expectedRevision);
     const k = this.phys(key);
     const res = await this.call(
       `delete ${key}`,
@@ -284,13 +279,13 @@ export class EtcdStore implements Store {
     if (!res.succeeded)
       throw this.preconditionFailed(key, expectedRevision ?? 0, res.responses[0]?.response_range.kvs);
     const prev = res.responses[0]?.response_delete_range.prev_kvs[0];
-    if (prev === undefined) throw new StoreError('NotFound', `key ${key} not found`, { key });
+    if (prev === undefined) throw notFoundError(key);
     return this.toKeyValue(prev, Number(res.header.revision));
   }
 
   private preconditionFailed(key: string, expected: number, kvs: IKeyValue[] | undefined): StoreError {
     const cur = kvs?.[0];
-    if (cur === undefined) return new StoreError('NotFound', `key ${key} not found`, { key });
+    if (cur === undefined) return notFoundError(key);
     return conflictError(key, expected, Number(cur.mod_revision));
   }
 
@@ -345,8 +340,7 @@ export class EtcdStore implements Store {
 
   watch(prefix: string, fromRevision: number, signal: AbortSignal): AsyncIterable<WatchEvent[]> {
     this.ensureOpen();
-    checkPrefix(prefix);
-    checkRevision('fromRevision', fromRevision);
+    checkWatch(prefix, fromRevision);
     return this.watchLoop(prefix, fromRevision, signal);
   }
 

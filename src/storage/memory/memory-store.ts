@@ -4,17 +4,20 @@ import { cursorWatch, type ChangeLog } from '../cursor-watch.js';
 import { futureRevisionError, resolveReadRevision } from '../revisions.js';
 import { ChangeSignal } from '../change-signal.js';
 import {
+  checkCreate,
+  checkDelete,
   checkKey,
-  checkLimit,
-  checkPrefix,
   checkRevision,
-  checkValue,
+  checkUpdate,
+  checkWatch,
   compareKeys,
-  decodeContinue,
-  encodeContinue,
+  listPage,
+  listStart,
 } from '../keys.js';
 import {
+  alreadyExistsError,
   conflictError,
+  notFoundError,
   StoreError,
   type KeyValue,
   type ListOptions,
@@ -130,17 +133,8 @@ export class MemoryStore implements Store, ChangeLog {
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     this.ensureOpen();
-    checkPrefix(prefix);
-    checkLimit(opts.limit);
-    let at: number;
-    let after: string | undefined;
-    if (opts.continue !== undefined && opts.continue !== '') {
-      const token = decodeContinue(opts.continue, prefix);
-      at = this.checkReadRevision(token.rev);
-      after = token.after;
-    } else {
-      at = this.checkReadRevision(opts.revision);
-    }
+    const { revision, after } = listStart(prefix, opts);
+    const at = this.checkReadRevision(revision);
     const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : Infinity;
     const items: KeyValue[] = [];
     let more = false;
@@ -155,18 +149,14 @@ export class MemoryStore implements Store, ChangeLog {
       }
       items.push({ key, value: v.value, createRevision: v.createRevision, modRevision: v.revision });
     }
-    const last = items[items.length - 1];
-    return more && last !== undefined
-      ? { revision: at, items, continue: encodeContinue({ rev: at, prefix, after: last.key }) }
-      : { revision: at, items };
+    return listPage(at, prefix, items, more);
   }
 
   async create(key: string, value: Uint8Array): Promise<KeyValue> {
     this.ensureOpen();
-    checkKey(key);
-    checkValue(key, value);
+    checkCreate(key, value);
     const cur = this.latest(key);
-    if (cur?.value !== undefined) throw new StoreError('AlreadyExists', `key ${key} already exists`, { key });
+    if (cur?.value !== undefined) throw alreadyExistsError(key);
     const revision = this.rev + 1;
     const copy = Uint8Array.from(value);
     this.append(key, { revision, createRevision: revision, value: copy });
@@ -175,11 +165,9 @@ export class MemoryStore implements Store, ChangeLog {
 
   async update(key: string, value: Uint8Array, expectedRevision: number): Promise<KeyValue> {
     this.ensureOpen();
-    checkKey(key);
-    checkValue(key, value);
-    checkRevision('expectedRevision', expectedRevision);
+    checkUpdate(key, value, expectedRevision);
     const cur = this.latest(key);
-    if (cur?.value === undefined) throw new StoreError('NotFound', `key ${key} not found`, { key });
+    if (cur?.value === undefined) throw notFoundError(key);
     if (cur.revision !== expectedRevision) throw conflictError(key, expectedRevision, cur.revision);
     const revision = this.rev + 1;
     const copy = Uint8Array.from(value);
@@ -189,10 +177,9 @@ export class MemoryStore implements Store, ChangeLog {
 
   async delete(key: string, expectedRevision?: number): Promise<KeyValue> {
     this.ensureOpen();
-    checkKey(key);
-    if (expectedRevision !== undefined) checkRevision('expectedRevision', expectedRevision);
+    checkDelete(key, expectedRevision);
     const cur = this.latest(key);
-    if (cur?.value === undefined) throw new StoreError('NotFound', `key ${key} not found`, { key });
+    if (cur?.value === undefined) throw notFoundError(key);
     if (expectedRevision !== undefined && cur.revision !== expectedRevision) {
       throw conflictError(key, expectedRevision, cur.revision);
     }
@@ -203,8 +190,7 @@ export class MemoryStore implements Store, ChangeLog {
 
   watch(prefix: string, fromRevision: number, signal: AbortSignal): AsyncIterable<WatchEvent[]> {
     this.ensureOpen();
-    checkPrefix(prefix);
-    checkRevision('fromRevision', fromRevision);
+    checkWatch(prefix, fromRevision);
     return cursorWatch(this, prefix, fromRevision, signal);
   }
 

@@ -11,17 +11,20 @@ import Database from 'better-sqlite3';
 import { cursorWatch, type ChangeLog } from '../cursor-watch.js';
 import { futureRevisionError, resolveReadRevision } from '../revisions.js';
 import {
+  checkCreate,
+  checkDelete,
   checkKey,
-  checkLimit,
-  checkPrefix,
   checkRevision,
-  checkValue,
-  decodeContinue,
-  encodeContinue,
+  checkUpdate,
+  checkWatch,
+  listPage,
+  listStart,
   prefixEnd,
 } from '../keys.js';
 import {
+  alreadyExistsError,
   conflictError,
+  notFoundError,
   StoreError,
   type KeyValue,
   type ListOptions,
@@ -159,17 +162,10 @@ export class SqliteStore implements Store {
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     this.ensureOpen();
-    checkPrefix(prefix);
-    checkLimit(opts.limit);
-    let at: number;
-    let start = Buffer.from(prefix);
-    if (opts.continue !== undefined && opts.continue !== '') {
-      const token = decodeContinue(opts.continue, prefix);
-      at = this.readRevision(token.rev);
-      start = Buffer.concat([Buffer.from(token.after), Buffer.from([0])]);
-    } else {
-      at = this.readRevision(opts.revision);
-    }
+    const { revision, after } = listStart(prefix, opts);
+    const at = this.readRevision(revision);
+    const start =
+      after === undefined ? Buffer.from(prefix) : Buffer.concat([Buffer.from(after), Buffer.from([0])]);
     const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : -1;
     const rows = this.stmt.list.all({
       start,
@@ -178,11 +174,7 @@ export class SqliteStore implements Store {
       limit: limit > 0 ? limit + 1 : -1,
     });
     const more = limit > 0 && rows.length > limit;
-    const items = (more ? rows.slice(0, limit) : rows).map(toKeyValue);
-    const last = items[items.length - 1];
-    return more && last !== undefined
-      ? { revision: at, items, continue: encodeContinue({ rev: at, prefix, after: last.key }) }
-      : { revision: at, items };
+    return listPage(at, prefix, (more ? rows.slice(0, limit) : rows).map(toKeyValue), more);
   }
 
   async currentRevision(): Promise<number> {
@@ -199,17 +191,14 @@ export class SqliteStore implements Store {
 
   create(key: string, value: Uint8Array): Promise<KeyValue> {
     return this.enqueue(() => {
-      checkKey(key);
-      checkValue(key, value);
+      checkCreate(key, value);
       return { kind: 'create', key, name: Buffer.from(key), value: asBuffer(value) };
     });
   }
 
   update(key: string, value: Uint8Array, expectedRevision: number): Promise<KeyValue> {
     return this.enqueue(() => {
-      checkKey(key);
-      checkValue(key, value);
-      checkRevision('expectedRevision', expectedRevision);
+      checkUpdate(key, value, expectedRevision);
       return {
         kind: 'update',
         key,
@@ -222,8 +211,7 @@ export class SqliteStore implements Store {
 
   delete(key: string, expectedRevision?: number): Promise<KeyValue> {
     return this.enqueue(() => {
-      checkKey(key);
-      if (expectedRevision !== undefined) checkRevision('expectedRevision', expectedRevision);
+      checkDelete(key, expectedRevision);
       return { kind: 'delete', key, name: Buffer.from(key), expected: expectedRevision };
     });
   }
@@ -344,10 +332,10 @@ export class SqliteStore implements Store {
     const live = cur !== undefined && cur.deleted === 0;
     if (op.kind === 'create') {
       return live
-        ? new StoreError('AlreadyExists', `key ${op.key} already exists`, { key: op.key })
+        ? alreadyExistsError(op.key)
         : new StoreError('Conflict', `key ${op.key} changed concurrently`, { key: op.key });
     }
-    if (!live) return new StoreError('NotFound', `key ${op.key} not found`, { key: op.key });
+    if (!live) return notFoundError(op.key);
     return conflictError(op.key, op.expected ?? 0, cur.id);
   }
 
@@ -355,8 +343,7 @@ export class SqliteStore implements Store {
 
   watch(prefix: string, fromRevision: number, signal: AbortSignal): AsyncIterable<WatchEvent[]> {
     this.ensureOpen();
-    checkPrefix(prefix);
-    checkRevision('fromRevision', fromRevision);
+    checkWatch(prefix, fromRevision);
     const log: ChangeLog = {
       head: () => this.head,
       compacted: () => this.compacted,
