@@ -240,14 +240,17 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
 
     // ---- results
     charges.end = charge();
+    // The goals as docs/benchmarks.md states them: the relabel's PATCH → last watch event; the memory
+    // charged to the wrapper's cgroup once loaded (null without a cgroup); the fan-out's p99 both absolute and
+    // against the bare TLS fan-out of the same run.
     const goals = {
-      p5RebuildAtLeast100xRelabel: p5.ratios.rebuildModelOverRelabelEndToEnd! >= 100,
-      p6RssAtMost100MiB: p6.rssMiB <= 100,
-      p7P99AtMost50Ms: p7.p99Ms <= 50,
+      p5LastEventAtMost10Ms: p5.medians.lastEventMs <= 10,
+      p6ChargeAtMost100MiB: charges.loaded === undefined ? null : charges.loaded.usageMiB <= 100,
+      p7P99AtMost50MsAndWithin15PercentOfFloor: p7.p99Ms <= 50 && p7.p99Ms <= 1.15 * floor.p99Ms,
       p7NoDrops: p7.drops === 0,
     };
     // The goals are set for the full shape (docs/benchmarks.md); another size is for context only.
-    const yn = (b: boolean): string => (!atGoalShape ? 'n/a' : b ? 'yes' : 'no');
+    const yn = (b: boolean | null): string => (!atGoalShape || b === null ? 'n/a' : b ? 'yes' : 'no');
     const row = (
       metric: string,
       value: string | number,
@@ -270,6 +273,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       row(
         `P5 relabel ${moverName} (${p5.slicesPerMove} slices): PATCH → last event (ms)`,
         round(p5.medians.lastEventMs),
+        '≤ 10',
+        yn(goals.p5LastEventAtMost10Ms),
       ),
       row(
         'P5 PATCH → first event; → upstream node watch event (ms)',
@@ -280,15 +285,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'P5 rebuild model: rebuildAll + servedSlice ×all (ms)',
         `${round(p5.medians.rebuildModelMs)} (${round(p5.medians.rebuildAllMs)} + ${round(p5.medians.reserveMs)}; +${round(p5.medians.serializeMs)} to serialize)`,
       ),
-      row(
-        'P5 rebuild model ÷ relabel end-to-end',
-        round(p5.ratios.rebuildModelOverRelabelEndToEnd!),
-        '≥ 100',
-        yn(goals.p5RebuildAtLeast100xRelabel),
-      ),
+      row('P5 rebuild model ÷ relabel end-to-end', round(p5.ratios.rebuildModelOverRelabelEndToEnd!)),
       row("P5 rebuild model ÷ wrapper's index update", round(p5.ratios.rebuildModelOverWrapperIndexUpdate!)),
       row('P5 events missing / unexpected', `${p5.missing} / ${p5.unexpected}`),
-      row('P6 wrapper RSS, cache loaded (MiB)', round(p6.rssMiB), '≤ 100', yn(goals.p6RssAtMost100MiB)),
+      row('P6 wrapper RSS, cache loaded (MiB)', round(p6.rssMiB)),
       row('P6 of which anonymous / file-backed (MiB)', `${round(p6.rssAnonMiB)} / ${round(p6.rssFileMiB)}`),
       row(
         'P6 after forced GC: RSS; JS heap used / total (MiB)',
@@ -307,6 +307,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         [charges.loaded, charges.afterChurn, charges.withWatchers]
           .map((c) => (c === undefined ? 'n/a' : `${round(c.anonMiB)} + ${round(c.fileMiB)}`))
           .join('; '),
+        '≤ 100 loaded',
+        yn(goals.p6ChargeAtMost100MiB),
       ),
       row(
         'P6 memory cgroup: peak charge (MiB); limit; OOM kills',
@@ -315,7 +317,12 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           : `${round(charges.end.peakMiB)}; ${limitRaw || 'none'}; ${charges.end.oomKills}`,
       ),
       row(`P7 ${p7.watchers} watchers × ${p7.writes} writes: p50 (ms)`, round(p7.p50Ms)),
-      row('P7 p99 (ms)', round(p7.p99Ms), '≤ 50', yn(goals.p7P99AtMost50Ms)),
+      row(
+        'P7 p99 (ms)',
+        round(p7.p99Ms),
+        '≤ 50 and ≤ 1.15 × floor',
+        yn(goals.p7P99AtMost50MsAndWithin15PercentOfFloor),
+      ),
       row(
         'P7 floor: a bare HTTPS fan-out of the same event, same watchers: p50; p99 (ms)',
         `${round(floor.p50Ms)}; ${round(floor.p99Ms)}`,
