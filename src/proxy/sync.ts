@@ -13,6 +13,7 @@ import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
 import { servicePortStates } from '../core/proxy/state.js';
 import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
+import { LABEL_SERVICE_NAME } from '../core/endpointslices/types.js';
 import { TopologyIndex } from '../core/topology/index.js';
 import type { Client } from '../runtime/client.js';
 import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
@@ -31,7 +32,6 @@ export const NODES = mustFindResource('', 'nodes');
 
 /** kube-proxy's informer selector: Services (and their slices) that another proxy owns, or headless ones, are not ours. */
 export const PROXY_SELECTOR = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -102,7 +102,7 @@ const lean: TransformFunc = (obj) => {
 };
 
 const sliceService = (o: KObject): string | undefined => {
-  const svc = o.metadata.labels?.[SERVICE_NAME_LABEL];
+  const svc = o.metadata.labels?.[LABEL_SERVICE_NAME];
   return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
 };
 

@@ -1,7 +1,6 @@
 // Small readings of upstream objects that the wrapper's sync needs. Pure.
 import type { KObject } from '../api/object.js';
-
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+import { LABEL_SERVICE_NAME } from '../core/endpointslices/types.js';
 
 /** The Service with its traffic policies left out: kube-proxy applies those itself, from the Service. */
 export function withoutPolicies(svc: KObject): KObject {
@@ -13,7 +12,7 @@ export function withoutPolicies(svc: KObject): KObject {
 
 /** `namespace/name` of the Service a slice belongs to, or undefined when it names none. */
 export function sliceService(o: KObject): string | undefined {
-  const svc = o.metadata.labels?.[SERVICE_NAME_LABEL];
+  const svc = o.metadata.labels?.[LABEL_SERVICE_NAME];
   return svc === undefined ? undefined : `${o.metadata.namespace ?? ''}/${svc}`;
 }
 

@@ -13,6 +13,7 @@
 // are unambiguous. Slices the engine treats specially (`default/kubernetes`, whose annotations may
 // rewrite it) and slices without an endpoints array are kept whole and served through servedSlice().
 import type { KObject } from '../../api/object.js';
+import { LABEL_SERVICE_NAME } from '../endpointslices/types.js';
 import { slicePool } from './endpoints.js';
 import type { TopologyView } from './index.js';
 import { isKubernetes, keptIds, servedSlice, viewFilters, type ServeOptions } from './served.js';
@@ -26,7 +27,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** The slice (its stored form, as an object) as text to serve from. */
 export function sliceText(slice: KObject): string {
   const endpoints = slice['endpoints'];
-  if (!Array.isArray(endpoints) || isKubernetes(slice, slice.metadata.labels?.['kubernetes.io/service-name']))
+  if (!Array.isArray(endpoints) || isKubernetes(slice, slice.metadata.labels?.[LABEL_SERVICE_NAME]))
     return WHOLE + JSON.stringify(slice);
   let head = '{';
   let tail = '';

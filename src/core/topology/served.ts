@@ -15,13 +15,13 @@
 //   annotations on every change of the object, annotations alone included (SuperEdge's B8).
 import type { KObject } from '../../api/object.js';
 import { parseIP } from '../../api/validation/ip.js';
+import { LABEL_SERVICE_NAME } from '../endpointslices/types.js';
 import { slicePool } from './endpoints.js';
 import type { TopologyView } from './index.js';
 import type { TopologyEndpoint } from './types.js';
 
 export const LOCAL_ENDPOINT_ANNOTATION = 'superedge.io/local-endpoint';
 export const LOCAL_PORT_ANNOTATION = 'superedge.io/local-port';
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 /** Whether the view's rule filters endpoints in the wrapper (an edge rule), or leaves it to kube-proxy. */
 export const viewFilters = (view: TopologyView | undefined): boolean =>
@@ -73,7 +73,7 @@ export function servedSlice(
   view: TopologyView | undefined,
   opts: ServeOptions = {},
 ): KObject {
-  const serviceName = slice.metadata.labels?.[SERVICE_NAME_LABEL];
+  const serviceName = slice.metadata.labels?.[LABEL_SERVICE_NAME];
   if (opts.localApiserver !== false && isKubernetes(slice, serviceName)) {
     const local = localApiserver(slice);
     if (local !== undefined) {
