@@ -2,6 +2,7 @@
 // Constructors produce kube-apiserver's reasons, codes, messages and details, because kubectl and
 // client libraries print and branch on them (reference: client-compatibility §1.5).
 import { aggregate, errorBody, fieldErrorString, type FieldError } from './field-errors.js';
+import { errText } from './err-text.js';
 
 export type StatusReason =
   | 'NotFound'
@@ -215,7 +216,7 @@ export const statusErrors = {
     failure(503, 'ServiceUnavailable', message, undefined, cause),
 
   internal: (err: unknown): StatusError => {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errText(err);
     return failure(
       500,
       'InternalError',

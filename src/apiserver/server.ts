@@ -30,6 +30,7 @@ import { rangeAllocations } from './allocation/range-view.js';
 import { AllocationRepair } from './allocation/repair.js';
 import { ServiceAllocators, type AllocationConfig } from './allocation/service-allocation.js';
 import { EventRecorder } from './events.js';
+import { errText } from '../api/err-text.js';
 
 export interface ApiServerOptions {
   readonly store: Store;
@@ -203,12 +204,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       lifecycle.stop();
       await allocators.stop();
       await cache.stop();
-      throw new Error(
-        `cannot serve on ${opts.unixSocket}: ${err instanceof Error ? err.message : String(err)}`,
-        {
-          cause: err,
-        },
-      );
+      throw new Error(`cannot serve on ${opts.unixSocket}: ${errText(err)}`, {
+        cause: err,
+      });
     }
   }
   const port = listener.port;

@@ -19,6 +19,7 @@ import type { Client } from '../runtime/client.js';
 import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
 import { HostNodePresence } from '../runtime/host-node.js';
 import { UpstreamLog, type UpstreamMessages } from '../runtime/upstream-log.js';
+import { errText } from '../api/err-text.js';
 
 const PROXY_UPSTREAM_MESSAGES: UpstreamMessages = {
   startDown: 'upstream unreachable: no rules until the first sync; retrying',
@@ -415,7 +416,7 @@ export class ProxySync {
       try {
         this.o.onApplied?.(this.state);
       } catch (err) {
-        this.o.log.error('after the sync', { error: err instanceof Error ? err.message : String(err) });
+        this.o.log.error('after the sync', { error: errText(err) });
       }
       this.o.log.info(`${kind} sync`, {
         servicePorts: this.state.size,
@@ -435,7 +436,7 @@ export class ProxySync {
       // Back off: the next sync waits min-sync-period × 2^failures (up to the sync period).
       this.lastStart = this.now() + Math.min(this.periodMs, this.minMs * 2 ** Math.min(this.failures, 10));
       this.o.log.error('sync failed; the next one is a full sync', {
-        error: err instanceof Error ? err.message : String(err),
+        error: errText(err),
         failures: this.failures,
       });
     }

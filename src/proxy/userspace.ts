@@ -19,6 +19,7 @@ import {
   type Listener,
 } from '../core/proxy/listen.js';
 import type { ProxyState } from '../core/proxy/types.js';
+import { errText } from '../api/err-text.js';
 
 export type { Listener };
 
@@ -213,7 +214,7 @@ export class UserspaceProxy {
         try {
           this.ports.set(id, await this.open(w));
         } catch (e) {
-          let error = e instanceof Error ? e.message : String(e);
+          let error = errText(e);
           if ((e as NodeJS.ErrnoException).code === 'EACCES' && w.listener.port < 1024)
             error += ' (ports below 1024 need root or CAP_NET_BIND_SERVICE: see --userspace-port-offset)';
           failed.push({ listener: w.listener, error });

@@ -18,6 +18,7 @@
 // There is no per-verb control: a rule that is not readonly allows every verb on what it matches.
 import type { Authorizer, AuthorizerResult, RequestAttributes, UserInfo } from './types.js';
 import { ALL_AUTHENTICATED } from './types.js';
+import { errText } from '../../api/err-text.js';
 
 export type { RequestAttributes, UserInfo } from './types.js';
 
@@ -84,7 +85,7 @@ export function parseAbacPolicy(text: string, opts: ParseAbacPolicyOptions = {})
     try {
       obj = JSON.parse(trimmed);
     } catch (err) {
-      fail(`invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+      fail(`invalid JSON: ${errText(err)}`);
     }
     if (!isRecord(obj)) return fail('expected a JSON object');
     const apiVersion = optionalString(obj, 'apiVersion', fail);

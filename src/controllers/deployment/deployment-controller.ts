@@ -45,6 +45,7 @@ import {
   type SharedInformerFactory,
 } from '../../runtime/informer.js';
 import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import { errText } from '../../api/err-text.js';
 
 export const DEPLOYMENTS = mustFindResource('apps', 'deployments');
 export const REPLICASETS = mustFindResource('apps', 'replicasets');
@@ -76,8 +77,6 @@ export interface DeploymentControllerOptions {
 
 const beingDeleted = (o: KObject): boolean =>
   o.metadata.deletionTimestamp !== undefined && o.metadata.deletionTimestamp !== null;
-
-const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** A write that lost a race with a newer version (409) or with a deletion (404). */
 const lostRace = (err: unknown): boolean => isApiError(err, 409) || isApiError(err, 404);

@@ -47,6 +47,7 @@ import {
   type SharedInformerFactory,
 } from '../../runtime/informer.js';
 import type { WorkqueueMetrics } from '../../runtime/workqueue.js';
+import { errText } from '../../api/err-text.js';
 
 export const REPLICASETS = mustFindResource('apps', 'replicasets');
 const PODS = mustFindResource('', 'pods');
@@ -82,8 +83,6 @@ export interface ReplicaSetControllerOptions {
 }
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-
-const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 const namespaceTerminating = (err: unknown): boolean =>
   isApiError(err, 403) &&
