@@ -19,6 +19,7 @@
 import type { Authorizer, AuthorizerResult, RequestAttributes, UserInfo } from './types.js';
 import { ALL_AUTHENTICATED } from './types.js';
 import { errText } from '../../api/err-text.js';
+import { isPlainObject as isRecord } from '../../api/json.js';
 
 export type { RequestAttributes, UserInfo } from './types.js';
 
@@ -227,10 +228,6 @@ export function readOnlyPolicy(user: string): string {
     policyLine({ user, readonly: true, apiGroup: '*', namespace: '*', resource: '*', nonResourcePath: '*' }) +
     '\n'
   );
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A string field; absent or null reads as "" (as Go's decoder leaves the zero value). */

@@ -1,7 +1,8 @@
 // pods/binding (kube's BindingREST and setPodHostAndAnnotations): checks of a v1 Binding and the pod
 // it binds, and the bound pod. Pure; the registry reads and writes.
 import { FieldPath, notSupported, required, type FieldError } from '../../api/field-errors.js';
-import { isPlainObject, type KObject } from '../../api/object.js';
+import { type KObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { statusErrors, type StatusError } from '../../api/status.js';
 
 export interface Binding {

@@ -2,7 +2,7 @@
 // ScaleREST): spec.replicas and status.replicas, and the selector in its string form.
 import type { KObject } from '../../api/object.js';
 import { formatLabelSelector } from '../../api/printers/fields.js';
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 
 export interface Scale {
   kind: 'Scale';

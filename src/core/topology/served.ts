@@ -13,6 +13,7 @@
 //   as SuperEdge's wrapper does for edge nodes that reach a local API server cache (unless
 //   ServeOptions.localApiserver is false: SuperEdge's --wrapper-in-cluster=false). The rewrite follows the
 //   annotations on every change of the object, annotations alone included (SuperEdge's B8).
+import { recordOf as rec } from '../../api/json.js';
 import type { KObject } from '../../api/object.js';
 import { parseIP } from '../../api/validation/ip.js';
 import { LABEL_SERVICE_NAME } from '../endpointslices/types.js';
@@ -41,7 +42,6 @@ const keptAddresses = (view: TopologyView): Set<string> =>
   new Set(view.internal.flatMap((e: TopologyEndpoint) => e.addresses));
 
 type Obj = Record<string, unknown>;
-const rec = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** The local API server address the annotations name, or undefined when they are absent or invalid. */

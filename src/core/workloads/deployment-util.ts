@@ -3,7 +3,7 @@
 // ReplicaSets by. Behaves like kube's pkg/controller/deployment/util/deployment_util.go (reference
 // workloads.md §1.2, §1.3, §1.5). Pure: nothing here changes an object it was given.
 import type { KObject, OwnerReference } from '../../api/object.js';
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { formatTimestamp, parseTimestamp } from '../../api/printers/time.js';
 
 export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';

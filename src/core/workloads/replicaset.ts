@@ -2,7 +2,8 @@
 // pkg/controller/replicaset/replica_set.go and replica_set_utils.go): which pods count, how many to
 // create or delete, the slow-start batch sizes, the pod built from the template, and the status. Time is
 // a parameter (milliseconds since the epoch); nothing here reads a clock or does I/O.
-import { isPlainObject, type KObject, type OwnerReference } from '../../api/object.js';
+import { type KObject, type OwnerReference } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { parseTimestamp } from '../../api/printers/time.js';
 import { matchesLabels, type LabelRequirement, type LabelSelector } from '../selectors/labels.js';
 
