@@ -18,7 +18,7 @@ import { createHandler } from './http/handler.js';
 import type { AuthorizationAttributes, Identity, OpenApiProvider, ReadyCheck } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
 import { listenTls, type TlsListener } from './http/listen.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../runtime/logger.js';
 import { ApiMetrics } from './metrics.js';
 import { NamespaceLifecycle, ensureSystemNamespaces } from './namespace-lifecycle.js';
 import { Registry } from './registry/registry.js';

@@ -2,7 +2,7 @@
 // kubeconfig (kube-controller-manager's flag names). With --leader-elect, several copies campaign for
 // one coordination.k8s.io Lease and only the holder runs the controllers.
 import { existsSync } from 'node:fs';
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   MAX_MAX_ENDPOINTS_PER_SLICE,

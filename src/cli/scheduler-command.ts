@@ -3,7 +3,7 @@
 // by itself; with --leader-elect, several copies campaign for one coordination.k8s.io Lease
 // (kube-system/kube-scheduler by default, as kube-scheduler's) and only the holder schedules.
 import { existsSync } from 'node:fs';
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import { ControllerManager } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { cidrContains, parseAddress, parseCidrRange } from '../core/allocator/cidr.js';
 import { healthCheckAnswer, type HealthCheckService } from '../core/proxy/health-check.js';
+import type { Logger } from '../runtime/logger.js';
 
 /**
  * Where health checks listen: where the mode takes node ports. userspace: the --nodeport-addresses IPs
@@ -42,10 +43,7 @@ export interface ServiceHealthOptions {
   readonly proxyHealthy: () => boolean;
   /** A Service whose health check could not be opened (some address refused it). */
   readonly onListenError?: (svc: HealthCheckService, err: Error) => void;
-  readonly log?: {
-    info(msg: string, f?: Record<string, unknown>): void;
-    warn?(msg: string, f?: Record<string, unknown>): void;
-  };
+  readonly log?: Pick<Logger, 'info'> & Partial<Pick<Logger, 'warn'>>;
 }
 
 interface Instance {

@@ -18,6 +18,7 @@ import { TopologyIndex } from '../core/topology/index.js';
 import type { Client } from '../runtime/client.js';
 import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
 import { HostNodePresence } from '../runtime/host-node.js';
+import type { Logger } from '../runtime/logger.js';
 import { UpstreamLog, type UpstreamMessages } from '../runtime/upstream-log.js';
 import { errText } from '../api/err-text.js';
 
@@ -59,11 +60,8 @@ export interface ProxyBackend {
   close(): Promise<void>;
 }
 
-export interface SyncLog {
-  info(msg: string, f?: Record<string, unknown>): void;
-  warn(msg: string, f?: Record<string, unknown>): void;
-  error(msg: string, f?: Record<string, unknown>): void;
-}
+/** The sync's logger (the name bench/ imports). */
+export type SyncLog = Logger;
 
 export interface SyncMetrics {
   synced(kind: 'full' | 'partial', seconds: number, changedServices: number): void;

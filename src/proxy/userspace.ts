@@ -20,14 +20,9 @@ import {
 } from '../core/proxy/listen.js';
 import type { ProxyState } from '../core/proxy/types.js';
 import { errText } from '../api/err-text.js';
+import type { Logger } from '../runtime/logger.js';
 
 export type { Listener };
-
-export interface UserspaceLog {
-  info(msg: string, f?: Record<string, unknown>): void;
-  warn(msg: string, f?: Record<string, unknown>): void;
-  error(msg: string, f?: Record<string, unknown>): void;
-}
 
 export interface UserspaceOptions {
   /** `--userspace-cidr`: the loopback range standing for cluster IPs; absent means the cluster IPs. */
@@ -35,7 +30,7 @@ export interface UserspaceOptions {
   nodePortAddresses: readonly string[];
   /** `--userspace-port-offset` (see core/proxy/listen.ts). */
   portOffset?: number;
-  log: UserspaceLog;
+  log: Logger;
   /** ms to wait for a backend connect before trying the next; default 2000 */
   connectTimeoutMs?: number;
   /** UDP: idle ms before a client's backend socket is closed; default 60000 */

@@ -22,7 +22,8 @@ import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
 import { DirtyQueue } from './dirty-queue.js';
 import { Mirror, storedForm, storedObject } from './mirror.js';
 import { DictionaryPacker } from '../api/json-packer.js';
-import { UpstreamLog, type Logger } from '../runtime/upstream-log.js';
+import type { Logger } from '../runtime/logger.js';
+import { UpstreamLog } from '../runtime/upstream-log.js';
 import { HostNodePresence } from '../runtime/host-node.js';
 import { sliceService, splitKey, withoutPolicies } from './objects.js';
 import {

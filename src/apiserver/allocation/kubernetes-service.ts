@@ -18,7 +18,7 @@ import { ipAt, type IPRange } from '../../core/allocator/ip-allocator.js';
 import { LABEL_SERVICE_NAME } from '../../core/endpointslices/types.js';
 import { isStoreError, type Store } from '../../storage/store.js';
 import { decodeObject, encodeObject, objectKey } from '../codec.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 import { rfc3339 } from '../registry/object-meta.js';
 import type { Registry, WriteContext } from '../registry/registry.js';
 

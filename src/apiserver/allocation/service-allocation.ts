@@ -29,7 +29,7 @@ import {
   releasedByUpdate,
 } from '../../core/allocator/service-alloc.js';
 import type { Store } from '../../storage/store.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 import type { RegistryHooks, WriteContext } from '../registry/types.js';
 import { KeyedAllocator, type Owner, type RangeView } from './keyed-allocator.js';
 import type { AllocationMetrics } from './metrics.js';
