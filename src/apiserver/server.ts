@@ -18,6 +18,7 @@ import { createHandler } from './http/handler.js';
 import type { AuthorizationAttributes, Identity, OpenApiProvider, ReadyCheck } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
 import { listenTls, type TlsListener } from './http/listen.js';
+import { listen } from '../runtime/http-endpoint.js';
 import type { Logger } from '../runtime/logger.js';
 import { ApiMetrics } from './metrics.js';
 import { NamespaceLifecycle, ensureSystemNamespaces } from './namespace-lifecycle.js';
@@ -292,13 +293,7 @@ async function listenUnix(
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ path: file, readableAll: false, writableAll: false }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, { path: file, readableAll: false, writableAll: false });
   chmodSync(file, 0o600);
   server.once('close', () => rmSync(file, { force: true }));
   return server;
