@@ -15,6 +15,7 @@
 // revisionHistoryLimit, record events, and write the Deployment's annotations and status through
 // /status. A 409 means the cache is behind: the newer object's event brings the key back, so the sync
 // stops quietly. The progress deadline is checked again by requeueing the key.
+import { labelSelectorMatches } from '../../api/label-match.js';
 import type { KObject } from '../../api/object.js';
 import { mustFindResource } from '../../api/resources.js';
 import type { Projection } from '../../core/projection/projection.js';
@@ -31,7 +32,6 @@ import {
   deploymentControllerRef,
   equalIgnoreHash,
   isRollingUpdate,
-  selectorMatches,
   type Deployment,
   type ReplicaSet,
 } from '../../core/workloads/deployment-util.js';
@@ -154,7 +154,7 @@ export class DeploymentController {
   private selecting(rs: KObject): Deployment[] {
     return (
       this.deployments.indexer.byIndex('namespace', rs.metadata.namespace ?? '') as Deployment[]
-    ).filter((d) => selectorMatches(d.spec?.selector, rs.metadata.labels));
+    ).filter((d) => labelSelectorMatches(d.spec?.selector, rs.metadata.labels));
   }
 
   private replicaSetChanged(old: KObject | undefined, rs: KObject): void {
@@ -210,7 +210,7 @@ export class DeploymentController {
         ownerUid: uid,
         ownerBeingDeleted: beingDeleted(d),
         controllerRef: controllerRefOf(rs),
-        selected: selectorMatches(d.spec.selector, rs.metadata.labels),
+        selected: labelSelectorMatches(d.spec.selector, rs.metadata.labels),
         candidateBeingDeleted: beingDeleted(rs),
       });
       if (decision === 'keep') out.push(rs);

@@ -116,40 +116,6 @@ export interface ReplicaSet extends KObject {
 export const isEmptySelector = (s: LabelSelectorSpec | undefined): boolean =>
   s !== undefined && Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
 
-/**
- * Whether `labels` match a metav1.LabelSelector (metav1.LabelSelectorAsSelector, then Matches). A
- * missing selector matches nothing; `{}` matches everything; an unknown operator matches nothing.
- */
-export function selectorMatches(
-  s: LabelSelectorSpec | undefined,
-  labels: Readonly<Record<string, string>> | undefined,
-): boolean {
-  if (s === undefined || s === null) return false;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(s.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const e of s.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, e.key);
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case 'In':
-        if (!has || !values.includes(l[e.key]!)) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(l[e.key]!)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
-
 // ---- maxSurge / maxUnavailable ----------------------------------------------------------------------
 
 export class InvalidIntOrPercentError extends Error {

@@ -5,7 +5,8 @@
 import { type KObject, type OwnerReference } from '../../api/object.js';
 import { isPlainObject } from '../../api/json.js';
 import { parseTimestamp } from '../../api/printers/time.js';
-import { matchesLabels, type LabelRequirement, type LabelSelector } from '../selectors/labels.js';
+import { matchesLabels } from '../../api/label-match.js';
+import type { LabelRequirement, LabelSelector } from '../selectors/labels.js';
 
 /** kube's burstReplicas: at most this many creates or deletes per sync. */
 export const BURST_REPLICAS = 500;
