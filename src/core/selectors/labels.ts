@@ -1,4 +1,4 @@
-// Label selectors: the `labelSelector` query parameter, parsed as Kubernetes does (matched in api/label-match.ts).
+// Label selectors: the `labelSelector` query parameter, parsed as Kubernetes does; api/label-match.ts matches.
 //
 //   selector    := "" | requirement ("," requirement)*
 //   requirement := ["!"] KEY

@@ -5,7 +5,7 @@
 import { type KObject, type OwnerReference } from '../../api/object.js';
 import { isPlainObject } from '../../api/json.js';
 import { parseTimestamp } from '../../api/printers/time.js';
-import { matchesLabels } from '../../api/label-match.js';
+import { matchesLabels, type LabelSelectorObject } from '../../api/label-match.js';
 import type { LabelRequirement, LabelSelector } from '../selectors/labels.js';
 
 /** kube's burstReplicas: at most this many creates or deletes per sync. */
@@ -31,17 +31,6 @@ export interface PodCondition {
   readonly type?: string;
   readonly status?: string;
   readonly lastTransitionTime?: string | null;
-}
-
-export interface MetaLabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>> | null;
-  readonly matchExpressions?:
-    | readonly {
-        readonly key: string;
-        readonly operator: string;
-        readonly values?: readonly string[] | null;
-      }[]
-    | null;
 }
 
 export interface ReplicaSetCondition {
@@ -75,7 +64,7 @@ export interface ReplicaSet extends KObject {
   spec?: {
     replicas?: number;
     minReadySeconds?: number;
-    selector?: MetaLabelSelector | null;
+    selector?: LabelSelectorObject | null;
     template?: PodTemplate | null;
   };
   status?: ReplicaSetStatus;
@@ -145,7 +134,7 @@ export class InvalidSelectorError extends Error {
  * metav1.LabelSelectorAsSelector: a missing selector matches nothing (undefined here), `{}` matches
  * everything. An unknown operator, or In/NotIn without values, throws InvalidSelectorError.
  */
-export function selectorOf(sel: MetaLabelSelector | null | undefined): LabelSelector | undefined {
+export function selectorOf(sel: LabelSelectorObject | null | undefined): LabelSelector | undefined {
   if (sel === undefined || sel === null) return undefined;
   const reqs: LabelRequirement[] = [];
   for (const [key, value] of Object.entries(sel.matchLabels ?? {}))
