@@ -44,6 +44,3 @@ export interface KObject {
   metadata: ObjectMeta;
   [field: string]: unknown;
 }
-
-export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -4,6 +4,7 @@
 // an Invalid error's text from details.causes; apimachinery's errors.IsNotFound and friends test the
 // reason.
 import { aggregate, errorBody, fieldErrorString, type FieldError } from './field-errors.js';
+import { errText } from './err-text.js';
 
 export type StatusReason =
   | 'NotFound'
@@ -217,7 +218,7 @@ export const statusErrors = {
     failure(503, 'ServiceUnavailable', message, undefined, cause),
 
   internal: (err: unknown): StatusError => {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errText(err);
     return failure(
       500,
       'InternalError',

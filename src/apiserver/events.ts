@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
 import { StatusError } from '../api/status.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { Registry, WriteContext } from './registry/registry.js';
 
 const EVENTS = mustFindResource('', 'events');

@@ -13,7 +13,7 @@ import { parseTimestamp } from '../api/printers/time.js';
 import { objectKey } from './codec.js';
 import { RESOURCES, mustFindResource } from '../api/resources.js';
 import { StatusError } from '../api/status.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { Registry, WriteContext } from './registry/registry.js';
 import type { WatchCache } from './watch-cache/watch-cache.js';
 

@@ -17,6 +17,7 @@ import { createHandler } from './http/handler.js';
 import type { HandlerDeps, Identity, ReadyCheck } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
 import { listenTls, type TlsListener } from './http/listen.js';
+import { listen } from '../runtime/http-endpoint.js';
 import { ApiMetrics } from './metrics.js';
 import { NamespaceLifecycle, ensureSystemNamespaces } from './namespace-lifecycle.js';
 import { Registry } from './registry/registry.js';
@@ -28,6 +29,7 @@ import { rangeAllocations } from './allocation/range-view.js';
 import { AllocationRepair } from './allocation/repair.js';
 import { ServiceAllocators, type AllocationConfig } from './allocation/service-allocation.js';
 import { EventRecorder } from './events.js';
+import { errText } from '../api/err-text.js';
 
 /** The options the HTTP handler takes as they are given (HandlerDeps), and the server's own. */
 export interface ApiServerOptions extends Pick<
@@ -198,12 +200,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       lifecycle.stop();
       await allocators.stop();
       await cache.stop();
-      throw new Error(
-        `cannot serve on ${opts.unixSocket}: ${err instanceof Error ? err.message : String(err)}`,
-        {
-          cause: err,
-        },
-      );
+      throw new Error(`cannot serve on ${opts.unixSocket}: ${errText(err)}`, {
+        cause: err,
+      });
     }
   }
   const port = listener.port;
@@ -289,13 +288,7 @@ async function listenUnix(
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ path: file, readableAll: false, writableAll: false }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, { path: file, readableAll: false, writableAll: false });
   chmodSync(file, 0o600);
   server.once('close', () => rmSync(file, { force: true }));
   return server;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../apiserver/logger.js';
+import type { Logger } from '../runtime/logger.js';
 import { until } from '../../test/e2e/testing/until.js';
 import { ControllerHost } from './controller-host.js';
 

@@ -3,7 +3,7 @@
 // reports readiness (/readyz's "controllers" check) and its metrics (appended to /metrics), and stops it
 // on shutdown.
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../apiserver/logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { ControllersWorkerData, FromWorker, ToWorker } from './controllers-worker.js';
 
 export interface ControllerHostOptions {

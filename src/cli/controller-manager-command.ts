@@ -1,7 +1,7 @@
 // `svcplane controller-manager`: svcplane's controllers against any Kubernetes API server, through a
 // kubeconfig (kube-controller-manager's flag names). With --leader-elect, several copies campaign for
 // one coordination.k8s.io Lease and only the holder runs the controllers.
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   MAX_MAX_ENDPOINTS_PER_SLICE,

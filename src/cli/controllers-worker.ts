@@ -3,7 +3,7 @@
 // the server over a unix socket of its data dir (plain HTTP, a token of their own) instead of TLS.
 // controller-host.ts starts it, restarts it when it dies, relays its metrics and readiness, and stops it.
 import { parentPort, workerData } from 'node:worker_threads';
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import {
   ControllerManager,
   type ControllerName,

@@ -3,6 +3,7 @@
 // and prints its decision. I/O only; the deciding and the wording are in core/topology.
 import { mustFindResource } from '../api/resources.js';
 import type { KObject } from '../api/object.js';
+import { LABEL_SERVICE_NAME } from '../core/endpointslices/types.js';
 import { decide } from '../core/topology/decide.js';
 import { parseAutonomyFlag } from '../core/topology/health-report.js';
 import { readLocalInfo } from '../runtime/health-poller.js';
@@ -109,7 +110,7 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
     const [slices, nodes] = await Promise.all([
       (async () =>
         (await client.serves(SLICES))
-          ? listAll(client, SLICES, { namespace, labelSelector: `kubernetes.io/service-name=${name}` })
+          ? listAll(client, SLICES, { namespace, labelSelector: `${LABEL_SERVICE_NAME}=${name}` })
           : [])(),
       listAll(client, NODES, {}),
     ]);

@@ -1,6 +1,7 @@
 // Flag parsing shared by every subcommand: node's parseArgs in strict mode, with usage errors that
 // exit with status 2 and a one-line reason, as kube-* binaries do.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { errText } from '../api/err-text.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -16,7 +17,7 @@ export function parseFlags<T extends FlagSpec>(
     const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals: true });
     return { values: values as Record<string, string | boolean | undefined>, positionals };
   } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
+    const msg = errText(err);
     // Keep node's first sentence ("Unknown option '--x'"), drop its advice about positionals.
     throw new UsageError(msg.split('\n')[0]!.replace(/\. To specify a positional argument.*$/, ''));
   }

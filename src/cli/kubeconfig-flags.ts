@@ -3,10 +3,10 @@
 import { existsSync } from 'node:fs';
 import { kubeconfigTransport, type KubeconfigTransport } from '../runtime/kubeconfig.js';
 import { UsageError } from './flags.js';
+import { errText } from '../api/err-text.js';
 
 /** The first line of an error's message: library errors can run to several lines. */
-export const firstLine = (err: unknown): string =>
-  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
+export const firstLine = (err: unknown): string => errText(err).split('\n')[0]!.trim();
 
 /** The client commands' kubeconfig flags, to spread into their parse options. */
 export const KUBECONFIG_FLAGS = {

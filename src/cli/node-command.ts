@@ -2,7 +2,7 @@
 // nodes' names, labels and pod CIDRs → registerNodes (src/nodes/register.ts) → SimulatedKubelets
 // (src/nodes/kubelets.ts) until SIGINT/SIGTERM. Works against any API server the kubeconfig names.
 import { hostname } from 'node:os';
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import { formatAddress, parseAddress } from '../core/allocator/cidr.js';
 import { parseCidrList } from '../core/nodes/pod-cidrs.js';
 import { SimulatedKubelets } from '../nodes/kubelets.js';

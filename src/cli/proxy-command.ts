@@ -2,7 +2,7 @@
 import { parseAutonomyFlag, type AutonomyConfig } from '../core/topology/health-report.js';
 import { HealthPoller } from '../runtime/health-poller.js';
 import { isIP } from 'node:net';
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import { parseCidrRange } from '../core/allocator/cidr.js';
 import type { RenderOptions } from '../core/proxy/iptables.js';
 import type { ProxyState } from '../core/proxy/types.js';

@@ -2,7 +2,7 @@
 // at once, or behind leader election on a coordination.k8s.io Lease, until SIGTERM/SIGINT.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../apiserver/logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { ControllerManager } from '../controllers/manager.js';
 import type { Client } from '../runtime/client.js';
 import { LeaderElector, leaseClient } from '../runtime/leader-election.js';

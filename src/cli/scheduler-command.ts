@@ -2,7 +2,7 @@
 // kubeconfig (kube-scheduler's flag names). It is the controller manager's `scheduler` controller, run
 // by itself; with --leader-elect, several copies campaign for one coordination.k8s.io Lease
 // (kube-system/kube-scheduler by default, as kube-scheduler's) and only the holder schedules.
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import { ControllerManager } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { loadRequiredKubeconfig, requiredKubeconfig } from './kubeconfig-flags.js';

@@ -13,7 +13,7 @@ import { abacRules, allowAllRules, buildRules, type RuleResolver } from '../apis
 import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
 import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
 import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js';
-import { jsonLogger, type Logger } from '../apiserver/logger.js';
+import { jsonLogger, type Logger } from '../runtime/logger.js';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../apiserver/server.js';
 import { makeDirs } from '../storage/make-dirs.js';
 import type { Store } from '../storage/store.js';

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
 import { formatTokenFileRecord, parseTokenFile, tokenDigest } from '../apiserver/auth/token-file.js';
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import { KNOWN_CONTROLLERS } from '../controllers/manager.js';
 import { ControllerHost } from './controller-host.js';
 import {

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
 import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
-import { jsonLogger } from '../apiserver/logger.js';
+import { jsonLogger } from '../runtime/logger.js';
 import { Client } from '../runtime/client.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 import { UsageError, hostPort, parseFlags, noExtraArgs } from './flags.js';

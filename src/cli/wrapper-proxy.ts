@@ -14,7 +14,7 @@ import { isImpersonationHeader } from '../apiserver/auth/impersonation.js';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME } from '../apiserver/auth/types.js';
 import { writeStatus } from '../apiserver/http/respond.js';
 import type { HandlerDeps, Identity } from '../apiserver/http/types.js';
-import type { Logger } from '../apiserver/logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { Transport } from '../runtime/transport.js';
 
 /** Headers that describe one connection, not the request (RFC 9110 §7.6.1), plus Host and Expect. */

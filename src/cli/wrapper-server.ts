@@ -20,7 +20,7 @@ import { createHandler } from '../apiserver/http/handler.js';
 import { listenTls, type TlsListener } from '../apiserver/http/listen.js';
 import type { AuthorizationAttributes, HandlerDeps, Identity } from '../apiserver/http/types.js';
 import { WatchRegistry } from '../apiserver/http/watch.js';
-import type { Logger } from '../apiserver/logger.js';
+import type { Logger } from '../runtime/logger.js';
 import { ApiMetrics } from '../apiserver/metrics.js';
 import { Registry } from '../apiserver/registry/registry.js';
 import { WatchCache } from '../apiserver/watch-cache/watch-cache.js';

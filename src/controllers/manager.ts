@@ -20,6 +20,7 @@ import { DeploymentController } from './deployment/deployment-controller.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { DeploymentGridController, DEPLOYMENTGRIDS } from './grids/deploymentgrid-controller.js';
 import { ServiceGridController, SERVICEGRIDS } from './grids/servicegrid-controller.js';
+import type { Logger } from '../runtime/logger.js';
 
 const CRDS_MISSING = (controller: string, resource: string): string =>
   `${controller} controller not started: the API server does not serve superedge.io/v1 ${resource}; ` +
@@ -39,11 +40,6 @@ export const KNOWN_CONTROLLERS = [
   'scheduler',
 ] as const;
 export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
-
-export interface ManagerLogger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
 
 export interface ControllerManagerOptions {
   readonly controllers: readonly ControllerName[];
@@ -66,7 +62,7 @@ export interface ControllerManagerOptions {
   readonly podGC?: PodGCSettings;
   /** Scheduler workers, and so bindings in flight (kube-scheduler's parallelism, default 16). */
   readonly schedulerParallelism?: number;
-  readonly log: ManagerLogger;
+  readonly log: Pick<Logger, 'info' | 'warn'>;
   /** Where the workqueue metrics go (`svcplane up` passes the apiserver's /metrics registry). */
   readonly metrics?: Registry;
 }

@@ -23,6 +23,7 @@ import {
   parseCidrRange,
   type Cidr,
 } from '../core/allocator/cidr.js';
+import { errText } from '../api/err-text.js';
 
 export interface NetnsNode {
   /** The node's name, e.g. node0. */
@@ -263,7 +264,7 @@ export async function createLayout(o: CreateLayoutOptions): Promise<NetnsLayout>
     await enableForwarding(p.hub);
   } catch (e) {
     await layout.remove().catch(() => {});
-    throw new Error(`createLayout ${o.prefix}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new Error(`createLayout ${o.prefix}: ${errText(e)}`, { cause: e });
   }
   return layout;
 }

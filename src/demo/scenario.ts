@@ -4,6 +4,7 @@
 // fits what the topology rules say it should get; the demo fails when a row does not.
 import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
+import { LABEL_SERVICE_NAME } from '../core/endpointslices/types.js';
 import type { Client } from '../runtime/client.js';
 import {
   answersFit,
@@ -87,7 +88,7 @@ export class Scenario {
   private async endpoints(service: string): Promise<{ eps: ReadyEndpoint[]; terminating: number }> {
     const list = await this.h.client.list(SLICES, {
       namespace: 'default',
-      labelSelector: `kubernetes.io/service-name=${service}`,
+      labelSelector: `${LABEL_SERVICE_NAME}=${service}`,
     });
     const eps: ReadyEndpoint[] = [];
     let terminating = 0;

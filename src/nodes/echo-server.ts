@@ -24,6 +24,7 @@
 // IPv6 pod IP) cannot be served at all and is not tried again.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listen } from '../runtime/http-endpoint.js';
 
 export interface PodEndpoint {
   readonly namespace: string;
@@ -119,15 +120,9 @@ export class PodServers {
           });
           server.keepAliveTimeout = 1000;
           try {
-            await new Promise<void>((resolve, reject) => {
-              server.once('error', reject);
-              server.listen({ host: ip, port, exclusive: true }, () => {
-                server.off('error', reject);
-                // A later accept error (out of file descriptors) must not crash the process.
-                server.on('error', () => undefined);
-                resolve();
-              });
-            });
+            await listen(server, { host: ip, port, exclusive: true });
+            // A later accept error (out of file descriptors) must not crash the process.
+            server.on('error', () => undefined);
             if (this.pods.get(key) === entry) entry.servers.push(server);
             else server.close();
           } catch (err) {

@@ -40,20 +40,15 @@ import { Controller } from '../runtime/controller.js';
 import { Informer, objectKeyOf } from '../runtime/informer.js';
 import { PodContainers, isHostNetwork } from './pod-containers.js';
 import { LEASES, NODES, type RegisteredNode } from './register.js';
+import type { Logger } from '../runtime/logger.js';
 
 const PODS = mustFindResource('', 'pods');
-
-export interface KubeletLog {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
 
 export interface KubeletsOptions {
   readonly client: Client;
   readonly nodes: readonly RegisteredNode[];
   readonly servePods?: boolean;
-  readonly log: KubeletLog;
+  readonly log: Logger;
   /** Pod workers (default 4 + one per 10 nodes, at most 64). */
   readonly podWorkers?: number;
   /** Heartbeat writes in flight at once (default 32). */

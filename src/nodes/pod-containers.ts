@@ -14,11 +14,7 @@ import {
 } from '../core/nodes/crash-loop.js';
 import type { ContainerRestarts } from '../core/pods/pod-status.js';
 import { PodServers, isPortTaken } from './echo-server.js';
-
-export interface ContainersLog {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
+import type { Logger } from '../runtime/logger.js';
 
 export const isHostNetwork = (pod: KObject): boolean =>
   (pod as { spec?: { hostNetwork?: unknown } }).spec?.hostNetwork === true;
@@ -33,7 +29,7 @@ export class PodContainers {
   /** Pod key → its containers' restarts, once a start has failed. */
   private readonly loops = new Map<string, CrashLoop>();
 
-  constructor(private readonly log: ContainersLog) {}
+  constructor(private readonly log: Pick<Logger, 'info' | 'warn'>) {}
 
   /** The pod's restarts for planPod (undefined: none), as of the pod with this UID. */
   restarts(key: string, uid: string): Record<string, ContainerRestarts> | undefined {

@@ -21,6 +21,7 @@ import { conntrackArgs, conntrackDeletes } from '../core/proxy/conntrack.js';
 import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
 import { RestoreError, type IptablesRunner } from './iptables-runner.js';
 import type { BackendResult, ProxyBackend, SyncLog } from './sync.js';
+import { errText } from '../api/err-text.js';
 
 export interface IptablesBackendOptions {
   readonly runner: IptablesRunner;
@@ -95,7 +96,7 @@ export class IptablesBackend implements ProxyBackend {
       } catch (err) {
         this.o.log.warn('conntrack clean-up failed', {
           ...d,
-          error: err instanceof Error ? err.message : String(err),
+          error: errText(err),
         });
       }
     }
@@ -116,7 +117,7 @@ export class IptablesBackend implements ProxyBackend {
       if (signal?.aborted === true) throw err;
       const known = [...(this.written ?? [])];
       this.o.log.warn('iptables-save failed: only the chains this proxy wrote are checked for deletion', {
-        error: err instanceof Error ? err.message : String(err),
+        error: errText(err),
         known: known.length,
       });
       return { nat: known, filter: [] };

@@ -8,6 +8,7 @@ import { failedLine } from '../core/proxy/iptables.js';
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { errText } from '../api/err-text.js';
 
 export type IptablesTable = 'nat' | 'filter';
 
@@ -264,7 +265,7 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
         await runOk('iptables', [...WAIT, '-t', 'nat', '-S']);
         await runOk('save', ['-t', 'nat']);
       } catch (e) {
-        return { ok: false, reason: e instanceof Error ? e.message : String(e) };
+        return { ok: false, reason: errText(e) };
       }
       return { ok: true };
     },

@@ -1,8 +1,9 @@
 // The proxy's Prometheus metrics, with kube-proxy's names (pkg/proxy/metrics), and its /metrics and
 // /healthz endpoints (kube-proxy serves them on 10249 and 10256).
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { servePaths } from '../runtime/http-endpoint.js';
 import type { SyncMetrics } from './sync.js';
 
 // kube-proxy's buckets: sync durations in exponential steps from 1 ms; network programming from 0.25 s
@@ -122,18 +123,17 @@ export async function serveOps(
   metrics: ProxyMetrics | undefined,
   health: HealthSource,
 ): Promise<{ server: Server; port: number }> {
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+  const server = await servePaths(host, port, (path, req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405).end();
-      return;
+      return true;
     }
     if (path === '/metrics' && metrics !== undefined) {
       void metrics.registry.metrics().then(
         (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
         (err: unknown) => res.writeHead(500).end(String(err)),
       );
-      return;
+      return true;
     }
     if (path === '/healthz' || path === '/livez') {
       const h = health.health();
@@ -144,16 +144,9 @@ export async function serveOps(
           nodeEligible: true,
         }),
       );
-      return;
+      return true;
     }
-    res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+    return false;
   });
   return { server, port: (server.address() as AddressInfo).port };
 }

@@ -8,6 +8,8 @@ import { createServer, type Server } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { cidrContains, parseAddress, parseCidrRange } from '../core/allocator/cidr.js';
 import { healthCheckAnswer, type HealthCheckService } from '../core/proxy/health-check.js';
+import { listen as listenServer } from '../runtime/http-endpoint.js';
+import type { Logger } from '../runtime/logger.js';
 
 /**
  * Where health checks listen: where the mode takes node ports. userspace: the --nodeport-addresses IPs
@@ -42,10 +44,7 @@ export interface ServiceHealthOptions {
   readonly proxyHealthy: () => boolean;
   /** A Service whose health check could not be opened (some address refused it). */
   readonly onListenError?: (svc: HealthCheckService, err: Error) => void;
-  readonly log?: {
-    info(msg: string, f?: Record<string, unknown>): void;
-    warn?(msg: string, f?: Record<string, unknown>): void;
-  };
+  readonly log?: Pick<Logger, 'info'> & Partial<Pick<Logger, 'warn'>>;
 }
 
 interface Instance {
@@ -59,15 +58,9 @@ function listen(
   port: number,
   onError: (err: Error) => void,
 ): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const failed = (err: Error): void => reject(err);
-    server.once('error', failed);
-    server.listen({ port, ...(address === undefined ? {} : { host: address }) }, () => {
-      server.off('error', failed);
-      // Later errors (an accept that fails for want of file descriptors) are logged, never thrown.
-      server.on('error', onError);
-      resolve();
-    });
+  return listenServer(server, { port, ...(address === undefined ? {} : { host: address }) }).then(() => {
+    // Later errors (an accept that fails for want of file descriptors) are logged, never thrown.
+    server.on('error', onError);
   });
 }
 

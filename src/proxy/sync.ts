@@ -18,6 +18,8 @@ import type { Client } from '../runtime/client.js';
 import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
 import { TopologyFeed } from '../runtime/topology-feed.js';
 import type { UpstreamMessages } from '../runtime/upstream-log.js';
+import type { Logger } from '../runtime/logger.js';
+import { errText } from '../api/err-text.js';
 
 const PROXY_UPSTREAM_MESSAGES: UpstreamMessages = {
   startDown: 'upstream unreachable: no rules until the first sync; retrying',
@@ -57,11 +59,8 @@ export interface ProxyBackend {
   close(): Promise<void>;
 }
 
-export interface SyncLog {
-  info(msg: string, f?: Record<string, unknown>): void;
-  warn(msg: string, f?: Record<string, unknown>): void;
-  error(msg: string, f?: Record<string, unknown>): void;
-}
+/** The sync's logger (the name bench/ imports). */
+export type SyncLog = Logger;
 
 export interface SyncMetrics {
   synced(kind: 'full' | 'partial', seconds: number, changedServices: number): void;
@@ -404,7 +403,7 @@ export class ProxySync {
       try {
         this.o.onApplied?.(this.state);
       } catch (err) {
-        this.o.log.error('after the sync', { error: err instanceof Error ? err.message : String(err) });
+        this.o.log.error('after the sync', { error: errText(err) });
       }
       this.o.log.info(`${kind} sync`, {
         servicePorts: this.state.size,
@@ -424,7 +423,7 @@ export class ProxySync {
       // Back off: the next sync waits min-sync-period × 2^failures (up to the sync period).
       this.lastStart = this.now() + Math.min(this.periodMs, this.minMs * 2 ** Math.min(this.failures, 10));
       this.o.log.error('sync failed; the next one is a full sync', {
-        error: err instanceof Error ? err.message : String(err),
+        error: errText(err),
         failures: this.failures,
       });
     }

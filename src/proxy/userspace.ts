@@ -19,14 +19,10 @@ import {
   type Listener,
 } from '../core/proxy/listen.js';
 import type { ProxyState } from '../core/proxy/types.js';
+import { errText } from '../api/err-text.js';
+import type { Logger } from '../runtime/logger.js';
 
 export type { Listener };
-
-export interface UserspaceLog {
-  info(msg: string, f?: Record<string, unknown>): void;
-  warn(msg: string, f?: Record<string, unknown>): void;
-  error(msg: string, f?: Record<string, unknown>): void;
-}
 
 export interface UserspaceOptions {
   /** `--userspace-cidr`: the loopback range standing for cluster IPs; absent means the cluster IPs. */
@@ -34,7 +30,7 @@ export interface UserspaceOptions {
   nodePortAddresses: readonly string[];
   /** `--userspace-port-offset` (see core/proxy/listen.ts). */
   portOffset?: number;
-  log: UserspaceLog;
+  log: Logger;
   /** ms to wait for a backend connect before trying the next; default 2000 */
   connectTimeoutMs?: number;
   /** UDP: idle ms before a client's backend socket is closed; default 60000 */
@@ -213,7 +209,7 @@ export class UserspaceProxy {
         try {
           this.ports.set(id, await this.open(w));
         } catch (e) {
-          let error = e instanceof Error ? e.message : String(e);
+          let error = errText(e);
           if ((e as NodeJS.ErrnoException).code === 'EACCES' && w.listener.port < 1024)
             error += ' (ports below 1024 need root or CAP_NET_BIND_SERVICE: see --userspace-port-offset)';
           failed.push({ listener: w.listener, error });

@@ -10,18 +10,14 @@
 //   poll is not an outage); then, unless another answer has come, every verdict is dropped, so every node
 //   is healthy again, as SuperEdge does at once.
 import { decodeLocalInfo, healthChanges } from '../core/topology/health-report.js';
-
-export interface HealthPollerLog {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
+import type { Logger } from './logger.js';
 
 export interface HealthPollerOptions {
   readonly address: string;
   readonly intervalMs: number;
   /** Each verdict that changes: false drops the node's endpoints, undefined is no opinion. */
   readonly apply: (node: string, healthy: boolean | undefined) => void;
-  readonly log: HealthPollerLog;
+  readonly log: Pick<Logger, 'info' | 'warn'>;
   /** Per poll (default 5 s). */
   readonly timeoutMs?: number;
   /** Each poll that got no usable answer (for a counter). */

@@ -1,12 +1,8 @@
+import type { Logger } from './logger.js';
 // The node a wrapper or proxy serves (--hostname, --hostname-override) may be missing upstream: a typo,
 // a node not registered yet, or one deleted. Topology rules then keep no endpoint for it, which looks
 // like an outage from the node, so the process says so: one warning once the first sync shows the node
 // missing, and one line each time it appears or goes later.
-
-export interface HostNodeLog {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
 
 export class HostNodePresence {
   private known = false;
@@ -14,7 +10,7 @@ export class HostNodePresence {
 
   constructor(
     private readonly node: string,
-    private readonly log: HostNodeLog,
+    private readonly log: Pick<Logger, 'info' | 'warn'>,
   ) {}
 
   /** A Node event: `known` is false for a deletion. Other nodes' events are ignored. */

@@ -13,6 +13,7 @@ import type { KObject } from '../api/object.js';
 import type { ListOptions, ObjectList, WatchEvent, WatchOptions } from './client.js';
 import { isApiError } from './client.js';
 import { sleep } from './sleep.js';
+import { errText } from '../api/err-text.js';
 
 export type ReflectorState = 'Listing' | 'Watching' | 'Backoff' | 'Stopped';
 
@@ -129,7 +130,7 @@ export class Reflector {
           continue;
         }
         this.o.onError?.(err);
-        this.set('Backoff', err instanceof Error ? err.message : String(err));
+        this.set('Backoff', errText(err));
         const jitter = 1 + (this.o.random ?? Math.random)() * 0.2;
         await (this.o.sleep ?? sleep)(this.backoffMs * jitter, signal);
         this.backoffMs = Math.min(this.backoffMs * 2, this.o.backoffMaxMs ?? 30_000);

@@ -10,7 +10,8 @@ import { TopologyIndex } from '../core/topology/topology-index.js';
 import { sliceMove, sliceService } from '../core/topology/slice-service.js';
 import { HostNodePresence } from './host-node.js';
 import type { ReflectorOptions } from './reflector.js';
-import { UpstreamLog, type Logger, type UpstreamMessages } from './upstream-log.js';
+import type { Logger } from './logger.js';
+import { UpstreamLog, type UpstreamMessages } from './upstream-log.js';
 
 export interface TopologyFeedOptions {
   /** The node the consumer serves: the index keeps every Service's view for it. */

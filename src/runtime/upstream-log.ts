@@ -2,12 +2,7 @@
 // instead of one per failed request: for the wrapper's sync (src/wrapper/sync.ts) and the proxy's
 // (src/proxy/sync.ts). Before the initial sync, the first failure is one line too: a process started
 // with the upstream away (or a wrong server or credentials in its kubeconfig) says so.
-
-export interface Logger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
+import type { Logger } from './logger.js';
 
 /** What the lines say: the process's behaviour while the upstream is away differs. */
 export interface UpstreamMessages {

@@ -21,7 +21,7 @@ import { Reflector, type ReflectorOptions } from '../runtime/reflector.js';
 import { DirtyQueue } from './dirty-queue.js';
 import { Mirror, storedForm, storedObject } from './mirror.js';
 import { DictionaryPacker } from '../api/json-packer.js';
-import type { Logger } from '../runtime/upstream-log.js';
+import type { Logger } from '../runtime/logger.js';
 import { TopologyFeed } from '../runtime/topology-feed.js';
 import { splitKey, withoutPolicies } from './objects.js';
 import {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AllocationRepair } from '../../src/apiserver/allocation/repair.js';
 import { ServiceAllocators } from '../../src/apiserver/allocation/service-allocation.js';
-import { silentLogger } from '../../src/apiserver/logger.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { EtcdStore } from '../../src/storage/etcd/etcd-store.js';
 import { freePort, startEtcd, type EtcdServer } from '../../src/storage/etcd/testing/etcd-server.js';
 import { call, startUp, type TestServer } from './testing/server.js';

@@ -13,7 +13,7 @@ import { authenticate } from '../../src/apiserver/auth/authenticator.js';
 import { generateCA, issueServingCert, type CertKeyPair } from '../../src/apiserver/auth/pki.js';
 import { formatTokenFileRecord, parseTokenFile } from '../../src/apiserver/auth/token-file.js';
 import { SYSTEM_MASTERS } from '../../src/apiserver/auth/types.js';
-import { silentLogger, type Logger } from '../../src/apiserver/logger.js';
+import { silentLogger, type Logger } from '../../src/runtime/logger.js';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../../src/apiserver/server.js';
 import { Client } from '../../src/runtime/client.js';
 import { inProcessTransport } from '../../src/runtime/in-process-transport.js';

@@ -1,7 +1,7 @@
 // Small helpers for defaulting untyped JSON in place: set a field only when it is absent (undefined
 // or null, as Go sees a nil pointer or an omitted field), and never touch a value of the wrong type —
 // validation reports those.
-import { isPlainObject } from '../object.js';
+import { isPlainObject } from '../json.js';
 
 export type Obj = Record<string, unknown>;
 

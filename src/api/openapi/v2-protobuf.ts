@@ -12,8 +12,9 @@
 // Field numbers are those of gnostic's openapiv2/OpenAPIv2.proto (note Paths.path = 2). Vendor
 // extension values, defaults and enum values are carried as YAML; JSON text is valid YAML. Serve the
 // bytes with Content-Type application/octet-stream.
+import { isPlainObject as isObject, type JsonRecord } from '../json.js';
 import { RESOURCES, type ResourceInfo } from '../resources.js';
-import { Components, defineKinds, GVK_EXTENSION, OPENAPI_INFO_VERSION, type JsonObject } from './v3.js';
+import { Components, defineKinds, GVK_EXTENSION, OPENAPI_INFO_VERSION } from './v3.js';
 
 // ---------------------------------------------------------------------------------------------------
 // A minimal protobuf writer: only length-delimited fields are needed.
@@ -92,7 +93,7 @@ const namedAny = (num: number, name: string, value: unknown): Field =>
   msgField(num, strField(Named.name, name), anyField(Named.value, value));
 
 /** One schema of the converted (Swagger 2.0 dialect) JSON form as a gnostic Schema message. */
-function schemaMessage(s: JsonObject): Uint8Array {
+function schemaMessage(s: JsonRecord): Uint8Array {
   const fields: Field[] = [];
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
   const ref = str(s['$ref']);
@@ -121,7 +122,7 @@ function schemaMessage(s: JsonObject): Uint8Array {
           msgField(
             Repeated.item,
             strField(Named.name, name),
-            bytesField(Named.value, schemaMessage(sub as JsonObject)),
+            bytesField(Named.value, schemaMessage(sub as JsonRecord)),
           ),
         ),
       ),
@@ -130,8 +131,6 @@ function schemaMessage(s: JsonObject): Uint8Array {
     if (k.startsWith('x-') && v !== undefined) fields.push(namedAny(Schema.vendorExtension, k, v));
   return concat(fields);
 }
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // ---------------------------------------------------------------------------------------------------
 // Paths
@@ -208,7 +207,7 @@ function definitions(): Field {
         msgField(
           Repeated.item,
           strField(Named.name, name),
-          bytesField(Named.value, schemaMessage(c.schemas.get(name) as JsonObject)),
+          bytesField(Named.value, schemaMessage(c.schemas.get(name) as JsonRecord)),
         ),
       ),
   );

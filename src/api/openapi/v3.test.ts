@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isPlainObject, type JsonRecord } from '../json.js';
 import { RESOURCES } from '../resources.js';
 import type { Schema } from '../schema/schema.js';
 import {
@@ -9,21 +10,20 @@ import {
   openAPIV3Document,
   openAPIV3Documents,
   openAPIV3Index,
-  type JsonObject,
 } from './v3.js';
 
-const obj = (v: unknown): JsonObject => {
-  assert.ok(typeof v === 'object' && v !== null && !Array.isArray(v), JSON.stringify(v));
-  return v as JsonObject;
+const obj = (v: unknown): JsonRecord => {
+  assert.ok(isPlainObject(v), JSON.stringify(v));
+  return v;
 };
-const doc = (path: string): JsonObject => {
+const doc = (path: string): JsonRecord => {
   const d = openAPIV3Document(path);
   assert.ok(d !== undefined, path);
-  return JSON.parse(d.json) as JsonObject;
+  return JSON.parse(d.json) as JsonRecord;
 };
 
 /** Follow a $ref, or a single-element allOf around one, the way kubectl explain does. */
-function resolve(document: JsonObject, schema: JsonObject): JsonObject {
+function resolve(document: JsonRecord, schema: JsonRecord): JsonRecord {
   const allOf = schema['allOf'];
   const target = Array.isArray(allOf) && schema['properties'] === undefined ? obj(allOf[0]) : schema;
   const ref = target['$ref'];
@@ -33,7 +33,7 @@ function resolve(document: JsonObject, schema: JsonObject): JsonObject {
 }
 
 /** The schema at a dotted field path of a kind, descending through lists. */
-function field(document: JsonObject, root: string, path: string[]): JsonObject {
+function field(document: JsonRecord, root: string, path: string[]): JsonRecord {
   let s = obj(obj(obj(document['components'])['schemas'])[root]);
   for (const step of path) {
     s = resolve(document, s);
@@ -113,7 +113,7 @@ describe('group-version documents', () => {
           version: r.version,
           kind: r.kind,
         });
-        const params = (patch['parameters'] as JsonObject[])
+        const params = (patch['parameters'] as JsonRecord[])
           .filter((p) => p['in'] === 'query')
           .map((p) => p['name']);
         for (const name of ['fieldValidation', 'dryRun', 'fieldManager', 'force'])
@@ -127,14 +127,14 @@ describe('group-version documents', () => {
       for (const verb of ['get', 'post', 'delete'])
         assert.ok(coll[verb] !== undefined, `${collection} ${verb}`);
       const post = obj(coll['post']);
-      assert.ok((post['parameters'] as JsonObject[]).some((p) => p['name'] === 'fieldValidation'));
+      assert.ok((post['parameters'] as JsonRecord[]).some((p) => p['name'] === 'fieldValidation'));
       if (r.namespaced) assert.ok(paths[`${prefix}/${r.resource}`] !== undefined);
       if (!r.hasStatus) assert.equal(paths[`${collection}/{name}/status`], undefined);
     }
   });
 
   it('publish every kind and list as a component tagged with its group-version-kind', () => {
-    const component = (path: string, name: string): JsonObject =>
+    const component = (path: string, name: string): JsonRecord =>
       obj(obj(obj(doc(path)['components'])['schemas'])[name]);
     const cases: Array<[string, string, string, string]> = [
       ['api/v1', 'io.k8s.api.core.v1.Service', '', 'Service'],
@@ -162,12 +162,12 @@ describe('group-version documents', () => {
 
   it('resolve every $ref, and wrap a $ref in allOf only to carry field keys', () => {
     for (const d of openAPIV3Documents().values()) {
-      const document = JSON.parse(d.json) as JsonObject;
+      const document = JSON.parse(d.json) as JsonRecord;
       const schemas = obj(obj(document['components'])['schemas']);
       const visit = (v: unknown): void => {
         if (Array.isArray(v)) return v.forEach(visit);
         if (typeof v !== 'object' || v === null) return;
-        const o = v as JsonObject;
+        const o = v as JsonRecord;
         if (typeof o['$ref'] === 'string') {
           assert.deepEqual(Object.keys(o), ['$ref'], d.path);
           assert.ok(schemas[o['$ref'].replace('#/components/schemas/', '')] !== undefined, o['$ref']);

@@ -16,14 +16,13 @@
 // Named subschemas (Schema.name) become components referenced by $ref; what belongs to the field
 // rather than the type (description, default, patch strategy, list type) stays on the referring
 // side, with the $ref wrapped in allOf. The v2 document reuses this conversion (Components, 'v2').
+import type { JsonRecord } from '../json.js';
 import { groupVersion, RESOURCES, type ResourceInfo } from '../resources.js';
 import { kindSchemaFor, type KindSchema } from '../schema/index.js';
 import { deleteOptions, patchBody, status } from '../schema/meta.js';
 import { binding as bindingSchema, scale as scaleSchema } from '../schema/subresources.js';
 import { BINDING_KIND, SCALE_KIND, hasBinding, hasScale } from '../subresources.js';
 import type { Schema } from '../schema/schema.js';
-
-export type JsonObject = { [key: string]: unknown };
 
 /** `info.version` of every document. */
 export const OPENAPI_INFO_VERSION = 'unversioned';
@@ -69,20 +68,20 @@ export type Dialect = 'v3' | 'v2';
 
 /** The component (v3) or definition (v2) schemas of one document, filled as schemas are converted. */
 export class Components {
-  readonly schemas = new Map<string, JsonObject>();
+  readonly schemas = new Map<string, JsonRecord>();
 
   constructor(readonly dialect: Dialect = 'v3') {}
 
-  private refTo(name: string): JsonObject {
+  private refTo(name: string): JsonRecord {
     return { $ref: this.dialect === 'v3' ? `#/components/schemas/${name}` : `#/definitions/${name}` };
   }
 
   /** A schema as it appears at a use site: a $ref (with any field keys) or inline. */
-  use(schema: Schema): JsonObject {
+  use(schema: Schema): JsonRecord {
     const name = schema.name;
     if (name === undefined) return this.inline(schema);
     this.define(name, withoutFieldKeys(schema));
-    const fieldKeys: JsonObject = {};
+    const fieldKeys: JsonRecord = {};
     for (const k of FIELD_KEYS) if (schema[k] !== undefined) fieldKeys[k] = schema[k];
     if (Object.keys(fieldKeys).length === 0) return this.refTo(name);
     if (this.dialect === 'v2') return { ...fieldKeys, ...this.refTo(name) };
@@ -93,7 +92,7 @@ export class Components {
    * Register `schema` under `name`. The first definition wins (top-level kinds are defined first, with
    * their description); a later one must have the same shape, or two types share a name by mistake.
    */
-  define(name: string, schema: Schema, extra: JsonObject = {}): void {
+  define(name: string, schema: Schema, extra: JsonRecord = {}): void {
     const body = { ...this.inline(schema), ...extra };
     const existing = this.schemas.get(name);
     if (existing === undefined) {
@@ -103,8 +102,8 @@ export class Components {
     if (shape(existing) !== shape(body)) throw new Error(`two different schemas are named ${name}`);
   }
 
-  inline(schema: Schema): JsonObject {
-    const out: JsonObject = {};
+  inline(schema: Schema): JsonRecord {
+    const out: JsonRecord = {};
     for (const k of TYPE_KEYS) if (schema[k] !== undefined) out[k] = schema[k];
     if (schema['x-kubernetes-int-or-string'] === true) {
       if (this.dialect === 'v3') {
@@ -117,7 +116,7 @@ export class Components {
       }
     }
     if (schema.properties !== undefined) {
-      const props: JsonObject = {};
+      const props: JsonRecord = {};
       for (const [k, v] of Object.entries(schema.properties)) props[k] = this.use(v);
       out['properties'] = props;
     }
@@ -128,8 +127,8 @@ export class Components {
   }
 
   /** The schemas by name, sorted. */
-  toJSON(): JsonObject {
-    const out: JsonObject = {};
+  toJSON(): JsonRecord {
+    const out: JsonRecord = {};
     for (const name of [...this.schemas.keys()].sort()) out[name] = this.schemas.get(name);
     return out;
   }
@@ -142,7 +141,7 @@ function withoutFieldKeys(schema: Schema): Schema {
 }
 
 /** A component compared without its own description and group-version-kind. */
-function shape(body: JsonObject): string {
+function shape(body: JsonRecord): string {
   const { description: _d, [GVK_EXTENSION]: _g, ...rest } = body;
   return JSON.stringify(rest);
 }
@@ -150,14 +149,14 @@ function shape(body: JsonObject): string {
 // ---------------------------------------------------------------------------------------------------
 // Paths and operations
 
-const queryParam = (name: string, description: string, type = 'string'): JsonObject => ({
+const queryParam = (name: string, description: string, type = 'string'): JsonRecord => ({
   name,
   in: 'query',
   description,
   schema: { type, uniqueItems: true },
 });
 
-const pathParam = (name: string, description: string): JsonObject => ({
+const pathParam = (name: string, description: string): JsonRecord => ({
   name,
   in: 'path',
   description,
@@ -254,14 +253,14 @@ const PATCH_TYPES_BUILTIN = [
 ];
 const PATCH_TYPES_CUSTOM = PATCH_TYPES_BUILTIN.filter((t) => t !== 'application/strategic-merge-patch+json');
 
-function addResource(paths: JsonObject, c: Components, r: ResourceInfo, k: KindSchema): void {
+function addResource(paths: JsonRecord, c: Components, r: ResourceInfo, k: KindSchema): void {
   const gvk = { group: r.group, kind: r.kind, version: r.version };
   const kindRef = c.use(k.schema);
   const listRef = c.use(k.listSchema);
   const statusRef = c.use(status);
-  const json = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } });
-  const ok = (schema: JsonObject, ...codes: string[]): JsonObject => {
-    const out: JsonObject = {};
+  const json = (schema: JsonRecord): JsonRecord => ({ 'application/json': { schema } });
+  const ok = (schema: JsonRecord, ...codes: string[]): JsonRecord => {
+    const out: JsonRecord = {};
     for (const code of codes)
       out[code] = { description: code === '201' ? 'Created' : 'OK', content: json(schema) };
     out['401'] = { description: 'Unauthorized' };
@@ -273,10 +272,10 @@ function addResource(paths: JsonObject, c: Components, r: ResourceInfo, k: KindS
     action: string,
     id: string,
     description: string,
-    parameters: JsonObject[],
-    responses: JsonObject,
-    requestBody?: JsonObject,
-  ): JsonObject => ({
+    parameters: JsonRecord[],
+    responses: JsonRecord,
+    requestBody?: JsonRecord,
+  ): JsonRecord => ({
     tags: [`${group.replace(/V\d.*$/, '').toLowerCase()}_${r.version}`],
     description,
     operationId: id,
@@ -288,7 +287,7 @@ function addResource(paths: JsonObject, c: Components, r: ResourceInfo, k: KindS
   });
   const writeBody = { content: json(kindRef), required: true };
   const patchBodyRef = c.use(patchBody);
-  const patchContent: JsonObject = {};
+  const patchContent: JsonRecord = {};
   for (const t of r.custom ? PATCH_TYPES_CUSTOM : PATCH_TYPES_BUILTIN)
     patchContent[t] = { schema: patchBodyRef };
   const deleteBody = { content: json(c.use(deleteOptions)) };
@@ -382,7 +381,7 @@ function addResource(paths: JsonObject, c: Components, r: ResourceInfo, k: KindS
   if (hasScale(r)) {
     c.define(scaleSchema.name as string, scaleSchema, { [GVK_EXTENSION]: [{ ...SCALE_KIND }] });
     const scaleRef = c.use(scaleSchema);
-    const scaleOp = (o: JsonObject): JsonObject => ({ ...o, [GVK_EXTENSION]: { ...SCALE_KIND } });
+    const scaleOp = (o: JsonRecord): JsonRecord => ({ ...o, [GVK_EXTENSION]: { ...SCALE_KIND } });
     paths[`${item}/scale`] = {
       parameters: itemParams,
       get: scaleOp(
@@ -419,7 +418,7 @@ function addResource(paths: JsonObject, c: Components, r: ResourceInfo, k: KindS
   if (hasBinding(r)) {
     c.define(bindingSchema.name as string, bindingSchema, { [GVK_EXTENSION]: [{ ...BINDING_KIND }] });
     const bindingRef = c.use(bindingSchema);
-    const bindingOp = (id: string, description: string): JsonObject => ({
+    const bindingOp = (id: string, description: string): JsonRecord => ({
       ...op('post', id, description, WRITE_PARAMS, ok(bindingRef, '200', '201', '202'), {
         content: json(bindingRef),
         required: true,
@@ -472,14 +471,14 @@ export function defineKinds(c: Components, resources: readonly ResourceInfo[]): 
 }
 
 /** The document of one group-version (`''`, `v1` for the core group); undefined when none is served. */
-export function buildGroupVersionDocument(group: string, version: string): JsonObject | undefined {
+export function buildGroupVersionDocument(group: string, version: string): JsonRecord | undefined {
   const resources = RESOURCES.filter((r) => r.group === group && r.version === version);
   if (resources.length === 0) return undefined;
   const c = new Components('v3');
   defineKinds(c, resources);
-  const paths: JsonObject = {};
+  const paths: JsonRecord = {};
   for (const r of resources) addResource(paths, c, r, kindSchemaFor(r.group, r.kind) as KindSchema);
-  const sortedPaths: JsonObject = {};
+  const sortedPaths: JsonRecord = {};
   for (const p of Object.keys(paths).sort()) sortedPaths[p] = paths[p];
   return {
     openapi: '3.0.0',

@@ -2,7 +2,7 @@
 // column, then one column per additionalPrinterColumn, each read by a simple JSON path and typed by
 // the column's OpenAPI type. A CRD without printer columns gets a single `Age` date column.
 import type { KObject } from '../object.js';
-import { isPlainObject } from '../object.js';
+import { isPlainObject } from '../json.js';
 import { parseRFC3339, since } from './time.js';
 import { NAME_COLUMN, type Printer, type TableColumnDefinition } from './types.js';
 

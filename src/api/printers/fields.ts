@@ -1,6 +1,6 @@
 // Tolerant readers for stored JSON, and the label and selector formats kube prints. A printer never
 // throws on a malformed object: a missing or mistyped field reads as its zero value.
-import { isPlainObject } from '../object.js';
+import { isPlainObject } from '../json.js';
 
 export type Json = Record<string, unknown>;
 

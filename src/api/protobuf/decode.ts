@@ -7,6 +7,7 @@
 // - embedded messages are kept when present, even empty (Go writes non-pointer structs as `{}`);
 // - Time and MicroTime with no content are the zero time, which is dropped (Go writes null);
 // - a field number missing from the table is an error, never silently lost.
+import { recordOf } from '../json.js';
 import { malformed, unsupported } from './errors.js';
 import { WIRE_LEN, WIRE_VARINT, toInt32, toInt64, type Tag, type WireReader } from './wire.js';
 
@@ -320,10 +321,7 @@ export function decodeMessage(
           // A message field seen twice merges, as protobuf does.
           expectWire(msg, spec, tag, WIRE_LEN);
           const prev = out[spec.json];
-          const target =
-            typeof prev === 'object' && prev !== null && !Array.isArray(prev)
-              ? (prev as Record<string, unknown>)
-              : {};
+          const target = recordOf(prev);
           out[spec.json] = decodeMessage(r.message(), spec.type, target);
           break;
         }

@@ -6,6 +6,7 @@ import {
   SERVICE_GRID_PRINTER_COLUMNS,
   type PrinterColumn,
 } from '../printers/custom.js';
+import { isPlainObject } from '../json.js';
 import { crdSchema, gridCRDs, type CustomResourceDefinition, type JSONSchemaProps } from './crds.js';
 import { schemaFor } from './index.js';
 import type { Schema } from './schema.js';
@@ -51,7 +52,7 @@ function fits(v: unknown, s: JSONSchemaProps): boolean {
     case 'array':
       return Array.isArray(v);
     case 'object':
-      return typeof v === 'object' && v !== null && !Array.isArray(v);
+      return isPlainObject(v);
     default:
       return s['x-kubernetes-preserve-unknown-fields'] === true;
   }

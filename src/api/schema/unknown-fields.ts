@@ -6,7 +6,8 @@
 // like a field (`spec.templatePool.zone-a.bogus`). Below `x-kubernetes-preserve-unknown-fields`
 // every field is accepted and kept; an embedded resource always accepts apiVersion, kind and metadata.
 // A value of the wrong type (an object where a list or a string is declared) is left for validation.
-import { isPlainObject, type KObject } from '../object.js';
+import { type KObject } from '../object.js';
+import { isPlainObject } from '../json.js';
 import type { Schema } from './schema.js';
 
 const EMBEDDED_KEYS: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata']);

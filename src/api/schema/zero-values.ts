@@ -3,13 +3,9 @@
 // never sent it (encoding/json writes every field that has no `omitempty`). The schemas mark those fields
 // (`x-svcplane-always`); withZeroValues adds the missing ones to an object on its way out. Stored objects
 // are never rewritten, so objects stored before a field was marked read back the same way.
+import { isJsonObject as isObject, type Json, type JsonObject } from '../json.js';
 import type { Schema } from './schema.js';
 import { setOwn } from './unknown-fields.js';
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Whether a schema node, or anything below it, marks an always-present field (cached per node). */
 const marks = new WeakMap<Schema, boolean>();

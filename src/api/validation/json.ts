@@ -2,9 +2,7 @@
 // any JSON type; a reader checks the type once, reports a mismatch as a field error, and hands back
 // a typed value (or undefined) so the rules themselves never see the wrong type and never throw.
 import { FieldPath, invalid, type FieldError } from '../field-errors.js';
-import { isPlainObject } from '../object.js';
-
-export type JsonObject = Record<string, unknown>;
+import { isPlainObject, type JsonRecord } from '../json.js';
 
 export const isObj = isPlainObject;
 
@@ -68,7 +66,7 @@ function reportOnce(errs: FieldError[], e: FieldError): void {
 
 export class In {
   constructor(
-    readonly v: JsonObject,
+    readonly v: JsonRecord,
     readonly path: FieldPath,
     readonly errs: FieldError[],
   ) {}
@@ -177,7 +175,7 @@ export class In {
 }
 
 /** An object's string-valued entries as a Map (no prototype surprises); others are reported. */
-export function stringMap(v: JsonObject, p: FieldPath, errs: FieldError[]): Map<string, string> {
+export function stringMap(v: JsonRecord, p: FieldPath, errs: FieldError[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const [k, val] of Object.entries(v)) {
     if (typeof val === 'string') out.set(k, val);

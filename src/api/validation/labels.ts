@@ -1,6 +1,7 @@
 // Label maps and label selectors: validation with metav1's messages, and selector matching for the
 // "selector does not match template labels" rule.
 import { type FieldError, type FieldPath, forbidden, invalid, required } from '../field-errors.js';
+import { labelSelectorMatches } from '../label-match.js';
 import { isQualifiedName, isValidLabelValue } from './names.js';
 import type { In } from './json.js';
 
@@ -88,27 +89,9 @@ export function validateLabelSelector(
 export const selectorIsEmpty = (s: ParsedSelector): boolean =>
   s.matchLabels.size === 0 && s.matchExpressions.length === 0;
 
-export function selectorMatches(s: ParsedSelector, labels: ReadonlyMap<string, string>): boolean {
-  for (const [k, v] of s.matchLabels) if (labels.get(k) !== v) return false;
-  for (const r of s.matchExpressions) {
-    const has = labels.has(r.key);
-    const val = labels.get(r.key);
-    switch (r.operator) {
-      case 'In':
-        if (!has || !r.values.includes(val!)) return false;
-        break;
-      case 'NotIn':
-        if (has && r.values.includes(val!)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
+/** Whether the labels match the parsed selector (the one matcher, on these maps turned to records). */
+export const selectorMatches = (s: ParsedSelector, labels: ReadonlyMap<string, string>): boolean =>
+  labelSelectorMatches(
+    { matchLabels: Object.fromEntries(s.matchLabels), matchExpressions: s.matchExpressions },
+    Object.fromEntries(labels),
+  );

@@ -11,7 +11,7 @@ import type { AllocationBitmap, Random } from '../../core/allocator/bitmap.js';
 import type { AllocatorError } from '../../core/allocator/errors.js';
 import { errFull } from '../../core/allocator/errors.js';
 import { isStoreError, type KeyValue, type Store } from '../../storage/store.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 
 /** Who holds a value: the Service it was allocated for. */
 export interface Owner {

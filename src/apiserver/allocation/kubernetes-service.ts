@@ -15,9 +15,10 @@ import { mustFindResource } from '../../api/resources.js';
 import { StatusError } from '../../api/status.js';
 import { parseAddress } from '../../core/allocator/cidr.js';
 import { ipAt, type IPRange } from '../../core/allocator/ip-allocator.js';
+import { LABEL_SERVICE_NAME } from '../../core/endpointslices/types.js';
 import { isStoreError, type Store } from '../../storage/store.js';
 import { decodeObject, encodeObject, objectKey } from '../codec.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 import { rfc3339 } from '../registry/object-meta.js';
 import type { Registry, WriteContext } from '../registry/registry.js';
 
@@ -216,7 +217,7 @@ export class KubernetesServiceController {
     await this.put(SLICES, {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
-      metadata: { name: NAME, namespace: NAMESPACE, labels: { 'kubernetes.io/service-name': NAME } },
+      metadata: { name: NAME, namespace: NAMESPACE, labels: { [LABEL_SERVICE_NAME]: NAME } },
       addressType: parseAddress(main.addrs[0]!)?.family ?? 'IPv4',
       endpoints: main.addrs.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
       ports: [{ name: 'https', port: main.port, protocol: 'TCP' }],

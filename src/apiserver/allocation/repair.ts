@@ -16,7 +16,7 @@ import { canonicalIP } from '../../core/allocator/cidr.js';
 import type { Store } from '../../storage/store.js';
 import { decodeObject } from '../codec.js';
 import type { EventSink } from '../events.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 import type { KeyedAllocator, Owner, StoredValue } from './keyed-allocator.js';
 import type { AllocationMetrics } from './metrics.js';
 import type { ServiceAllocators } from './service-allocation.js';

@@ -4,7 +4,7 @@ import type { KObject } from '../../api/object.js';
 import { StatusError } from '../../api/status.js';
 import { MemoryStore } from '../../storage/memory/memory-store.js';
 import { prng } from '../../storage/testing/helpers.js';
-import { silentLogger } from '../logger.js';
+import { silentLogger } from '../../runtime/logger.js';
 import { ensureSystemNamespaces } from '../namespace-lifecycle.js';
 import { Registry, type WriteContext } from '../registry/registry.js';
 import { WatchCache } from '../watch-cache/watch-cache.js';

@@ -6,7 +6,7 @@ import type { KObject } from '../../api/object.js';
 import { mustFindResource, type ResourceInfo } from '../../api/resources.js';
 import { statusErrors } from '../../api/status.js';
 import { invalid } from '../../api/field-errors.js';
-import type { JsonObject } from '../../api/validation/json.js';
+import type { JsonRecord } from '../../api/json.js';
 import type { Random } from '../../core/allocator/bitmap.js';
 import { canonicalIP, parseAddress, type IPFamily } from '../../core/allocator/cidr.js';
 import {
@@ -29,7 +29,7 @@ import {
   releasedByUpdate,
 } from '../../core/allocator/service-alloc.js';
 import type { Store } from '../../storage/store.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 import type { RegistryHooks, WriteContext } from '../registry/types.js';
 import { KeyedAllocator, type Owner, type RangeView } from './keyed-allocator.js';
 import type { AllocationMetrics } from './metrics.js';
@@ -46,9 +46,9 @@ export interface AllocationConfig {
   readonly random?: Random;
 }
 
-const specOf = (obj: KObject): JsonObject => {
+const specOf = (obj: KObject): JsonRecord => {
   const spec = (obj as { spec?: unknown }).spec;
-  return typeof spec === 'object' && spec !== null ? (spec as JsonObject) : {};
+  return typeof spec === 'object' && spec !== null ? (spec as JsonRecord) : {};
 };
 const ownerOf = (obj: KObject): Owner => ({
   namespace: obj.metadata.namespace ?? '',

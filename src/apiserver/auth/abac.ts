@@ -18,6 +18,8 @@
 // There is no per-verb control: a rule that is not readonly allows every verb on what it matches.
 import type { Authorizer, AuthorizerResult, RequestAttributes, UserInfo } from './types.js';
 import { ALL_AUTHENTICATED } from './types.js';
+import { errText } from '../../api/err-text.js';
+import { isPlainObject as isRecord } from '../../api/json.js';
 
 export type { RequestAttributes, UserInfo } from './types.js';
 
@@ -84,7 +86,7 @@ export function parseAbacPolicy(text: string, opts: ParseAbacPolicyOptions = {})
     try {
       obj = JSON.parse(trimmed);
     } catch (err) {
-      fail(`invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+      fail(`invalid JSON: ${errText(err)}`);
     }
     if (!isRecord(obj)) return fail('expected a JSON object');
     const apiVersion = optionalString(obj, 'apiVersion', fail);
@@ -226,10 +228,6 @@ export function readOnlyPolicy(user: string): string {
     policyLine({ user, readonly: true, apiGroup: '*', namespace: '*', resource: '*', nonResourcePath: '*' }) +
     '\n'
   );
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A string field; absent or null reads as "" (as Go's decoder leaves the zero value). */

@@ -9,6 +9,7 @@ import {
   type Server as NetServer,
   type Socket,
 } from 'node:net';
+import { listen } from '../../runtime/http-endpoint.js';
 
 export interface TlsListener {
   readonly https: HttpsServer;
@@ -58,12 +59,6 @@ export async function listenTls(opts: {
       );
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(opts.port, opts.bindAddress, () => {
-      front.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(front, { port: opts.port, host: opts.bindAddress });
   return { https, front, sockets, port: (front.address() as AddressInfo).port };
 }

@@ -2,6 +2,7 @@
 // fieldValidation), DeleteOptions, limit, and which rendering the client accepts.
 import type { IncomingMessage } from 'node:http';
 import { notSupported, tooLong, type FieldError } from '../../api/field-errors.js';
+import { isPlainObject } from '../../api/json.js';
 import { selectableFields, type ResourceInfo } from '../../api/resources.js';
 import { statusErrors } from '../../api/status.js';
 import { checkSupportedFields, parseFieldSelector } from '../../core/selectors/fields.js';
@@ -91,7 +92,7 @@ export function deleteOptions(
   let raw: Record<string, unknown> = {};
   const parsed = decodeDeleteBody(contentType, buf);
   if (parsed !== undefined) {
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    if (!isPlainObject(parsed)) {
       throw statusErrors.badRequest('the body of a DELETE must be a DeleteOptions object');
     }
     raw = parsed as Record<string, unknown>;
@@ -123,8 +124,7 @@ export function deleteOptions(
   const pre = raw['preconditions'];
   const preconditions: { uid?: string; resourceVersion?: string } = {};
   if (pre !== undefined && pre !== null) {
-    if (typeof pre !== 'object' || Array.isArray(pre))
-      throw statusErrors.badRequest('preconditions must be an object');
+    if (!isPlainObject(pre)) throw statusErrors.badRequest('preconditions must be an object');
     const p = pre as Record<string, unknown>;
     if (typeof p['uid'] === 'string') preconditions.uid = p['uid'];
     if (typeof p['resourceVersion'] === 'string') preconditions.resourceVersion = p['resourceVersion'];

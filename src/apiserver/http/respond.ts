@@ -4,7 +4,7 @@ import { stringify as toYaml } from 'yaml';
 import { StatusError, statusErrors, type Status } from '../../api/status.js';
 import { SelectorError } from '../../core/selectors/labels.js';
 import { isStoreError } from '../../storage/store.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 
 export function headers(extra: Record<string, string | string[]> = {}): Record<string, string | string[]> {
   return { 'Cache-Control': 'no-cache, private', ...extra };

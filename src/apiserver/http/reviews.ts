@@ -7,6 +7,7 @@
 // review is then answered by that policy for the asking (or impersonated) user.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalid, required, type FieldError } from '../../api/field-errors.js';
+import { recordOf as rec } from '../../api/json.js';
 import { statusErrors } from '../../api/status.js';
 import type { RuleResolver } from '../auth/rules.js';
 import { decodeWriteBody, readBody } from './body.js';
@@ -75,7 +76,6 @@ export const isSelfReview = (info: ResourceRequestInfo): boolean =>
   info.subresource === '';
 
 type Rec = Record<string, unknown>;
-const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** What a SelfSubjectAccessReview's spec asks, as the authorizer's attributes, or why it cannot be asked. */

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FieldError } from '../../api/field-errors.js';
 import { required } from '../../api/field-errors.js';
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import type { ResourceInfo } from '../../api/resources.js';
 import { scale as scaleSchema } from '../../api/schema/subresources.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';

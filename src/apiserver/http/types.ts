@@ -4,7 +4,7 @@ import type { ResourceInfo } from '../../api/resources.js';
 import type { RuleResolver } from '../auth/rules.js';
 import type { RequestAttributes, UserInfo } from '../auth/types.js';
 import { StatusError } from '../../api/status.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Registry } from '../registry/registry.js';
 import type { WatchCache } from '../watch-cache/watch-cache.js';

@@ -1,7 +1,8 @@
 // pods/binding (kube's BindingREST and setPodHostAndAnnotations): checks of a v1 Binding and the pod
 // it binds, the bound pod, and its write straight to storage.
 import { FieldPath, notSupported, required, type FieldError } from '../../api/field-errors.js';
-import { isPlainObject, type KObject } from '../../api/object.js';
+import type { KObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { mustFindResource } from '../../api/resources.js';
 import { isStatusError, statusErrors, type StatusError } from '../../api/status.js';
 import type { Store } from '../../storage/store.js';

@@ -6,7 +6,8 @@
  * unknown fields are refused (Strict), warned about (Warn) or dropped, and the rest is pruned to
  * the schema, as decoding into kube's typed structs does.
  */
-import { isPlainObject, type KObject } from '../../api/object.js';
+import { type KObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { groupVersion, type ResourceInfo } from '../../api/resources.js';
 import { findUnknownFields, pruneUnknownFields } from '../../api/schema/unknown-fields.js';
 import { statusErrors } from '../../api/status.js';

@@ -1,5 +1,6 @@
 // Per-kind rules of kube's registry strategies that the generic registry consults.
-import { isPlainObject, type KObject } from '../../api/object.js';
+import { type KObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { mustFindResource, type ResourceInfo } from '../../api/resources.js';
 import { admitPodCreate } from '../../api/defaults/pod-admission.js';
 import { statusErrors } from '../../api/status.js';

@@ -1,5 +1,6 @@
 // The four patch types kube-apiserver accepts, applied to the live object's JSON.
-import { isPlainObject, type KObject } from '../../api/object.js';
+import type { KObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import type { Schema } from '../../api/schema/schema.js';
 import { StatusError, statusErrors } from '../../api/status.js';
 import { applyJsonPatch } from '../../core/patch/json-patch.js';

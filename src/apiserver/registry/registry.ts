@@ -4,7 +4,8 @@
 // managedFields, finalizers, preconditions, dryRun and optimistic concurrency by compare-and-swap.
 import { randomUUID } from 'node:crypto';
 import { applyDefaults, prepareForUpdate } from '../../api/defaults/index.js';
-import { isPlainObject, type KObject } from '../../api/object.js';
+import type { KObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { mustFindResource, type ResourceInfo } from '../../api/resources.js';
 import { isStatusError, statusErrors, type Status } from '../../api/status.js';
 import {

@@ -3,7 +3,7 @@
 import type { KObject } from '../../api/object.js';
 import type { ResourceInfo } from '../../api/resources.js';
 import { formatLabelSelector } from '../../api/printers/fields.js';
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { statusErrors } from '../../api/status.js';
 import { validateScale } from '../../api/validation/replicaset.js';
 

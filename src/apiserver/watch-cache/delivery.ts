@@ -3,7 +3,8 @@
 import type { ResourceInfo } from '../../api/resources.js';
 import type { FieldSelector } from '../../core/selectors/fields.js';
 import { matchesFields } from '../../core/selectors/fields.js';
-import { matchesLabels, type LabelSelector } from '../../core/selectors/labels.js';
+import { matchesLabels } from '../../api/label-match.js';
+import type { LabelSelector } from '../../core/selectors/labels.js';
 import { restamp, type CachedObject } from './cached-object.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';

@@ -15,6 +15,7 @@
 // revisionHistoryLimit, record events, and write the Deployment's annotations and status through
 // /status. A 409 means the cache is behind: the newer object's event brings the key back, so the sync
 // stops quietly. The progress deadline is checked again by requeueing the key.
+import { labelSelectorMatches } from '../../api/label-match.js';
 import type { KObject } from '../../api/object.js';
 import { mustFindResource } from '../../api/resources.js';
 import type { Projection } from '../../core/projection/projection.js';
@@ -31,7 +32,6 @@ import {
   deploymentControllerRef,
   equalIgnoreHash,
   isRollingUpdate,
-  selectorMatches,
   type Deployment,
   type ReplicaSet,
 } from '../../core/workloads/deployment-util.js';
@@ -45,6 +45,7 @@ import {
   type SharedInformerFactory,
 } from '../../runtime/informer.js';
 import { keyedController, enqueueOnChange, type KeyedControllerOptions } from '../controller-wiring.js';
+import { errText } from '../../api/err-text.js';
 
 export const DEPLOYMENTS = mustFindResource('apps', 'deployments');
 export const REPLICASETS = mustFindResource('apps', 'replicasets');
@@ -73,8 +74,6 @@ export interface DeploymentControllerOptions extends KeyedControllerOptions {
 
 const beingDeleted = (o: KObject): boolean =>
   o.metadata.deletionTimestamp !== undefined && o.metadata.deletionTimestamp !== null;
-
-const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** A write that lost a race with a newer version (409) or with a deletion (404). */
 const lostRace = (err: unknown): boolean => isApiError(err, 409) || isApiError(err, 404);
@@ -147,7 +146,7 @@ export class DeploymentController {
   private selecting(rs: KObject): Deployment[] {
     return (
       this.deployments.indexer.byIndex('namespace', rs.metadata.namespace ?? '') as Deployment[]
-    ).filter((d) => selectorMatches(d.spec?.selector, rs.metadata.labels));
+    ).filter((d) => labelSelectorMatches(d.spec?.selector, rs.metadata.labels));
   }
 
   private replicaSetChanged(old: KObject | undefined, rs: KObject): void {
@@ -203,7 +202,7 @@ export class DeploymentController {
         ownerUid: uid,
         ownerBeingDeleted: beingDeleted(d),
         controllerRef: controllerRefOf(rs),
-        selected: selectorMatches(d.spec.selector, rs.metadata.labels),
+        selected: labelSelectorMatches(d.spec.selector, rs.metadata.labels),
         candidateBeingDeleted: beingDeleted(rs),
       });
       if (decision === 'keep') out.push(rs);

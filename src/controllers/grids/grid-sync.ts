@@ -21,6 +21,7 @@ import {
 import type { GridAction } from '../../core/grids/service-grid.js';
 import { isApiError, type Client } from '../../runtime/client.js';
 import { regarding, type ClientEventRecorder } from '../../runtime/events.js';
+import { errText } from '../../api/err-text.js';
 
 export interface Failure {
   readonly type: WriteErrorType;
@@ -42,8 +43,6 @@ export interface WriteResult {
  * then planned against it. (kube's ReplicaSet controller uses create expectations for the same gap.)
  */
 const isStale = (err: unknown): boolean => isApiError(err, 409);
-
-const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** RFC 3339 to the second, as metav1.Time serializes. */
 export const nowRFC3339 = (): string => `${new Date().toISOString().slice(0, 19)}Z`;

@@ -46,6 +46,7 @@ import {
   type SharedInformerFactory,
 } from '../../runtime/informer.js';
 import { keyedController, enqueuerOf, type KeyedControllerOptions } from '../controller-wiring.js';
+import { errText } from '../../api/err-text.js';
 
 export const REPLICASETS = mustFindResource('apps', 'replicasets');
 const PODS = mustFindResource('', 'pods');
@@ -78,8 +79,6 @@ export interface ReplicaSetControllerOptions extends KeyedControllerOptions {
 }
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-
-const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 const namespaceTerminating = (err: unknown): boolean =>
   isApiError(err, 403) &&

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fieldErrorString } from '../../api/field-errors.js';
-import type { JsonObject } from '../../api/validation/json.js';
+import type { JsonRecord } from '../../api/json.js';
 import type { IPFamily } from './cidr.js';
 import {
   assignClusterIPs,
@@ -50,9 +50,9 @@ const IPS: Record<Variant, string[]> = {
   headlessSel: ['None'],
 };
 
-function makeSpec(variant: Variant, policy?: string, extra: JsonObject = {}): JsonObject {
+function makeSpec(variant: Variant, policy?: string, extra: JsonRecord = {}): JsonRecord {
   const ips = IPS[variant];
-  const spec: JsonObject = { type: 'ClusterIP', ports: [{ port: 80, protocol: 'TCP' }] };
+  const spec: JsonRecord = { type: 'ClusterIP', ports: [{ port: 80, protocol: 'TCP' }] };
   if (variant !== 'headless') spec['selector'] = { app: 'web' };
   if (ips.length > 0) {
     spec['clusterIP'] = ips[0];
@@ -62,7 +62,7 @@ function makeSpec(variant: Variant, policy?: string, extra: JsonObject = {}): Js
   return { ...spec, ...extra };
 }
 
-const run = (spec: JsonObject, old: JsonObject | undefined, cluster: ClusterFamilies): string[] =>
+const run = (spec: JsonRecord, old: JsonRecord | undefined, cluster: ClusterFamilies): string[] =>
   initIPFamilyFields(spec, old, cluster).map(fieldErrorString);
 
 /** Expected outcome: the settled [policy, families], or the verbatim field errors. */
@@ -299,14 +299,14 @@ describe('initIPFamilyFields: ipFamilies given, loose pre-validation, ExternalNa
   });
 
   it('leaves an ExternalName Service alone', () => {
-    const spec: JsonObject = { type: 'ExternalName', externalName: 'example.com' };
+    const spec: JsonRecord = { type: 'ExternalName', externalName: 'example.com' };
     assert.deepEqual(run(spec, undefined, V4V6), []);
     assert.deepEqual(spec, { type: 'ExternalName', externalName: 'example.com' });
   });
 });
 
 describe('initIPFamilyFields on update', () => {
-  const stored = (variant: Variant, policy: string, families: IPFamily[], type = 'ClusterIP'): JsonObject =>
+  const stored = (variant: Variant, policy: string, families: IPFamily[], type = 'ClusterIP'): JsonRecord =>
     makeSpec(variant, policy, { ipFamilies: families, type });
 
   it('never upgrades an unchanged PreferDualStack Service behind its back', () => {
@@ -331,7 +331,7 @@ describe('initIPFamilyFields on update', () => {
   });
 
   it('defaults to SingleStack when the stored object had no policy (ExternalName → ClusterIP)', () => {
-    const old: JsonObject = { type: 'ExternalName', externalName: 'example.com' };
+    const old: JsonRecord = { type: 'ExternalName', externalName: 'example.com' };
     const spec = makeSpec('none');
     assert.deepEqual(run(spec, old, V4V6), []);
     assert.equal(spec['ipFamilyPolicy'], SS);
@@ -442,10 +442,10 @@ describe('clusterIPRequests / assignClusterIPs', () => {
   });
 
   it('assignClusterIPs fills clusterIPs by family and sets clusterIP to the first', () => {
-    const spec: JsonObject = { clusterIPs: [V4], ipFamilies: ['IPv4', 'IPv6'] };
+    const spec: JsonRecord = { clusterIPs: [V4], ipFamilies: ['IPv4', 'IPv6'] };
     assignClusterIPs(spec, new Map([['IPv6', 'fd00::99']]));
     assert.deepEqual(spec, { clusterIPs: [V4, 'fd00::99'], clusterIP: V4, ipFamilies: ['IPv4', 'IPv6'] });
-    const fresh: JsonObject = { ipFamilies: ['IPv6', 'IPv4'] };
+    const fresh: JsonRecord = { ipFamilies: ['IPv6', 'IPv4'] };
     assignClusterIPs(
       fresh,
       new Map<IPFamily, string>([
@@ -455,7 +455,7 @@ describe('clusterIPRequests / assignClusterIPs', () => {
     );
     assert.deepEqual(fresh['clusterIPs'], ['fd00::99', '10.0.0.99']);
     assert.equal(fresh['clusterIP'], 'fd00::99');
-    const headless: JsonObject = { clusterIP: 'None', clusterIPs: ['None'], ipFamilies: ['IPv4'] };
+    const headless: JsonRecord = { clusterIP: 'None', clusterIPs: ['None'], ipFamilies: ['IPv4'] };
     assignClusterIPs(headless, new Map([['IPv4', '10.0.0.99']]));
     assert.deepEqual(headless['clusterIPs'], ['None']);
   });
@@ -490,13 +490,13 @@ describe('shouldAllocateNodePorts / needsHealthCheck / isHeadlessSpec', () => {
   });
 });
 
-const port = (p: number, protocol: string, nodePort = 0, name?: string): JsonObject => ({
+const port = (p: number, protocol: string, nodePort = 0, name?: string): JsonRecord => ({
   port: p,
   protocol,
   ...(nodePort === 0 ? {} : { nodePort }),
   ...(name === undefined ? {} : { name }),
 });
-const nodePortSpec = (ports: JsonObject[], extra: JsonObject = {}): JsonObject => ({
+const nodePortSpec = (ports: JsonRecord[], extra: JsonRecord = {}): JsonRecord => ({
   type: 'NodePort',
   ports,
   ...extra,
@@ -522,7 +522,7 @@ describe('nodePortRequests on create (initNodePorts)', () => {
     assert.deepEqual(plan.assign, [{ portIndex: 0, request: 0 }]);
     assignNodePorts(spec, plan, [30053]);
     assert.deepEqual(
-      (spec['ports'] as JsonObject[]).map((p) => p['nodePort']),
+      (spec['ports'] as JsonRecord[]).map((p) => p['nodePort']),
       [30053, 30053],
     );
   });
@@ -617,7 +617,7 @@ describe('nodePortRequests on create (initNodePorts)', () => {
   });
 
   it('assignNodePorts writes the taken values into the ports and healthCheckNodePort', () => {
-    const spec: JsonObject = {
+    const spec: JsonRecord = {
       type: 'LoadBalancer',
       externalTrafficPolicy: 'Local',
       ports: [port(53, 'TCP'), port(53, 'UDP'), port(80, 'TCP', 30080)],
@@ -630,7 +630,7 @@ describe('nodePortRequests on create (initNodePorts)', () => {
     ]);
     assignNodePorts(spec, plan, [30053, 30080, 31000]);
     assert.deepEqual(
-      (spec['ports'] as JsonObject[]).map((p) => p['nodePort']),
+      (spec['ports'] as JsonRecord[]).map((p) => p['nodePort']),
       [30053, 30053, 30080],
     );
     assert.equal(spec['healthCheckNodePort'], 31000);
@@ -728,7 +728,7 @@ describe('heldValues', () => {
 });
 
 describe('releasedByUpdate', () => {
-  const np: JsonObject = {
+  const np: JsonRecord = {
     type: 'NodePort',
     clusterIP: V4,
     clusterIPs: [V4],

@@ -7,7 +7,8 @@
 //     exactly what the old object held and the new one does not, and a delete releases everything.
 // The I/O shell (src/apiserver/allocation) performs the requests against the persisted allocators.
 import { FieldPath, invalid, type FieldError } from '../../api/field-errors.js';
-import { In, type JsonObject } from '../../api/validation/json.js';
+import type { JsonRecord } from '../../api/json.js';
+import { In } from '../../api/validation/json.js';
 import { validateClusterIPsRelated, serviceView } from '../../api/validation/service.js';
 import { canonicalIP, parseAddress, type IPFamily } from './cidr.js';
 import { collectServiceNodePorts } from './repair-plan.js';
@@ -23,29 +24,29 @@ const otherFamily = (f: IPFamily): IPFamily => (f === 'IPv4' ? 'IPv6' : 'IPv4');
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const strList = (v: unknown): string[] =>
   Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : '')) : [];
-const typeOf = (spec: JsonObject): string => str(spec['type']) || 'ClusterIP';
-const ports = (spec: JsonObject): JsonObject[] =>
+const typeOf = (spec: JsonRecord): string => str(spec['type']) || 'ClusterIP';
+const ports = (spec: JsonRecord): JsonRecord[] =>
   Array.isArray(spec['ports'])
-    ? (spec['ports'] as unknown[]).filter((p): p is JsonObject => typeof p === 'object' && p !== null)
+    ? (spec['ports'] as unknown[]).filter((p): p is JsonRecord => typeof p === 'object' && p !== null)
     : [];
 const num = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) ? v : 0);
 
-export const isHeadlessSpec = (spec: JsonObject): boolean => {
+export const isHeadlessSpec = (spec: JsonRecord): boolean => {
   const ips = strList(spec['clusterIPs']);
   return ips.length === 1 && ips[0] === 'None';
 };
-const selectorless = (spec: JsonObject): boolean => {
+const selectorless = (spec: JsonRecord): boolean => {
   const sel = spec['selector'];
   return typeof sel !== 'object' || sel === null || Object.keys(sel).length === 0;
 };
 const dualTypes = new Set(['ClusterIP', 'NodePort', 'LoadBalancer']);
 
 /** NeedsHealthCheck: a LoadBalancer with externalTrafficPolicy Local. */
-export const needsHealthCheck = (spec: JsonObject): boolean =>
+export const needsHealthCheck = (spec: JsonRecord): boolean =>
   typeOf(spec) === 'LoadBalancer' && spec['externalTrafficPolicy'] === 'Local';
 
 /** NodePort always; LoadBalancer unless allocateLoadBalancerNodePorts is false. */
-export const shouldAllocateNodePorts = (spec: JsonObject): boolean =>
+export const shouldAllocateNodePorts = (spec: JsonRecord): boolean =>
   typeOf(spec) === 'NodePort' ||
   (typeOf(spec) === 'LoadBalancer' && spec['allocateLoadBalancerNodePorts'] !== false);
 
@@ -54,8 +55,8 @@ export const shouldAllocateNodePorts = (spec: JsonObject): boolean =>
  * errors that make the request invalid (HTTP 422); the spec may then be half-settled.
  */
 export function initIPFamilyFields(
-  spec: JsonObject,
-  oldSpec: JsonObject | undefined,
+  spec: JsonRecord,
+  oldSpec: JsonRecord | undefined,
   cluster: ClusterFamilies,
 ): FieldError[] {
   if (typeOf(spec) === 'ExternalName') return [];
@@ -190,7 +191,7 @@ export interface IPRequest {
  * The cluster IPs a write must take: for every family in ipFamilies without an IP, the next free
  * address; for every IP the old object did not hold, that IP. Headless and ExternalName take none.
  */
-export function clusterIPRequests(spec: JsonObject, oldSpec: JsonObject | undefined): IPRequest[] {
+export function clusterIPRequests(spec: JsonRecord, oldSpec: JsonRecord | undefined): IPRequest[] {
   if (typeOf(spec) === 'ExternalName' || isHeadlessSpec(spec)) return [];
   const families = strList(spec['ipFamilies']) as IPFamily[];
   const ips = strList(spec['clusterIPs']);
@@ -205,7 +206,7 @@ export function clusterIPRequests(spec: JsonObject, oldSpec: JsonObject | undefi
 }
 
 /** Writes the taken cluster IPs into the spec: clusterIPs[i] for each family, clusterIP = the first. */
-export function assignClusterIPs(spec: JsonObject, taken: ReadonlyMap<IPFamily, string>): void {
+export function assignClusterIPs(spec: JsonRecord, taken: ReadonlyMap<IPFamily, string>): void {
   if (typeOf(spec) === 'ExternalName' || isHeadlessSpec(spec)) return;
   const families = strList(spec['ipFamilies']) as IPFamily[];
   const ips = strList(spec['clusterIPs']);
@@ -234,7 +235,7 @@ export interface NodePortPlan {
  * The node ports a write must take (initNodePorts on create, txnUpdateNodePorts on update). On create,
  * ports that share a port number (53/TCP and 53/UDP) share one node port.
  */
-export function nodePortRequests(spec: JsonObject, oldSpec: JsonObject | undefined): NodePortPlan {
+export function nodePortRequests(spec: JsonRecord, oldSpec: JsonRecord | undefined): NodePortPlan {
   const requests: PortRequest[] = [];
   const assign: { portIndex: number; request: number }[] = [];
   const list = ports(spec);
@@ -304,7 +305,7 @@ export function nodePortRequests(spec: JsonObject, oldSpec: JsonObject | undefin
 }
 
 /** Writes the taken node ports into the spec. */
-export function assignNodePorts(spec: JsonObject, plan: NodePortPlan, taken: readonly number[]): void {
+export function assignNodePorts(spec: JsonRecord, plan: NodePortPlan, taken: readonly number[]): void {
   const list = ports(spec);
   for (const { portIndex, request } of plan.assign) {
     const port = list[portIndex];
@@ -318,14 +319,14 @@ export function assignNodePorts(spec: JsonObject, plan: NodePortPlan, taken: rea
 }
 
 const portView = (
-  spec: JsonObject,
+  spec: JsonRecord,
 ): { ports: { nodePort: number; protocol: string }[]; healthCheckNodePort: number } => ({
   ports: ports(spec).map((p) => ({ nodePort: num(p['nodePort']), protocol: str(p['protocol']) || 'TCP' })),
   healthCheckNodePort: needsHealthCheck(spec) ? num(spec['healthCheckNodePort']) : 0,
 });
 
 /** The cluster IPs (canonical) and node ports a stored Service holds. */
-export function heldValues(spec: JsonObject): { ips: string[]; ports: number[] } {
+export function heldValues(spec: JsonRecord): { ips: string[]; ports: number[] } {
   const ips: string[] = [];
   if (typeOf(spec) !== 'ExternalName') {
     const list = strList(spec['clusterIPs']);
@@ -338,11 +339,11 @@ export function heldValues(spec: JsonObject): { ips: string[]; ports: number[] }
   return { ips, ports: [...new Set(collectServiceNodePorts(portView(spec)))] };
 }
 
-const shouldHoldNodePorts = (spec: JsonObject): boolean =>
+const shouldHoldNodePorts = (spec: JsonRecord): boolean =>
   typeOf(spec) === 'NodePort' || typeOf(spec) === 'LoadBalancer';
 
 /** What an update lets go of: held by the old object and not by the new one. */
-export function releasedByUpdate(oldSpec: JsonObject, spec: JsonObject): { ips: string[]; ports: number[] } {
+export function releasedByUpdate(oldSpec: JsonRecord, spec: JsonRecord): { ips: string[]; ports: number[] } {
   const now = heldValues(spec);
   const before = heldValues(oldSpec);
   // Leaving NodePort/LoadBalancer lets go of every old node port, whatever the new spec still lists.

@@ -7,6 +7,7 @@
 // list index (`i:3`). A set holds paths exactly: owning `.spec.ports[port=80]` does not imply owning
 // `.spec.ports[port=80].targetPort` and vice versa. It is stored as a trie; in FieldsV1 a node that is
 // both a member and a prefix of other members carries the `".": {}` marker.
+import { isJsonObject } from '../../api/json.js';
 import type { Json } from '../patch/merge-patch.js';
 
 export type PathElement =
@@ -54,9 +55,6 @@ export function compareStrings(a: string, b: string): number {
   }
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
-
-const isJsonObject = (v: unknown): v is { [k: string]: Json } =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const typeRank = (v: Json): number =>
   typeof v === 'number'

@@ -4,6 +4,7 @@
 // atomic list or map, a leaf as a whole), a granular map or struct, or a list of type set or map.
 // Where the schema says nothing (x-kubernetes-preserve-unknown-fields, free-form objects, fields it
 // does not declare), the shape is deduced from the value: objects are granular maps, lists atomic.
+import { isJsonObject as isObj, type JsonObject } from '../../api/json.js';
 import type { Schema } from '../../api/schema/schema.js';
 import { setOwn, type Json } from '../patch/merge-patch.js';
 import { ApplyError } from './errors.js';
@@ -20,10 +21,8 @@ import {
   type PathElement,
 } from './fieldset.js';
 
-export type JsonObject = { [key: string]: Json };
-
-export const isObj = (v: unknown): v is JsonObject =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+export type { JsonObject };
+export { isObj };
 
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 

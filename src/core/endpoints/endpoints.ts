@@ -19,7 +19,7 @@
 //     is rewritten every time; we compare with the truncated ones and check the annotation is `truncated`;
 //   - upstream strips the headless label from the current labels only, so a Service that itself carries
 //     that label never compares equal; we strip it from both sides.
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import {
   endpointPortFromServicePort,
   findPort,

@@ -1,5 +1,5 @@
 // Defensive readers for JSON-shaped input: a field of the wrong type reads as absent, never throws.
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import type { ObjectReference } from './types.js';
 
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -11,7 +11,7 @@ export const int = (v: unknown): number | undefined =>
 
 export const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
 
-export const rec = (v: unknown): Record<string, unknown> => (isPlainObject(v) ? v : {});
+export { recordOf as rec } from '../../api/json.js';
 
 /** A string map (labels, annotations, selector); entries whose value is not a string are dropped. */
 export function stringMap(v: unknown): Record<string, string> {

@@ -13,6 +13,7 @@
 // element (a prefix first), then by their not-ready addresses the same way. Group sets are distinct, so this
 // is a total order. Callers that compare against objects another controller wrote must not rely on it:
 // endpointSubsetsEqual ignores subset and port order.
+import { isPlainObject } from '../../api/json.js';
 import { copyObjectReference, int, list, optStr, rec, str, compareBytes } from './read.js';
 import type { EndpointAddress, EndpointPort, EndpointSubset } from './types.js';
 
@@ -25,7 +26,7 @@ function copyAddress(v: unknown): EndpointAddress {
   const nodeName = optStr(a['nodeName']);
   if (nodeName !== undefined) out.nodeName = nodeName;
   const ref = a['targetRef'];
-  if (typeof ref === 'object' && ref !== null && !Array.isArray(ref)) {
+  if (isPlainObject(ref)) {
     out.targetRef = copyObjectReference(rec(ref));
   }
   return out;

@@ -2,6 +2,7 @@
 // behaviour like getAddressTypesForService and getEndpointAddresses in kubernetes'
 // staging/src/k8s.io/endpointslice/utils.go.
 import { parseIP, to4 } from '../../api/validation/ip.js';
+import { formatAddress, parseAddress } from '../allocator/cidr.js';
 import { isServiceIPSet } from '../endpoints/pod-address.js';
 import { list, rec, str } from '../endpoints/read.js';
 import type { AddressType, Pod, Service } from './types.js';
@@ -29,39 +30,14 @@ export function addressTypesForService(service: Service): AddressType[] {
   return [...ADDRESS_TYPE_ORDER];
 }
 
-const hex = (n: number): string => n.toString(16);
-
 /**
  * The canonical text of an IP and its family (Go's net.IP String and To4): IPv4 dotted decimal, IPv6 in
- * RFC 5952 form (lower case, the longest run of two or more zero groups — the first on a tie — as "::"). An
- * IPv4-mapped IPv6 address is IPv4, as in Go. undefined when the text is not an IP.
+ * RFC 5952 form (see formatAddress in ../allocator/cidr.ts). An IPv4-mapped IPv6 address is IPv4, as in
+ * Go. undefined when the text is not an IP.
  */
 export function canonicalIP(text: string): { readonly family: AddressType; readonly ip: string } | undefined {
-  const parsed = parseIP(text);
-  if (parsed === undefined) return undefined;
-  const v4 = to4(parsed);
-  if (v4 !== undefined) return { family: 'IPv4', ip: [...v4].join('.') };
-  const groups: number[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push((parsed.bytes[i]! << 8) | parsed.bytes[i + 1]!);
-  let bestStart = -1;
-  let bestLen = 1; // a single zero group is never compressed
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) [bestStart, bestLen] = [i, j - i];
-    i = j;
-  }
-  if (bestStart === -1) return { family: 'IPv6', ip: groups.map(hex).join(':') };
-  const head = groups.slice(0, bestStart).map(hex).join(':');
-  const tail = groups
-    .slice(bestStart + bestLen)
-    .map(hex)
-    .join(':');
-  return { family: 'IPv6', ip: `${head}::${tail}` };
+  const a = parseAddress(text);
+  return a === undefined ? undefined : { family: a.family, ip: formatAddress(a) };
 }
 
 /**

@@ -1,7 +1,7 @@
 // One Pod as one EndpointSlice endpoint, the identity by which an endpoint is matched across syncs, and the
 // comparison deciding whether a matched endpoint changed. In behaviour like podToEndpoint in kubernetes'
 // staging/src/k8s.io/endpointslice/utils.go and hashEndpoint / EndpointsEqualBeyondHash in its util/.
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { isPodReady, shouldSetHostname } from '../endpoints/pod-address.js';
 import { compareBytes, copyObjectReference, list, rec, str, stringMap } from '../endpoints/read.js';
 import type { ObjectReference } from '../endpoints/types.js';

@@ -34,6 +34,7 @@
 //   - `create` lists new slices IPv4 before IPv6, then by port set (key order), in the order they fill;
 //   - `update` and `delete` are sorted by slice name;
 //   - where upstream picks among slices at random, the first in name order wins.
+import { isPlainObject } from '../../api/json.js';
 import type { KObject } from '../../api/object.js';
 import { selectsPod } from '../endpoints/endpoints.js';
 import { shouldPodBeInEndpoints } from '../endpoints/pod-address.js';
@@ -287,7 +288,7 @@ export function planEndpointSlices(input: PlanEndpointSlicesInput): EndpointSlic
   const spec = rec(service.spec);
   if (spec['type'] === 'ExternalName') return { ...empty, skipped: 'ExternalName' };
   const selector = spec['selector'];
-  if (selector === null || typeof selector !== 'object' || Array.isArray(selector)) {
+  if (!isPlainObject(selector)) {
     return { ...empty, skipped: 'NoSelector' };
   }
 

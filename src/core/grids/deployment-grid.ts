@@ -11,7 +11,7 @@
 // Deployments), except that `autoDeleteUnusedTemplate: true` prunes unused pool entries; a template
 // missing from the pool fails only its unit; nothing here mutates what it is given.
 import type { KObject } from '../../api/object.js';
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { defaultDeploymentSpec } from '../../api/defaults/deployment.js';
 import { deploymentSpec as deploymentSpecSchema } from '../../api/schema/apps.js';
 import {

@@ -2,7 +2,7 @@
 // ownerReference, conditions, and the comparison that decides whether a produced object departs from
 // what its grid wants. Pure: the caller passes `now`, and nothing here touches an object it was given.
 import type { KObject, ObjectMeta, OwnerReference } from '../../api/object.js';
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import type { Schema } from '../../api/schema/schema.js';
 import { isValidLabelValue } from '../../api/validation/names.js';
 

@@ -10,7 +10,7 @@
 // the API server would default the template, keeping only what the server allocated
 // (clusterIP(s), IP families, node ports) when the template leaves it unset, so the two never fight.
 import type { KObject } from '../../api/object.js';
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { defaultServiceSpec } from '../../api/defaults/service.js';
 import { serviceSpec as serviceSpecSchema } from '../../api/schema/core.js';
 import { isDNS1035Label } from '../../api/validation/formats.js';

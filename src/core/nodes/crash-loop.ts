@@ -8,6 +8,7 @@
 // restartCount.
 //
 // Pure: the kubelet keeps one CrashLoop per pod UID and feeds its restarts to planPod.
+import { recordOf as rec } from '../../api/json.js';
 import type { ContainerCrash, ContainerRestarts } from '../pods/pod-status.js';
 
 /** The kubelet's container restart back-off: 10 s, doubling, at most 300 s. */
@@ -35,7 +36,6 @@ export interface StartFailure {
 }
 
 type Rec = Record<string, unknown>;
-const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
 const recs = (v: unknown): Rec[] => (Array.isArray(v) ? v.map(rec) : []);
 
 /** The wait before the start after `failures` failed ones in a row: none after the first. */

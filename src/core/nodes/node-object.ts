@@ -8,6 +8,7 @@
 // lease 40 s renewed every 10 s, status computed every 10 s and reported when changed or every 5 min.
 //
 // Pure: the time comes in as milliseconds since the epoch.
+import { recordOf as rec } from '../../api/json.js';
 import { formatTimestamp, parseTimestamp } from '../../api/printers/time.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
@@ -21,7 +22,6 @@ export const NODE_STATUS_REPORT_MS = 5 * 60_000;
 export const DEFAULT_MAX_PODS = 110;
 
 type Rec = Record<string, unknown>;
-const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
 const recs = (v: unknown): Rec[] => (Array.isArray(v) ? v.map(rec) : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 

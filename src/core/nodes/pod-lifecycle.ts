@@ -16,11 +16,11 @@
 // node stops heartbeating) is re-reported, as the kubelet's status manager re-syncs differing statuses.
 //
 // Pure: the time is passed in.
+import { recordOf as rec } from '../../api/json.js';
 import { parseTimestamp } from '../../api/printers/time.js';
 import { podStatus, type ContainerRestarts, type PodPhase, type PodStatus } from '../pods/pod-status.js';
 
 type Rec = Record<string, unknown>;
-const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
 const recs = (v: unknown): Rec[] => (Array.isArray(v) ? v.map(rec) : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 

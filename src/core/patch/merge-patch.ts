@@ -1,10 +1,9 @@
 // JSON merge patch (RFC 7386), what `application/merge-patch+json` means: objects merge key by key,
 // null deletes a key, and anything else (arrays included) replaces the target wholesale.
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+import { isJsonObject as isObject, type Json } from '../../api/json.js';
 
-const isObject = (v: unknown): v is { [key: string]: Json } =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+export type { Json };
 
 /**
  * Sets an own property. Plain assignment to "__proto__" (a key JSON.parse happily produces) would set

@@ -25,11 +25,10 @@
 // a list of lists and a patch that contradicts its own $retainKeys are 422. Upstream answers 500 for
 // an unknown `$patch` value and for a list element without its merge key; both are defects of the
 // patch document that the client can fix, so they are Malformed (400) here, with upstream's message.
+import { isJsonObject as isObject, type JsonObject } from '../../api/json.js';
 import type { Schema } from '../../api/schema/schema.js';
 import { cloneJson, setOwn, type Json } from './merge-patch.js';
 import { PatchError } from './patch-error.js';
-
-type JsonObject = { [key: string]: Json };
 
 const DIRECTIVE = '$patch';
 const RETAIN_KEYS = '$retainKeys';
@@ -46,8 +45,6 @@ export const MAX_STRATEGIC_MERGE_PATCH_DEPTH = 1000;
 /** What merging a map yields when the patch says `"$patch": "delete"`. */
 const DELETED: unique symbol = Symbol('deleted');
 type Merged = JsonObject | typeof DELETED;
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An own member only: `o["__proto__"]` or `o["constructor"]` must not reach Object.prototype. */
 const getOwn = (o: JsonObject, key: string): Json | undefined => (Object.hasOwn(o, key) ? o[key] : undefined);

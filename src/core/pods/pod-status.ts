@@ -11,6 +11,7 @@
 // Terminating is not part of a status: it is metadata.deletionTimestamp, which DELETE sets.
 //
 // Pure: the time is passed in as an RFC 3339 string.
+import { recordOf as rec } from '../../api/json.js';
 import { isDualStackIPs, parseIP } from '../../api/validation/ip.js';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
@@ -120,7 +121,6 @@ export const NEEDS_IP = 'a Running pod needs an IP address';
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
 type Rec = Record<string, unknown>;
-const rec = (v: unknown): Rec => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : {});
 const recs = (v: unknown): Rec[] => (Array.isArray(v) ? v.map(rec) : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 

@@ -3,16 +3,12 @@
 // of it; applied to each item when the field holds a list). Fields not named are dropped. Used by the
 // controllers' informers: a pod keeps what the controllers that share its cache read (the union of
 // their projections), as kube-controller-manager's transforms keep informer caches small.
-import type { Json } from '../patch/merge-patch.js';
+import { isJsonObject as isObject, type Json, type JsonObject } from '../../api/json.js';
 import { setOwn } from '../patch/merge-patch.js';
 
 export interface Projection {
   readonly [field: string]: true | Projection;
 }
-
-type JsonObject = { [key: string]: Json };
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * `value` with only the fields `p` names. Objects are new where something was dropped below them and

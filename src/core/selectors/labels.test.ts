@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { matchesLabels } from '../../api/label-match.js';
 import {
   labelSelectorToString,
-  matchesLabels,
   parseLabelSelector,
   selectorFromSet,
   SelectorError,

@@ -1,4 +1,4 @@
-// Label selectors: the `labelSelector` query parameter, parsed and matched as Kubernetes does.
+// Label selectors: the `labelSelector` query parameter, parsed as Kubernetes does; api/label-match.ts matches.
 //
 //   selector    := "" | requirement ("," requirement)*
 //   requirement := ["!"] KEY
@@ -8,6 +8,7 @@
 //
 // Whitespace separates tokens; `in`/`notin` are keywords only where an operator is expected. Keys must
 // be qualified names and values label values. Error texts follow kube-apiserver's, which clients show.
+import { int64 } from '../../api/label-match.js';
 import { isQualifiedName, isValidLabelValue } from '../../api/validation/names.js';
 
 export type LabelOperator =
@@ -193,17 +194,6 @@ function operatorOf(t: Tok): LabelOperator | undefined {
 
 const aggregate = (errs: string[]): string => (errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`);
 
-const INTEGER = /^[+-]?\d+$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** The value as a 64-bit integer (what Go's strconv.ParseInt(v, 10, 64) accepts), or undefined. */
-function int64(v: string): bigint | undefined {
-  if (!INTEGER.test(v)) return undefined;
-  const n = BigInt(v);
-  return n >= INT64_MIN && n <= INT64_MAX ? n : undefined;
-}
-
 /** Validates a requirement's values for its operator (kube-apiserver's NewRequirement rules). */
 function checkRequirement(key: string, operator: LabelOperator, raw: string[]): LabelRequirement {
   const errs: string[] = [];
@@ -242,40 +232,6 @@ export function selectorFromSet(set: Readonly<Record<string, string>>): LabelSel
       .sort()
       .map((key) => ({ key, operator: 'Equals' as const, values: [set[key]!] })),
   };
-}
-
-export function matchesRequirement(r: LabelRequirement, labels: Readonly<Record<string, string>>): boolean {
-  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
-  const v = has ? labels[r.key]! : undefined;
-  switch (r.operator) {
-    case 'Exists':
-      return has;
-    case 'DoesNotExist':
-      return !has;
-    case 'Equals':
-    case 'DoubleEquals':
-    case 'In':
-      return v !== undefined && r.values.includes(v);
-    case 'NotEquals':
-    case 'NotIn':
-      return v === undefined || !r.values.includes(v);
-    case 'GreaterThan':
-    case 'LessThan': {
-      const have = v === undefined ? undefined : int64(v);
-      if (have === undefined) return false;
-      const want = int64(r.values[0]!)!;
-      return r.operator === 'GreaterThan' ? have > want : have < want;
-    }
-  }
-}
-
-/** True when every requirement holds for `labels` (an empty selector matches everything). */
-export function matchesLabels(
-  sel: LabelSelector,
-  labels: Readonly<Record<string, string>> | undefined,
-): boolean {
-  const l = labels ?? {};
-  return sel.requirements.every((r) => matchesRequirement(r, l));
 }
 
 export const isEverything = (sel: LabelSelector): boolean => sel.requirements.length === 0;

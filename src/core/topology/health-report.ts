@@ -6,6 +6,7 @@
 // names without regard to case, so `normal` counts too; other fields are ignored). A node reported not
 // Normal has its endpoints left out of every Service; a node it does not mention, or a report that is
 // gone, is "no opinion" and keeps them, so a failing health source never empties a Service.
+import { isPlainObject } from '../../api/json.js';
 
 export interface AutonomyConfig {
   readonly enabled: boolean;
@@ -79,8 +80,7 @@ export function decodeLocalInfo(body: string): Map<string, boolean> {
   } catch {
     throw new Error('the answer is not JSON');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw new Error('the answer is not a JSON object of node name to result');
+  if (!isPlainObject(parsed)) throw new Error('the answer is not a JSON object of node name to result');
   const out = new Map<string, boolean>();
   for (const [node, result] of Object.entries(parsed as Record<string, unknown>)) {
     if (node === '' || typeof result !== 'object' || result === null) continue;

@@ -12,7 +12,9 @@
 // JSON text never holds a raw newline or tab (JSON.stringify escapes them in strings), so the separators
 // are unambiguous. Slices the engine treats specially (`default/kubernetes`, whose annotations may
 // rewrite it) and slices without an endpoints array are kept whole and served through servedSlice().
+import { isPlainObject as isObj } from '../../api/json.js';
 import type { KObject } from '../../api/object.js';
+import { LABEL_SERVICE_NAME } from '../endpointslices/types.js';
 import { slicePool } from './endpoints.js';
 import type { TopologyView } from './view.js';
 import { isKubernetes, keptIds, servedSlice, viewFilters, type ServeOptions } from './served.js';
@@ -20,13 +22,10 @@ import { isKubernetes, keptIds, servedSlice, viewFilters, type ServeOptions } fr
 /** The first character of a slice kept whole (its JSON follows). */
 const WHOLE = '\u0001';
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The slice (its stored form, as an object) as text to serve from. */
 export function sliceText(slice: KObject): string {
   const endpoints = slice['endpoints'];
-  if (!Array.isArray(endpoints) || isKubernetes(slice, slice.metadata.labels?.['kubernetes.io/service-name']))
+  if (!Array.isArray(endpoints) || isKubernetes(slice, slice.metadata.labels?.[LABEL_SERVICE_NAME]))
     return WHOLE + JSON.stringify(slice);
   let head = '{';
   let tail = '';

@@ -13,15 +13,16 @@
 //   as SuperEdge's wrapper does for edge nodes that reach a local API server cache (unless
 //   ServeOptions.localApiserver is false: SuperEdge's --wrapper-in-cluster=false). The rewrite follows the
 //   annotations on every change of the object, annotations alone included (SuperEdge's B8).
+import { recordOf as rec } from '../../api/json.js';
 import type { KObject } from '../../api/object.js';
 import { parseIP } from '../../api/validation/ip.js';
+import { LABEL_SERVICE_NAME } from '../endpointslices/types.js';
 import { slicePool } from './endpoints.js';
 import type { TopologyView } from './view.js';
 import type { TopologyEndpoint } from './types.js';
 
 export const LOCAL_ENDPOINT_ANNOTATION = 'superedge.io/local-endpoint';
 export const LOCAL_PORT_ANNOTATION = 'superedge.io/local-port';
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 /** Whether the view's rule filters endpoints in the wrapper (an edge rule), or leaves it to kube-proxy. */
 export const viewFilters = (view: TopologyView | undefined): boolean =>
@@ -41,7 +42,6 @@ const keptAddresses = (view: TopologyView): Set<string> =>
   new Set(view.internal.flatMap((e: TopologyEndpoint) => e.addresses));
 
 type Obj = Record<string, unknown>;
-const rec = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** The local API server address the annotations name, or undefined when they are absent or invalid. */
@@ -73,7 +73,7 @@ export function servedSlice(
   view: TopologyView | undefined,
   opts: ServeOptions = {},
 ): KObject {
-  const serviceName = slice.metadata.labels?.[SERVICE_NAME_LABEL];
+  const serviceName = slice.metadata.labels?.[LABEL_SERVICE_NAME];
   if (opts.localApiserver !== false && isKubernetes(slice, serviceName)) {
     const local = localApiserver(slice);
     if (local !== undefined) {

@@ -14,7 +14,6 @@ import {
   resolveFenceposts,
   safeEncode,
   scaledValue,
-  selectorMatches,
   type ReplicaSet,
 } from './deployment-util.js';
 import { deployment } from './testing/deployment-world.js';
@@ -172,22 +171,5 @@ describe('revision annotations', () => {
     });
     const r = newReplicaSetAnnotations(d, { 'deployment.kubernetes.io/revision': '2', b: 'x' }, 2, true);
     assert.deepEqual(r.annotations, { 'deployment.kubernetes.io/revision': '2', a: '1', b: 'x' });
-  });
-});
-
-describe('selectorMatches()', () => {
-  it('reads matchLabels and matchExpressions', () => {
-    const s = {
-      matchLabels: { app: 'web' },
-      matchExpressions: [
-        { key: 'tier', operator: 'In', values: ['a', 'b'] },
-        { key: 'x', operator: 'DoesNotExist' },
-      ],
-    };
-    assert.equal(selectorMatches(s, { app: 'web', tier: 'a' }), true);
-    assert.equal(selectorMatches(s, { app: 'web', tier: 'c' }), false);
-    assert.equal(selectorMatches(s, { app: 'web', tier: 'a', x: '' }), false);
-    assert.equal(selectorMatches(undefined, { app: 'web' }), false);
-    assert.equal(selectorMatches({}, { app: 'web' }), true);
   });
 });

@@ -3,7 +3,7 @@
 // ReplicaSets by. Behaves like kube's pkg/controller/deployment/util/deployment_util.go. Pure: nothing
 // here changes an object it was given.
 import type { KObject, OwnerReference } from '../../api/object.js';
-import { isPlainObject } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { formatTimestamp, parseTimestamp } from '../../api/printers/time.js';
 
 export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';
@@ -115,40 +115,6 @@ export interface ReplicaSet extends KObject {
 /** Whether a metav1.LabelSelector is empty (`{}`, selects everything). */
 export const isEmptySelector = (s: LabelSelectorSpec | undefined): boolean =>
   s !== undefined && Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
-
-/**
- * Whether `labels` match a metav1.LabelSelector (metav1.LabelSelectorAsSelector, then Matches). A
- * missing selector matches nothing; `{}` matches everything; an unknown operator matches nothing.
- */
-export function selectorMatches(
-  s: LabelSelectorSpec | undefined,
-  labels: Readonly<Record<string, string>> | undefined,
-): boolean {
-  if (s === undefined || s === null) return false;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(s.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const e of s.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, e.key);
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case 'In':
-        if (!has || !values.includes(l[e.key]!)) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(l[e.key]!)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
 
 // ---- maxSurge / maxUnavailable ----------------------------------------------------------------------
 

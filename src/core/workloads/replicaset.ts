@@ -2,9 +2,11 @@
 // pkg/controller/replicaset/replica_set.go and replica_set_utils.go): which pods count, how many to
 // create or delete, the slow-start batch sizes, the pod built from the template, and the status. Time is
 // a parameter (milliseconds since the epoch); nothing here reads a clock or does I/O.
-import { isPlainObject, type KObject, type OwnerReference } from '../../api/object.js';
+import { type KObject, type OwnerReference } from '../../api/object.js';
+import { isPlainObject } from '../../api/json.js';
 import { parseTimestamp } from '../../api/printers/time.js';
-import { matchesLabels, type LabelRequirement, type LabelSelector } from '../selectors/labels.js';
+import { matchesLabels, type LabelSelectorObject } from '../../api/label-match.js';
+import type { LabelRequirement, LabelSelector } from '../selectors/labels.js';
 
 /** kube's burstReplicas: at most this many creates or deletes per sync. */
 export const BURST_REPLICAS = 500;
@@ -29,17 +31,6 @@ export interface PodCondition {
   readonly type?: string;
   readonly status?: string;
   readonly lastTransitionTime?: string | null;
-}
-
-export interface MetaLabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>> | null;
-  readonly matchExpressions?:
-    | readonly {
-        readonly key: string;
-        readonly operator: string;
-        readonly values?: readonly string[] | null;
-      }[]
-    | null;
 }
 
 export interface ReplicaSetCondition {
@@ -73,7 +64,7 @@ export interface ReplicaSet extends KObject {
   spec?: {
     replicas?: number;
     minReadySeconds?: number;
-    selector?: MetaLabelSelector | null;
+    selector?: LabelSelectorObject | null;
     template?: PodTemplate | null;
   };
   status?: ReplicaSetStatus;
@@ -143,7 +134,7 @@ export class InvalidSelectorError extends Error {
  * metav1.LabelSelectorAsSelector: a missing selector matches nothing (undefined here), `{}` matches
  * everything. An unknown operator, or In/NotIn without values, throws InvalidSelectorError.
  */
-export function selectorOf(sel: MetaLabelSelector | null | undefined): LabelSelector | undefined {
+export function selectorOf(sel: LabelSelectorObject | null | undefined): LabelSelector | undefined {
   if (sel === undefined || sel === null) return undefined;
   const reqs: LabelRequirement[] = [];
   for (const [key, value] of Object.entries(sel.matchLabels ?? {}))

@@ -5,7 +5,8 @@ import dgram from 'node:dgram';
 import { once } from 'node:events';
 import net from 'node:net';
 import type { ProxyState, ServicePortState } from '../../core/proxy/types.js';
-import { UserspaceProxy, type UserspaceLog } from '../userspace.js';
+import type { Logger } from '../../runtime/logger.js';
+import { UserspaceProxy } from '../userspace.js';
 
 export const CIDR = '127.77.0.0/16';
 export const BACKEND_IP = '127.77.200.1';
@@ -114,7 +115,7 @@ export function proxy(o: { udpIdleMs?: number; nodePortAddresses?: string[] } = 
 } {
   const logs: string[] = [];
   const rec = (level: string) => (msg: string) => void logs.push(`${level} ${msg}`);
-  const log: UserspaceLog = { info: rec('info'), warn: rec('warn'), error: rec('error') };
+  const log: Logger = { info: rec('info'), warn: rec('warn'), error: rec('error') };
   const p = new UserspaceProxy({ cidr: CIDR, nodePortAddresses: [], log, ...o });
   cleanups.push(() => p.close());
   return { p, logs };

@@ -1,9 +1,10 @@
 // How etcd and gRPC failures become StoreErrors: matched on etcd's stable server messages.
 import { StoreError } from '../store.js';
+import { errText } from '../../api/err-text.js';
 
 /** A short reason for a failed first contact: the socket error, or the deadline that passed. */
 export function unreachableReason(err: unknown, timeoutMs: number): string {
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errText(err);
   const errno = /\b(E[A-Z]{3,})\b/.exec(msg)?.[1];
   if (errno !== undefined) return `${errno === 'ECONNREFUSED' ? 'connection refused' : errno} (${errno})`;
   if (/deadline|timed? ?out/i.test(msg)) return `no answer within ${timeoutMs} ms`;
@@ -12,7 +13,7 @@ export function unreachableReason(err: unknown, timeoutMs: number): string {
 
 export function mapError(what: string, err: unknown, key?: string): StoreError {
   if (err instanceof StoreError) return err;
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errText(err);
   const details = key === undefined ? {} : { key };
   if (msg.includes('required revision has been compacted')) {
     return new StoreError('Compacted', `${what}: required revision has been compacted`, details, {

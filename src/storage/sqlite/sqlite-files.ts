@@ -5,6 +5,7 @@ import { accessSync, closeSync, constants, existsSync, openSync, readSync, rmSyn
 import path from 'node:path';
 import { makeDirs } from '../make-dirs.js';
 import { StoreError } from '../store.js';
+import { errText } from '../../api/err-text.js';
 
 /** "svcp": PRAGMA application_id of every svcplane database. */
 export const APPLICATION_ID = 0x73766370;
@@ -94,7 +95,7 @@ export const dbPath = (dataDir: string): string => path.join(dataDir, DB_FILE_NA
 export function openError(file: string, err: unknown): StoreError {
   if (err instanceof StoreError) return err;
   const code = (err as { code?: string } | undefined)?.code ?? '';
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errText(err);
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return new StoreError('Locked', `${file} is in use by another process (${code})`, {}, { cause: err });
   }

@@ -35,6 +35,7 @@ import {
 import { TailRing } from '../tail-ring.js';
 import { dbPath, inspectFile, openError, prepareDataDir, validateExisting } from './sqlite-files.js';
 import { prepareStatements, SCHEMA_SQL, type Row, type Statements } from './sqlite-sql.js';
+import { errText } from '../../api/err-text.js';
 
 export interface SqliteStoreOptions {
   /** Directory holding svcplane.db; created if missing. */
@@ -250,7 +251,7 @@ export class SqliteStore implements Store {
       this.db.exec('BEGIN IMMEDIATE');
     } catch (err) {
       for (const p of batch)
-        p.reject(new StoreError('Unavailable', `cannot write: ${errMsg(err)}`, {}, { cause: err }));
+        p.reject(new StoreError('Unavailable', `cannot write: ${errText(err)}`, {}, { cause: err }));
       return;
     }
     let failure: unknown;
@@ -280,7 +281,7 @@ export class SqliteStore implements Store {
       const fail =
         err instanceof StoreError
           ? err
-          : new StoreError('Unavailable', `commit failed: ${errMsg(err)}`, {}, { cause: err });
+          : new StoreError('Unavailable', `commit failed: ${errText(err)}`, {}, { cause: err });
       for (const p of batch) p.reject(fail);
       return;
     }
@@ -316,7 +317,7 @@ export class SqliteStore implements Store {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw this.explain(op);
       throw new StoreError(
         'Unavailable',
-        `write of ${op.key} failed: ${errMsg(err)}`,
+        `write of ${op.key} failed: ${errText(err)}`,
         { key: op.key },
         { cause: err },
       );
@@ -424,5 +425,3 @@ function toKeyValue(row: Row): KeyValue {
 
 const asBuffer = (v: Uint8Array): Buffer =>
   Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-
-const errMsg = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -1,5 +1,6 @@
 // Structured logs: one JSON object per line on stderr. Callers pass object keys and resourceVersions
 // as fields; nothing here ever receives a request's headers, so no token can reach a log line.
+// Every component logs through Logger (or Pick<Logger, 'info' | 'warn'> where it never logs an error).
 export type LogFields = Record<string, unknown>;
 
 export interface Logger {
