@@ -7,6 +7,15 @@ import { Informer } from '../runtime/informer.js';
 import { enqueueOnChange, keyedController, onChange } from './controller-wiring.js';
 
 const SERVICES = mustFindResource('', 'services');
+// Informers tell handlers on their own queues, after the cache write: wait for delivery.
+async function until(ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 const svc = (name: string, rv: string): KObject =>
   ({ metadata: { namespace: 'ns', name, resourceVersion: rv } }) as unknown as KObject;
 
@@ -28,6 +37,7 @@ describe('controller wiring', () => {
     enqueueOnChange(inf, controller);
     inf.indexer.apply('ADDED', svc('a', '1'));
     inf.indexer.apply('MODIFIED', svc('b', '2'));
+    await until(() => controller.queue.length === 2);
     assert.equal(controller.queue.length, 2);
     controller.start();
     while (seen.length < 2) await new Promise((r) => setImmediate(r));
@@ -35,13 +45,14 @@ describe('controller wiring', () => {
     assert.deepEqual(seen.sort(), ['ns/a', 'ns/b']);
   });
 
-  it('onChange passes the old version on an update only', () => {
+  it('onChange passes the old version on an update only', async () => {
     const inf = new Informer({} as Client, SERVICES);
     const calls: [string | undefined, string][] = [];
     onChange(inf, (old, o) => calls.push([old?.metadata.resourceVersion, o.metadata.resourceVersion ?? '']));
     inf.indexer.apply('ADDED', svc('a', '1'));
     inf.indexer.apply('MODIFIED', svc('a', '2'));
     inf.indexer.apply('DELETED', svc('a', '3'));
+    await until(() => calls.length === 3);
     assert.deepEqual(calls, [
       [undefined, '1'],
       ['1', '2'],
