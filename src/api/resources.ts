@@ -45,7 +45,6 @@ const bool =
     at(...path)(obj) === 'true' ? 'true' : 'false';
 
 const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
-export const RESOURCE_VERBS: readonly string[] = verbs;
 
 type Row = Omit<
   ResourceInfo,

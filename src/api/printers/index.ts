@@ -18,9 +18,8 @@ import {
 } from './types.js';
 
 export type { TableColumnDefinition, TableRowCondition } from './types.js';
-export type { PrinterColumn } from './custom.js';
 export { DEPLOYMENT_GRID_PRINTER_COLUMNS, SERVICE_GRID_PRINTER_COLUMNS } from './custom.js';
-export { formatTimestamp, humanDuration, parseTimestamp } from './time.js';
+export { formatTimestamp } from './time.js';
 
 const serviceGridPrinter = customPrinter(SERVICE_GRID_PRINTER_COLUMNS);
 const deploymentGridPrinter = customPrinter(DEPLOYMENT_GRID_PRINTER_COLUMNS);

@@ -2,13 +2,7 @@
 // path-segment names, port names and numbers, percentages, fully qualified domain names, and the
 // name-validator table that ObjectMeta validation picks from.
 import { type FieldError, type FieldPath, invalid, required } from '../field-errors.js';
-import {
-  isDNS1123Label,
-  isDNS1123Subdomain,
-  isQualifiedName,
-  isValidLabelValue,
-  maxLenError,
-} from './names.js';
+import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, maxLenError } from './names.js';
 
 function regexError(msg: string, fmt: string, examples: string[]): string {
   const eg = examples.length === 0 ? '' : `e.g. '${examples.join("',  or '")}', `;
@@ -119,5 +113,4 @@ const each =
 export const validateDNS1123Label = each(isDNS1123Label);
 export const validateDNS1123Subdomain = each(isDNS1123Subdomain);
 export const validateQualifiedName = each(isQualifiedName);
-export const validateLabelValue = each(isValidLabelValue);
 export const validatePortName = each(isValidPortName);

@@ -37,8 +37,6 @@ import {
   serviceView,
 } from './service.js';
 
-export { validateObjectMeta, validateObjectMetaUpdate, type ObjectMetaOptions } from './object-meta.js';
-
 type KindKey =
   | '/Namespace'
   | '/Node'

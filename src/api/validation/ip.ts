@@ -96,9 +96,6 @@ export function to4(ip: ParsedIP): Uint8Array | undefined {
   return isMapped(ip.bytes) ? ip.bytes.slice(12) : undefined;
 }
 
-/** ::ffff:a.b.c.d and friends. */
-export const isIPv4Mapped = (ip: ParsedIP): boolean => isMapped(ip.bytes);
-
 export const isValidIP = (s: string): boolean => parseIP(s) !== undefined;
 export const isIPv4 = (s: string): boolean => {
   const ip = parseIP(s);

@@ -6,14 +6,6 @@ import { isPlainObject, type JsonRecord } from '../json.js';
 
 export const isObj = isPlainObject;
 
-/** The type a JSON value has, in OpenAPI's words. */
-export function jsonType(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
-  return typeof v;
-}
-
 /** A value of the wrong JSON type. kube-apiserver rejects these while decoding; we report the field. */
 export const typeError = (p: FieldPath | string, v: unknown, want: string): FieldError =>
   invalid(p, v, `must be of type ${want}`);
@@ -39,13 +31,6 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);
     return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
   }
-  return false;
-}
-
-/** Semantic equality as Go sees a decoded value: null, absent, "", 0, false, [] and {} are all zero. */
-export function isZero(v: unknown): boolean {
-  if (v === undefined || v === null || v === '' || v === 0 || v === false) return true;
-  if (Array.isArray(v)) return v.length === 0;
   return false;
 }
 

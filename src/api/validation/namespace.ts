@@ -37,12 +37,3 @@ export function validateNamespaceStatusUpdate(obj: Record<string, unknown>): Fie
   }
   return errs;
 }
-
-/** ValidateNamespaceFinalizeUpdate (the /finalize subresource): spec.finalizers[i] names. */
-export function validateNamespaceFinalize(obj: Record<string, unknown>): FieldError[] {
-  const errs: FieldError[] = [];
-  const spec = In.at(obj['spec'], FieldPath.root('spec'), errs);
-  const p = FieldPath.root('spec', 'finalizers');
-  (spec?.strs('finalizers') ?? []).forEach((f, i) => errs.push(...validateFinalizerName(p.index(i), f)));
-  return errs;
-}

@@ -197,11 +197,6 @@ export function validateObjectMetaUpdate(
   return errs;
 }
 
-/** The labels of an object's metadata as a Map (for selector matching and the like). */
-export function metaLabels(meta: unknown): Map<string, string> {
-  return isObj(meta) && isObj(meta['labels']) ? stringMap(meta['labels'], META, []) : new Map();
-}
-
 /** The annotations of an object's metadata as a Map. */
 export function metaAnnotations(meta: unknown): Map<string, string> {
   return isObj(meta) && isObj(meta['annotations']) ? stringMap(meta['annotations'], META, []) : new Map();

@@ -26,7 +26,7 @@ import {
   validateIP,
   validateNonSpecialIP,
 } from './ip.js';
-import { In } from './json.js';
+import type { In } from './json.js';
 import { validateLabels } from './labels.js';
 import { validateTopologyKeys } from './topology-keys.js';
 
@@ -506,6 +506,3 @@ export function validateLoadBalancerStatus(status: In | undefined): FieldError[]
   }
   return errs;
 }
-
-export const serviceSpecIn = (obj: Record<string, unknown>, errs: FieldError[]): In =>
-  In.at(obj['spec'], FieldPath.root('spec'), errs) ?? new In({}, FieldPath.root('spec'), errs);

@@ -3,7 +3,7 @@
 // only after the write is stored. The decisions are core/allocator's (pure); this file performs
 // them against the persisted allocators and maps failures to upstream's Status errors.
 import type { KObject } from '../../api/object.js';
-import { mustFindResource, type ResourceInfo } from '../../api/resources.js';
+import { mustFindResource } from '../../api/resources.js';
 import { statusErrors } from '../../api/status.js';
 import { invalid } from '../../api/field-errors.js';
 import type { JsonRecord } from '../../api/json.js';
@@ -326,5 +326,3 @@ export class ServiceAllocators {
     this.updateGauges();
   }
 }
-
-export type { ResourceInfo };

@@ -5,7 +5,7 @@
 import type { Authorizer, AuthorizerResult, RequestAttributes } from './types.js';
 import { SYSTEM_MASTERS } from './types.js';
 
-export type { Authorizer, AuthorizerResult, Decision, RequestAttributes } from './types.js';
+export type { Authorizer, RequestAttributes } from './types.js';
 
 const ALLOW: AuthorizerResult = Object.freeze({ decision: 'allow', reason: '' });
 const NO_OPINION: AuthorizerResult = Object.freeze({ decision: 'no-opinion', reason: '' });

@@ -7,7 +7,7 @@ import { applyDefaults, prepareForUpdate } from '../../api/defaults/index.js';
 import type { KObject } from '../../api/object.js';
 import { isPlainObject } from '../../api/json.js';
 import { mustFindResource, type ResourceInfo } from '../../api/resources.js';
-import { isStatusError, statusErrors, type Status } from '../../api/status.js';
+import { isStatusError, statusErrors } from '../../api/status.js';
 import {
   validateCreate,
   validateStatusUpdate,
@@ -422,5 +422,3 @@ export class Registry {
     return rfc3339(this.now());
   }
 }
-
-export type { Status };

@@ -37,5 +37,3 @@ export const errMismatchedNetwork = (): AllocatorError =>
   new AllocatorError('ErrMismatchedNetwork', 'the provided network does not match the current range');
 export const errMismatchedPortRange = (): AllocatorError =>
   new AllocatorError('ErrMismatchedNetwork', 'the provided port range does not match the current port range');
-
-export const errNotReady = (): AllocatorError => new AllocatorError('ErrNotReady', 'allocator not ready');

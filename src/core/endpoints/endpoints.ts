@@ -44,25 +44,7 @@ import {
 } from './types.js';
 
 export * from './types.js';
-export {
-  endpointIPFamily,
-  endpointPortFromServicePort,
-  findPort,
-  isPodReady,
-  isPodTerminal,
-  isServiceIPSet,
-  podToEndpointAddress,
-  shouldPodBeInEndpoints,
-  shouldSetHostname,
-} from './pod-address.js';
-export {
-  compareEndpointAddresses,
-  compareEndpointPorts,
-  endpointSubsetsEqual,
-  repackSubsets,
-} from './repack.js';
-export { countAddresses, truncateEndpoints, type TruncateResult } from './truncate.js';
-export { formatRFC3339Nano, podTriggerTime, serviceKey, TriggerTimeTracker } from './trigger-time.js';
+export { TriggerTimeTracker } from './trigger-time.js';
 
 /** Why a Service is left alone. */
 export type SkipReason = 'ExternalName' | 'NoSelector';

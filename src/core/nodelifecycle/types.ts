@@ -90,5 +90,3 @@ export const conditionOf = <C extends { type: string }>(
   conditions: readonly C[] | null | undefined,
   type: string,
 ): C | undefined => (conditions ?? []).find((c) => c.type === type);
-
-export const nodeName = (n: KObject): string => n.metadata.name ?? '';

@@ -98,11 +98,6 @@ export function compileNodeSelectorTerms(terms: readonly NodeSelectorTerm[]): Ma
   };
 }
 
-/** Whether one term matches (used for preferred terms, where an empty term matches nothing). */
-export function termMatches(t: NodeSelectorTerm, node: NodeLabels): boolean {
-  return compileTerm(t)?.(node) ?? false;
-}
-
 /**
  * The pod's nodeSelector and required node affinity as one matcher (nodeaffinity's
  * GetRequiredNodeAffinity): the selector's pairs must all equal the node's labels, and the required

@@ -108,8 +108,6 @@ export interface SchedNode {
 }
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
-export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 export const LABEL_ZONE = 'topology.kubernetes.io/zone';
 export const TAINT_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
 export const TAINT_NOT_READY = 'node.kubernetes.io/not-ready';
-export const TAINT_UNREACHABLE = 'node.kubernetes.io/unreachable';

@@ -234,9 +234,6 @@ export function packSlice(s: unknown, o: ParseOptions = {}): PackedSlice {
   };
 }
 
-/** How many endpoints a packed slice holds. */
-export const packedLength = (p: PackedSlice): number => p.addresses.length;
-
 /** The endpoints of a packed slice, as endpointsOfSlice() read them. */
 export function unpackSlice(p: PackedSlice): SliceEndpoints {
   const out: TopologyEndpoint[] = [];

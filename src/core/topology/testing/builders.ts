@@ -281,6 +281,3 @@ export function run(input: RunInput): RunResult {
     decision,
   };
 }
-
-/** Sorted copy, for comparing sets. */
-export const sorted = (xs: readonly string[]): string[] => [...xs].sort();
