@@ -1,27 +1,13 @@
 // The API server's request counts and mean server-side time by resource, from its /metrics.
-import { agentFor, request, type Conn } from '../lib/http.js';
+import { agentFor, scrapeApiRequests, type ApiRequests, type Conn } from '../lib/http.js';
 
-/** Requests the API server counted, by "VERB resource[/subresource]": how many and their total seconds. */
-export type ApiRequests = Record<string, { count: number; sumS: number }>;
+export type { ApiRequests } from '../lib/http.js';
 
 /** apiserver_request_duration_seconds from the API server's /metrics, for the resources named. */
 export async function apiRequests(conn: Conn, resources: readonly string[]): Promise<ApiRequests> {
   const agent = agentFor(conn, 1);
   try {
-    const res = await request(agent, conn, 'GET', '/metrics', { accept: 'text/plain', keepText: true });
-    if (res.status !== 200) throw new Error(`GET /metrics: ${res.status}`);
-    const out: ApiRequests = {};
-    for (const line of (res.text ?? '').split('\n')) {
-      const m = /^apiserver_request_duration_seconds_(sum|count)\{([^}]*)\} (\S+)$/.exec(line);
-      if (m === null) continue;
-      const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-      if (!resources.includes(labels['resource'] ?? '')) continue;
-      const key = `${labels['verb']} ${labels['resource']}${labels['subresource'] ? `/${labels['subresource']}` : ''}`;
-      const e = (out[key] ??= { count: 0, sumS: 0 });
-      if (m[1] === 'sum') e.sumS += Number(m[3]);
-      else e.count += Number(m[3]);
-    }
-    return out;
+    return await scrapeApiRequests(agent, conn, resources);
   } finally {
     agent.destroy();
   }

@@ -1,7 +1,7 @@
 // Requests to the API server: POSTs in parallel, GETs, and the requests it served from its /metrics.
 import type https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import { request, type Conn } from '../lib/http.js';
+import { request, scrapeApiRequests, type ApiRequests, type Conn } from '../lib/http.js';
 
 interface Posted {
   /** Per request, ms from send to response. */
@@ -49,7 +49,6 @@ export async function getJson(agent: https.Agent, conn: Conn, p: string): Promis
 }
 
 /** Requests the API server counted, by "VERB resource[/subresource]": how many and their total seconds. */
-type ApiRequests = Record<string, { count: number; sumS: number }>;
 const API_RESOURCES = [
   'services',
   'deployments',
@@ -62,22 +61,8 @@ const API_RESOURCES = [
 ];
 
 /** apiserver_request_duration_seconds from /metrics, for API_RESOURCES. */
-export async function apiRequests(agent: https.Agent, conn: Conn): Promise<ApiRequests> {
-  const res = await request(agent, conn, 'GET', '/metrics', { accept: 'text/plain', keepText: true });
-  if (res.status !== 200) throw new Error(`GET /metrics: ${res.status}`);
-  const out: ApiRequests = {};
-  for (const line of (res.text ?? '').split('\n')) {
-    const m = /^apiserver_request_duration_seconds_(sum|count)\{([^}]*)\} (\S+)$/.exec(line);
-    if (m === null) continue;
-    const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (!API_RESOURCES.includes(labels['resource'] ?? '')) continue;
-    const key = `${labels['verb']} ${labels['resource']}${labels['subresource'] ? `/${labels['subresource']}` : ''}`;
-    const e = (out[key] ??= { count: 0, sumS: 0 });
-    if (m[1] === 'sum') e.sumS += Number(m[3]);
-    else e.count += Number(m[3]);
-  }
-  return out;
-}
+export const apiRequests = (agent: https.Agent, conn: Conn): Promise<ApiRequests> =>
+  scrapeApiRequests(agent, conn, API_RESOURCES);
 
 export type RequestCounts = Record<string, { requests: number; meanMs: number }>;
 

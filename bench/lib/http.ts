@@ -97,3 +97,28 @@ export function connFromKubeconfig(file: string): { conn: Conn; url: string } {
     },
   };
 }
+
+/** Requests the API server counted, by "VERB resource[/subresource]": how many and their total seconds. */
+export type ApiRequests = Record<string, { count: number; sumS: number }>;
+
+/** apiserver_request_duration_seconds from the API server's /metrics, for the resources named. */
+export async function scrapeApiRequests(
+  agent: https.Agent,
+  conn: Conn,
+  resources: readonly string[],
+): Promise<ApiRequests> {
+  const res = await request(agent, conn, 'GET', '/metrics', { accept: 'text/plain', keepText: true });
+  if (res.status !== 200) throw new Error(`GET /metrics: ${res.status}`);
+  const out: ApiRequests = {};
+  for (const line of (res.text ?? '').split('\n')) {
+    const m = /^apiserver_request_duration_seconds_(sum|count)\{([^}]*)\} (\S+)$/.exec(line);
+    if (m === null) continue;
+    const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (!resources.includes(labels['resource'] ?? '')) continue;
+    const key = `${labels['verb']} ${labels['resource']}${labels['subresource'] ? `/${labels['subresource']}` : ''}`;
+    const e = (out[key] ??= { count: 0, sumS: 0 });
+    if (m[1] === 'sum') e.sumS += Number(m[3]);
+    else e.count += Number(m[3]);
+  }
+  return out;
+}

@@ -1,8 +1,6 @@
-// Requests to the servers: POSTs and PATCHes in parallel, LISTs, the wrapper's kubeconfig and /metrics.
-import { readFileSync } from 'node:fs';
+// Requests to the servers: POSTs and PATCHes in parallel, LISTs and the wrapper's /metrics.
 import type https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import { parse as parseYaml } from 'yaml';
 import type { KObject } from '../../src/api/object.js';
 import { request, type Conn } from '../lib/http.js';
 import { cpuSeconds, sleep } from '../lib/process.js';
@@ -57,25 +55,6 @@ export async function listAll(agent: https.Agent, conn: Conn, p: string): Promis
     cont = page.metadata.continue === '' ? undefined : page.metadata.continue;
   } while (cont !== undefined);
   return { metadata: { resourceVersion: rv }, items };
-}
-
-/** The wrapper's kubeconfig: its URL, CA and reader token. */
-export function wrapperConn(kubeconfig: string): { conn: Conn; url: string } {
-  const doc = parseYaml(readFileSync(kubeconfig, 'utf8')) as {
-    clusters: Array<{ cluster: { server: string; 'certificate-authority-data': string } }>;
-    users: Array<{ user: { token: string } }>;
-  };
-  const cluster = doc.clusters[0]!.cluster;
-  const u = new URL(cluster.server);
-  return {
-    url: cluster.server,
-    conn: {
-      host: u.hostname,
-      port: Number(u.port),
-      token: doc.users[0]!.user.token,
-      ca: Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8'),
-    },
-  };
 }
 
 interface WrapperMetrics {

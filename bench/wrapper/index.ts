@@ -8,13 +8,13 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from '../lib/cluster.js';
 import { MemoryCgroup, parseMemoryQuantity, type CgroupCharge } from '../lib/cgroup.js';
-import { agentFor, request } from '../lib/http.js';
+import { agentFor, connFromKubeconfig, request } from '../lib/http.js';
 import type { Worker } from '../lib/process.js';
 import { sleep, startServer, stopServer } from '../lib/process.js';
 import { round, type BenchContext, type BenchResult } from '../run.js';
 import { UNIT_LABEL, SLICES_PATH, SEED, buildShape, sizes } from './shape.js';
 import { type WatcherRequest } from './watcher.js';
-import { sendAll, listAll, wrapperConn, wrapperMetrics } from './api.js';
+import { sendAll, listAll, wrapperMetrics } from './api.js';
 import { wrapperEnv } from './wrapper-process.js';
 import { Model } from './model.js';
 import { measureFanout } from './p7-fanout.js';
@@ -165,7 +165,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       },
     );
     const wpid = wrapper.pid;
-    const { conn: wc } = wrapperConn(wrapper.ready[2]!);
+    const { conn: wc } = connFromKubeconfig(wrapper.ready[2]!);
     const wAgent = agentFor(wc, 4);
     const upstreamObjects = upNodes.items.length + upServices.items.length + upSlices.items.length;
     let last = -1;
