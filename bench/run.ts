@@ -88,6 +88,14 @@ export const round = (x: number): number =>
         ? Math.round(x * 100) / 100
         : Number(x.toPrecision(3));
 
+/** One row of a benchmark's table: the metric, its value, and the goal with whether it was met. */
+export const tableRow = (
+  metric: string,
+  value: string | number,
+  goal = '',
+  met = '',
+): Record<string, string | number> => ({ metric, value, goal, met });
+
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;

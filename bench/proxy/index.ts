@@ -3,7 +3,7 @@
 // SVCPLANE_BENCH_PROXY_STEPS=p8a,p8b,p4 runs a subset. Method and latest figures: docs/benchmarks.md (proxy).
 import { cpus, loadavg } from 'node:os';
 import { coresWindow } from '../lib/machine.js';
-import { median, round, type BenchContext, type BenchResult } from '../run.js';
+import { median, round, type BenchContext, type BenchResult, tableRow as row } from '../run.js';
 import { SEED, FULL, QUICK } from './shape.js';
 import { type LoadKind } from './load-generator.js';
 import { type Mode, runP8a } from './p8a-userspace.js';
@@ -47,17 +47,6 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     p4P99AtMost100ms: p4 === undefined ? null : p4.flips.p99Ms <= 100,
   };
   const yn = (b: boolean | null): string => (b === null ? '' : b ? 'yes' : 'no');
-  const row = (
-    metric: string,
-    value: string | number,
-    goal = '',
-    met = '',
-  ): Record<string, string | number> => ({
-    metric,
-    value,
-    goal,
-    met,
-  });
   const table: Array<Record<string, string | number>> = [];
   if (p8a !== undefined) {
     const m = p8a.medians;

@@ -3,7 +3,7 @@
 // and a check that the index is right. Method and latest figures: docs/benchmarks.md (topology).
 import { performance } from 'node:perf_hooks';
 import type { Labels } from '../../src/core/topology/types.js';
-import { median, type BenchContext, type BenchResult } from '../run.js';
+import { median, type BenchContext, type BenchResult, tableRow as row } from '../run.js';
 import { UNIT_LABEL, SEED, FULL, QUICK, type RuleMix, prng, nodeName } from './shape.js';
 import { gcFunction, settledHeap } from './heap.js';
 import { engineInputOf, measureEngine } from './engine.js';
@@ -178,12 +178,6 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         ? Math.round(x * 100) / 100
         : Number(x.toPrecision(3));
   const us = (ms: number): number => round(ms * 1000);
-  const row = (
-    metric: string,
-    value: string | number,
-    goal = '',
-    met = '',
-  ): Record<string, string | number> => ({ metric, value, goal, met });
   const moveRows = (label: string, s: MoveStats): Array<Record<string, string | number>> => [
     row(`${label}: median / p99 (µs)`, `${us(s.ms.median)} / ${us(s.ms.p99)}`),
     row(

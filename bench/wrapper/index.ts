@@ -11,7 +11,7 @@ import { MemoryCgroup, parseMemoryQuantity, type CgroupCharge } from '../lib/cgr
 import { agentFor, connFromKubeconfig, request } from '../lib/http.js';
 import type { Worker } from '../lib/process.js';
 import { sleep, startServer, stopServer } from '../lib/process.js';
-import { round, type BenchContext, type BenchResult } from '../run.js';
+import { round, type BenchContext, type BenchResult, tableRow as row } from '../run.js';
 import { UNIT_LABEL, SLICES_PATH, SEED, buildShape, sizes } from './shape.js';
 import { type WatcherRequest } from './watcher.js';
 import { sendAll, listAll, wrapperMetrics } from './api.js';
@@ -251,17 +251,6 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     };
     // The goals are set for the full shape (docs/benchmarks.md); another size is for context only.
     const yn = (b: boolean | null): string => (!atGoalShape || b === null ? 'n/a' : b ? 'yes' : 'no');
-    const row = (
-      metric: string,
-      value: string | number,
-      goal = '',
-      met = '',
-    ): Record<string, string | number> => ({
-      metric,
-      value,
-      goal,
-      met,
-    });
     const table = [
       row(
         'shape',
