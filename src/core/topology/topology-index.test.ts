@@ -732,6 +732,23 @@ describe('TopologyIndex: what counts as a changed view', () => {
     assert.equal(idx.view('ns/a')?.internal[0]?.nodeName, 'n3');
     assert.deepEqual(idx.setSlice('ns/a', 's', mk('n3', 'c')), []);
   });
+
+  it('does not report a view whose unhealthy endpoints are the same set in another order', () => {
+    const idx = new TopologyIndex('n0');
+    idx.setService('ns/c', service('ns/c'));
+    const slice = (name: string, ips: string[]) => ({
+      metadata: { name },
+      addressType: 'IPv4',
+      ports: [{ port: 80 }],
+      endpoints: ips.map((ip) => ({ addresses: [ip], nodeName: 'n1', conditions: {} })),
+    });
+    idx.setSlice('ns/c', 's2', slice('s2', ['10.0.0.1', '10.0.0.5']));
+    idx.setSlice('ns/c', 's1', slice('s1', ['10.0.0.5']));
+    assert.deepEqual(idx.setHealth('n1', false), ['ns/c']);
+    // s1 ordered first, so 10.0.0.5 came before 10.0.0.1; without s1 the set is the same
+    assert.deepEqual(idx.setSlice('ns/c', 's1', undefined), []);
+    assert.deepEqual([...(idx.view('ns/c')?.unhealthy?.ids ?? [])].length, 2);
+  });
 });
 
 describe('TopologyIndex: this node relabelled', () => {

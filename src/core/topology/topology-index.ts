@@ -370,7 +370,8 @@ export class TopologyIndex {
             d.external?.rule ?? null,
             external ?? null,
             usable,
-            unhealthy === undefined ? null : [...unhealthy.ids],
+            // A set: the order its endpoints came in (slice order) is not part of the view.
+            unhealthy === undefined ? null : [...unhealthy.ids].sort(),
           ]),
         );
       }
