@@ -100,12 +100,18 @@ export const tooMany = (p: FieldPath | string, actual: number, max: number): Fie
   detail: `must have at most ${max} items`,
 });
 
+/** A bad value printed as given: a Go struct as %#v shows it (`rbac.RoleRef{APIGroup:"…", …}`). */
+export class GoLiteral {
+  constructor(readonly text: string) {}
+}
+
 /**
  * A value as Go's validation prints it: strings %q-quoted, numbers and booleans bare, string lists as
  * []string{"a", "b"}, number lists as []int{1, 2}; nil as the string "null", quoted (field.Error turns a
  * nil value into "null" before printing it with %q); anything else as JSON.
  */
 export function formatValue(v: unknown): string {
+  if (v instanceof GoLiteral) return v.text;
   if (v === null || v === undefined) return '"null"';
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);

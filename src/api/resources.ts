@@ -258,6 +258,26 @@ export const RESOURCES: readonly ResourceInfo[] = [
     storagePath: 'superedge.io/deploymentgrids',
     nameRule: 'subdomain',
   }),
+  ...(
+    [
+      ['roles', 'Role', true],
+      ['clusterroles', 'ClusterRole', false],
+      ['rolebindings', 'RoleBinding', true],
+      ['clusterrolebindings', 'ClusterRoleBinding', false],
+    ] as const
+  ).map(([resource, kind, namespaced]) =>
+    // rbac.authorization.k8s.io/v1; names are path segments (upstream's ValidateRBACName).
+    row({
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      resource,
+      kind,
+      namespaced,
+      hasStatus: false,
+      storagePath: resource,
+      nameRule: 'path-segment',
+    }),
+  ),
 ];
 
 export const groupVersion = (r: Pick<ResourceInfo, 'group' | 'version'>): string =>

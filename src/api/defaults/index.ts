@@ -6,6 +6,7 @@ import type { KObject } from '../object.js';
 import type { ResourceInfo } from '../resources.js';
 import { defaultDeploymentSpec } from './deployment.js';
 import { defaultPod, defaultPodTemplate } from './pod.js';
+import { defaultBinding } from './rbac.js';
 import { defaultServiceSpec, prepareServiceUpdate } from './service.js';
 import { type Obj, absent, child, ensureChild, isObj, items, setDefault, setDefaultString } from './util.js';
 
@@ -105,6 +106,10 @@ export function applyDefaults(r: ResourceInfo, obj: KObject): void {
       for (const entry of Object.values(pool ?? {})) if (isObj(entry)) defaultDeploymentSpec(entry);
       break;
     }
+    case 'rbac.authorization.k8s.io/RoleBinding':
+    case 'rbac.authorization.k8s.io/ClusterRoleBinding':
+      defaultBinding(o);
+      break;
     default:
       break;
   }

@@ -76,6 +76,7 @@ describe('/openapi/v3 index', () => {
       'apis/coordination.k8s.io/v1',
       'apis/discovery.k8s.io/v1',
       'apis/events.k8s.io/v1',
+      'apis/rbac.authorization.k8s.io/v1',
       'apis/superedge.io/v1',
     ]);
     for (const [path, entry] of Object.entries(index.paths)) {
@@ -151,6 +152,12 @@ describe('group-version documents', () => {
       ['apis/apps/v1', 'io.k8s.api.apps.v1.Deployment', 'apps', 'Deployment'],
       ['apis/superedge.io/v1', 'io.superedge.v1.ServiceGrid', 'superedge.io', 'ServiceGrid'],
       ['apis/superedge.io/v1', 'io.superedge.v1.DeploymentGrid', 'superedge.io', 'DeploymentGrid'],
+      [
+        'apis/rbac.authorization.k8s.io/v1',
+        'io.k8s.api.rbac.v1.ClusterRoleBinding',
+        'rbac.authorization.k8s.io',
+        'ClusterRoleBinding',
+      ],
     ];
     for (const [path, name, group, kind] of cases) {
       const c = component(path, name);

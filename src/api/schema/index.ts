@@ -6,6 +6,7 @@ import { coreEvent, endpoints, namespace, node, pod, service } from './core.js';
 import { endpointSlice } from './discovery.js';
 import { event } from './events.js';
 import { listSchema } from './meta.js';
+import { clusterRole, clusterRoleBinding, role, roleBinding } from './rbac.js';
 import type { Schema } from './schema.js';
 import { deploymentGrid, serviceGrid } from './superedge.js';
 
@@ -54,6 +55,10 @@ export const KIND_SCHEMAS: readonly KindSchema[] = [
   entry('apps', 'v1', 'ReplicaSet', replicaSet),
   entry('superedge.io', 'v1', 'ServiceGrid', serviceGrid),
   entry('superedge.io', 'v1', 'DeploymentGrid', deploymentGrid),
+  entry('rbac.authorization.k8s.io', 'v1', 'Role', role),
+  entry('rbac.authorization.k8s.io', 'v1', 'ClusterRole', clusterRole),
+  entry('rbac.authorization.k8s.io', 'v1', 'RoleBinding', roleBinding),
+  entry('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', clusterRoleBinding),
 ];
 
 const byGroupKind = new Map<string, KindSchema>();

@@ -30,6 +30,7 @@ import {
   type ObjectMetaOptions,
 } from './object-meta.js';
 import { validatePodSpec, validatePodSpecUpdate, validatePodStatus } from './pod.js';
+import { validateBinding, validateBindingUpdate, validateRole } from './rbac.js';
 import {
   validateLoadBalancerStatus,
   validateServiceSpec,
@@ -50,7 +51,11 @@ type KindKey =
   | 'apps/Deployment'
   | 'apps/ReplicaSet'
   | 'superedge.io/ServiceGrid'
-  | 'superedge.io/DeploymentGrid';
+  | 'superedge.io/DeploymentGrid'
+  | 'rbac.authorization.k8s.io/Role'
+  | 'rbac.authorization.k8s.io/ClusterRole'
+  | 'rbac.authorization.k8s.io/RoleBinding'
+  | 'rbac.authorization.k8s.io/ClusterRoleBinding';
 
 const kindKey = (r: ResourceInfo): KindKey => `${r.group}/${r.kind}` as KindKey;
 
@@ -135,6 +140,15 @@ function validateKind(
       break;
     case 'superedge.io/DeploymentGrid':
       errs.push(...validateDeploymentGrid(obj));
+      break;
+    case 'rbac.authorization.k8s.io/Role':
+    case 'rbac.authorization.k8s.io/ClusterRole':
+      errs.push(...validateRole(obj, r.namespaced));
+      break;
+    case 'rbac.authorization.k8s.io/RoleBinding':
+    case 'rbac.authorization.k8s.io/ClusterRoleBinding':
+      errs.push(...validateBinding(obj, r.namespaced));
+      if (old !== undefined) errs.push(...validateBindingUpdate(obj, old));
       break;
   }
   return errs;
