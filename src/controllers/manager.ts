@@ -20,6 +20,7 @@ import { DeploymentController } from './deployment/deployment-controller.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { DeploymentGridController, DEPLOYMENTGRIDS } from './grids/deploymentgrid-controller.js';
 import { ServiceGridController, SERVICEGRIDS } from './grids/servicegrid-controller.js';
+import { ClusterRoleAggregationController } from './clusterroleaggregation/clusterrole-aggregation-controller.js';
 import type { Logger } from '../runtime/logger.js';
 
 const CRDS_MISSING = (controller: string, resource: string): string =>
@@ -38,6 +39,7 @@ export const KNOWN_CONTROLLERS = [
   'replicaset',
   'deployment',
   'scheduler',
+  'clusterrole-aggregation',
 ] as const;
 export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
 
@@ -211,6 +213,14 @@ export class ControllerManager {
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
             onError: (key, err) => o.log.warn('scheduling failed', { key, err: String(err) }),
+          }),
+        );
+      }
+      if (name === 'clusterrole-aggregation') {
+        this.running.push(
+          new ClusterRoleAggregationController(client, this.factory, {
+            metrics: queueMetrics,
+            onError: (key, err) => o.log.warn('clusterrole aggregation failed', { key, err: String(err) }),
           }),
         );
       }
