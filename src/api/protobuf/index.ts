@@ -11,6 +11,7 @@ import { deployment } from './tables/apps.js';
 import { event as coreEvent, namespace, pod, service } from './tables/core.js';
 import { event as eventsEvent } from './tables/events.js';
 import { deleteOptions } from './tables/meta.js';
+import { clusterRole, clusterRoleBinding, role, roleBinding } from './tables/rbac.js';
 import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './tables/reviews.js';
 import { WIRE_LEN, WireReader } from './wire.js';
 
@@ -37,6 +38,10 @@ const TABLES: ReadonlyMap<string, MessageType> = new Map([
   ['authorization.k8s.io/v1/SelfSubjectAccessReview', selfSubjectAccessReview],
   ['authorization.k8s.io/v1/SelfSubjectRulesReview', selfSubjectRulesReview],
   ['authentication.k8s.io/v1/SelfSubjectReview', selfSubjectReview],
+  ['rbac.authorization.k8s.io/v1/Role', role],
+  ['rbac.authorization.k8s.io/v1/ClusterRole', clusterRole],
+  ['rbac.authorization.k8s.io/v1/RoleBinding', roleBinding],
+  ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', clusterRoleBinding],
 ]);
 
 const gvkKey = (gvk: GroupVersionKind): string => `${gvk.group}/${gvk.version}/${gvk.kind}`;
