@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PolicyRule } from '../../src/api/rbac.js';
 import { kubectlFor, writeYaml, type Kubectl } from './testing/kubectl.js';
-import { startUp, type TestServer } from './testing/server.js';
+import { call, startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
 
 const WAIT = 30_000;
@@ -167,11 +167,15 @@ describe('RBAC kinds: kubectl against svcplane up', () => {
     ]);
   });
 
-  it('a binding to a role that does not exist is accepted', async () => {
+  it('a binding to a role that does not exist is accepted; a PUT creates, as upstream allows for RBAC', async () => {
     assert.equal(
       await kubectl(['create', 'clusterrolebinding', 'orphan', '--clusterrole=no-such-role', '--user=x']),
       'clusterrolebinding.rbac.authorization.k8s.io/orphan created\n',
     );
+    const put = await call(srv, 'PUT', `/apis/${RBAC}/v1/namespaces/default/roles/put-created`, {
+      body: { apiVersion: `${RBAC}/v1`, kind: 'Role', metadata: { name: 'put-created' }, rules: [] },
+    });
+    assert.equal(put.status, 201, put.text);
   });
 
   it('kubectl auth reconcile -f creates a role, then extends it without dropping rules', async () => {

@@ -7,12 +7,13 @@ import { statusErrors } from '../../api/status.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
 
-/** kube's AllowCreateOnUpdate: true for services (svcStrategy) and the kinds whose writers PUT blindly (endpoints, leases, events). */
+/** kube's AllowCreateOnUpdate: true for services (svcStrategy), the kinds whose writers PUT blindly (endpoints, leases, events) and the four RBAC kinds. */
 export const allowCreateOnUpdate = (r: ResourceInfo): boolean =>
   (r.group === '' && r.resource === 'services') ||
   r.resource === 'endpoints' ||
   r.resource === 'leases' ||
-  r.resource === 'events';
+  r.resource === 'events' ||
+  r.group === 'rbac.authorization.k8s.io';
 
 export function resetStatusOnCreate(r: ResourceInfo, obj: KObject): void {
   if (!r.hasStatus) return;
