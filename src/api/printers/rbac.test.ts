@@ -2,8 +2,7 @@
 // RoleBinding and ClusterRoleBinding NAME, ROLE, AGE, and with -o wide USERS, GROUPS, SERVICEACCOUNTS.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KObject } from '../object.js';
-import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../rbac.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES, type BindingObject } from '../rbac.js';
 import type { ResourceInfo } from '../resources.js';
 import { columnsFor, formatTimestamp, rowCells } from './index.js';
 
@@ -12,7 +11,7 @@ const CREATED = formatTimestamp(NOW - 3 * 24 * 3600 * 1000);
 
 const columns = (r: ResourceInfo): [string, number][] => columnsFor(r).map((c) => [c.name, c.priority]);
 
-const binding = (body: Record<string, unknown>, namespace?: string): KObject => ({
+const binding = (body: Pick<BindingObject, 'roleRef' | 'subjects'>, namespace?: string): BindingObject => ({
   metadata: { name: 'rb', creationTimestamp: CREATED, ...(namespace === undefined ? {} : { namespace }) },
   ...body,
 });
@@ -64,7 +63,9 @@ describe('RBAC printers', () => {
   });
 
   it('a binding without subjects has empty wide cells', () => {
-    const crb = binding({ roleRef: { kind: 'ClusterRole', name: 'edit' } });
+    const crb = binding({
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+    });
     assert.deepEqual(rowCells(CLUSTER_ROLE_BINDINGS, crb, NOW), ['rb', 'ClusterRole/edit', '3d', '', '', '']);
   });
 });
