@@ -187,6 +187,23 @@ describe('RBAC kinds: kubectl against svcplane up', () => {
     assert.deepEqual(await rulesOf('clusterrole', 'reconciled'), [pods, svcs]);
   });
 
+  it('server-side apply replaces the rules as a whole; kubectl explain reads the schema', async () => {
+    const role = (verbs: string[]): unknown => ({
+      apiVersion: `${RBAC}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: 'ssa' },
+      rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs }],
+    });
+    for (const [i, verbs] of [['get', 'list'], ['watch']].entries()) {
+      const file = writeYaml(work, `ssa-${i}.yaml`, [role(verbs)]);
+      await kubectl(['apply', '--server-side', '--field-manager=e2e', '-f', file]);
+      assert.deepEqual(await rulesOf('clusterrole', 'ssa'), [
+        { apiGroups: ['apps'], resources: ['deployments'], verbs },
+      ]);
+    }
+    assert.match(await kubectl(['explain', 'rolebinding.roleRef']), /FIELD: *roleRef/);
+  });
+
   it('an aggregated ClusterRole gets the rules of the ClusterRoles its selector picks', async () => {
     await kubectl([
       'create',
