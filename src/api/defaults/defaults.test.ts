@@ -494,6 +494,16 @@ describe('properties', () => {
           },
         },
       },
+      'rbac.authorization.k8s.io/Role': { metadata: { name: 'x', namespace: 'd' } },
+      'rbac.authorization.k8s.io/ClusterRole': { metadata: { name: 'x' } },
+      'rbac.authorization.k8s.io/RoleBinding': {
+        metadata: { name: 'x', namespace: 'd' },
+        roleRef: { kind: 'Role', name: 'r' },
+      },
+      'rbac.authorization.k8s.io/ClusterRoleBinding': {
+        metadata: { name: 'x' },
+        roleRef: { kind: 'ClusterRole', name: 'r' },
+      },
     };
     for (const r of RESOURCES) {
       const obj = minimal[`${r.group}/${r.kind}`];
