@@ -93,15 +93,18 @@ describe('the Node mode in the API server', () => {
     for await (const c of r.body) text += String(c);
     return { status: r.status, json: JSON.parse(text) as Record<string, unknown> };
   }
+  const forbidden = (r: { status: number; json: Record<string, unknown> }, message: string): void => {
+    assert.equal(r.status, 403, JSON.stringify(r.json));
+    assert.equal(r.json.reason, 'Forbidden');
+    assert.equal(r.json.message, message);
+  };
   const names = (list: Record<string, unknown>): string[] =>
     (list.items as { metadata: { name: string } }[]).map((o) => o.metadata.name);
 
   it("lets a node get its own pod and refuses another node's, with upstream's reason", async () => {
     assert.equal((await call(TOKENS.n1, 'GET', '/api/v1/namespaces/default/pods/web-a')).status, 200);
-    const other = await call(TOKENS.n1, 'GET', '/api/v1/namespaces/default/pods/web-b');
-    assert.equal(other.status, 403);
-    assert.equal(
-      other.json.message,
+    forbidden(
+      await call(TOKENS.n1, 'GET', '/api/v1/namespaces/default/pods/web-b'),
       'pods "web-b" is forbidden: User "system:node:n1" cannot get resource "pods" in API group "" in the ' +
         'namespace "default": no relationship found between node \'n1\' and this object',
     );
@@ -122,10 +125,8 @@ describe('the Node mode in the API server', () => {
     const byName = await call(TOKENS.n1, 'GET', '/api/v1/nodes?fieldSelector=metadata.name%3Dn1');
     assert.equal(byName.status, 200);
     assert.deepEqual(names(byName.json), ['n1']);
-    const other = await call(TOKENS.n1, 'GET', '/api/v1/nodes?fieldSelector=metadata.name%3Dn2');
-    assert.equal(other.status, 403);
-    assert.equal(
-      other.json.message,
+    forbidden(
+      await call(TOKENS.n1, 'GET', '/api/v1/nodes?fieldSelector=metadata.name%3Dn2'),
       'nodes "n2" is forbidden: User "system:node:n1" cannot list resource "nodes" in API group "" at the ' +
         "cluster scope: node 'n1' cannot read 'n2', only its own Node object",
     );
@@ -141,19 +142,18 @@ describe('the Node mode in the API server', () => {
   });
 
   it('refuses node-restriction labels and taints on its own Node', async () => {
-    const label = await call(TOKENS.n1, 'PATCH', '/api/v1/nodes/n1', {
-      metadata: { labels: { 'node-restriction.kubernetes.io/pool': 'a' } },
-    });
-    assert.equal(label.status, 403);
-    assert.equal(
-      label.json.message,
+    forbidden(
+      await call(TOKENS.n1, 'PATCH', '/api/v1/nodes/n1', {
+        metadata: { labels: { 'node-restriction.kubernetes.io/pool': 'a' } },
+      }),
       'nodes "n1" is forbidden: is not allowed to modify labels: node-restriction.kubernetes.io/pool',
     );
-    const taint = await call(TOKENS.n1, 'PATCH', '/api/v1/nodes/n1', {
-      spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] },
-    });
-    assert.equal(taint.status, 403);
-    assert.equal(taint.json.message, 'nodes "n1" is forbidden: node "n1" is not allowed to modify taints');
+    forbidden(
+      await call(TOKENS.n1, 'PATCH', '/api/v1/nodes/n1', {
+        spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] },
+      }),
+      'nodes "n1" is forbidden: node "n1" is not allowed to modify taints',
+    );
     // An admin may, and the node's next status write leaves them be.
     assert.equal(
       (
@@ -175,16 +175,12 @@ describe('the Node mode in the API server', () => {
       (await call(TOKENS.n1, 'PATCH', '/api/v1/namespaces/default/pods/web-a/status', phase)).status,
       200,
     );
-    const other = await call(TOKENS.n1, 'PATCH', '/api/v1/namespaces/default/pods/web-b/status', phase);
-    assert.equal(other.status, 403);
-    assert.equal(
-      other.json.message,
+    forbidden(
+      await call(TOKENS.n1, 'PATCH', '/api/v1/namespaces/default/pods/web-b/status', phase),
       'pods "web-b" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself',
     );
-    const del = await call(TOKENS.n1, 'DELETE', '/api/v1/namespaces/default/pods/web-b');
-    assert.equal(del.status, 403);
-    assert.equal(
-      del.json.message,
+    forbidden(
+      await call(TOKENS.n1, 'DELETE', '/api/v1/namespaces/default/pods/web-b'),
       'pods "web-b" is forbidden: node "n1" can only delete pods with spec.nodeName set to itself',
     );
     assert.equal((await call(TOKENS.admin, 'GET', '/api/v1/namespaces/default/pods/web-b')).status, 200);
@@ -204,19 +200,15 @@ describe('the Node mode in the API server', () => {
       (await call(TOKENS.n1, 'PATCH', `${path}/n1`, { spec: { leaseDurationSeconds: 41 } })).status,
       200,
     );
-    const other = await call(TOKENS.n1, 'POST', path, lease('n2'));
-    assert.equal(other.status, 403);
-    assert.equal(
-      other.json.message,
+    forbidden(
+      await call(TOKENS.n1, 'POST', path, lease('n2')),
       'leases.coordination.k8s.io "n2" is forbidden: can only access node lease with the same name as the requesting node',
     );
   });
 
   it('leaves everyone else to the other modes', async () => {
-    const r = await call(TOKENS.carol, 'GET', '/api/v1/namespaces/default/services');
-    assert.equal(r.status, 403);
-    assert.equal(
-      r.json.message,
+    forbidden(
+      await call(TOKENS.carol, 'GET', '/api/v1/namespaces/default/services'),
       'services is forbidden: User "carol" cannot list resource "services" in API group "" in the namespace "default"',
     );
   });
