@@ -67,6 +67,11 @@ export interface ApiServerOptions extends Pick<
   readonly watchCacheHistoryBytes?: number;
   /** What validation accepts beyond kube-apiserver's rules (--allow-loopback-endpoints). */
   readonly validation?: ValidationOptions;
+  /**
+   * Given the watch cache once it has loaded, before the server serves: for authorizers that read the
+   * server's own state (the Node mode's lateNodeLookups().bind).
+   */
+  readonly bindCache?: (cache: WatchCache) => void;
 }
 
 export interface RunningApiServer {
@@ -120,6 +125,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   };
   cache.start();
   await cache.ready;
+  opts.bindCache?.(cache);
   collectObjects();
   cache.onBatch = () => collectObjects();
   await ensureSystemNamespaces(registry);

@@ -9,6 +9,8 @@ import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
 import { abacAuthorizer, parseAbacPolicy } from '../apiserver/auth/abac.js';
 import { authenticate } from '../apiserver/auth/authenticator.js';
 import { alwaysAllow, buildAuthorizer, type Authorizer } from '../apiserver/auth/authorizer.js';
+import { lateNodeLookups, nodeAuthorizer, nodeRules } from '../apiserver/auth/node.js';
+import type { WatchCache } from '../apiserver/watch-cache/watch-cache.js';
 import { abacRules, allowAllRules, buildRules, type RuleResolver } from '../apiserver/auth/rules.js';
 import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
 import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
@@ -54,7 +56,8 @@ export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          defa
   --tls-cert-file, --tls-private-key-file serving certificate (PEM)
   --client-ca-file FILE                   CA for client certificates (CN = user, O = groups)
   --token-auth-file FILE                  static tokens: token,user,uid,"group1,group2"
-  --authorization-mode AlwaysAllow|ABAC   default AlwaysAllow (system:masters is always allowed)
+  --authorization-mode AlwaysAllow|ABAC   default AlwaysAllow (system:masters is always allowed);
+                                          Node or Node,MODE puts the Node authorizer first
   --authorization-policy-file FILE        ABAC policy, one JSON Policy per line
   --service-cluster-ip-range CIDR[,CIDR]  default 10.96.0.0/12
   --service-node-port-range A-B           default 30000-32767
@@ -180,6 +183,8 @@ export function loadAuth(values: Flags): {
   /** What each user may do, by the same policy (SelfSubjectRulesReview). */
   rules: RuleResolver;
   clientCA: string | undefined;
+  /** Hands the server's watch cache to the authorizers that read it (the Node mode). */
+  bindCache?: (cache: WatchCache) => void;
 } {
   const tokenFile = str(values['token-auth-file']);
   let tokens: TokenTable | undefined;
@@ -191,22 +196,21 @@ export function loadAuth(values: Flags): {
       throw new UsageError(`--token-auth-file: ${(err as Error).message}`);
     }
   }
-  const mode = oneOf(
-    'authorization-mode',
-    values['authorization-mode'],
-    ['AlwaysAllow', 'ABAC'] as const,
-    'AlwaysAllow',
-  );
-  let authorizer: Authorizer;
-  let rules: RuleResolver;
+  // `Node` alone, or `Node,` before one of the modes, puts the Node authorizer first in the chain.
+  const rawMode = values['authorization-mode'];
+  const node = rawMode === 'Node' || String(rawMode).startsWith('Node,') ? lateNodeLookups() : undefined;
+  const modeFlag = node === undefined ? rawMode : String(rawMode).slice('Node,'.length) || undefined;
+  const mode = oneOf('authorization-mode', modeFlag, ['AlwaysAllow', 'ABAC'] as const, 'AlwaysAllow');
+  let authorizers: Authorizer[];
+  let modeRules: RuleResolver[];
   if (mode === 'ABAC') {
     const file = str(values['authorization-policy-file']);
     if (file === undefined)
       throw new UsageError('--authorization-policy-file is required with --authorization-mode ABAC');
     try {
       const policy = parseAbacPolicy(readFlagFile('authorization-policy-file', file));
-      authorizer = buildAuthorizer([abacAuthorizer(policy)]);
-      rules = buildRules([abacRules(policy)]);
+      authorizers = [abacAuthorizer(policy)];
+      modeRules = [abacRules(policy)];
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new UsageError(`--authorization-policy-file: ${(err as Error).message}`);
@@ -215,15 +219,22 @@ export function loadAuth(values: Flags): {
     if (str(values['authorization-policy-file']) !== undefined) {
       throw new UsageError('--authorization-policy-file needs --authorization-mode ABAC');
     }
-    authorizer = buildAuthorizer([alwaysAllow]);
-    rules = buildRules([allowAllRules]);
+    authorizers = rawMode === 'Node' ? [] : [alwaysAllow];
+    modeRules = rawMode === 'Node' ? [] : [allowAllRules];
   }
+  if (node !== undefined) {
+    authorizers.unshift(nodeAuthorizer(node));
+    modeRules.unshift(nodeRules);
+  }
+  const authorizer = buildAuthorizer(authorizers);
+  const rules = buildRules(modeRules);
   const caFile = str(values['client-ca-file']);
   return {
     tokens,
     authorizer,
     rules,
     clientCA: caFile === undefined ? undefined : readFlagFile('client-ca-file', caFile),
+    ...(node === undefined ? {} : { bindCache: node.bind }),
   };
 }
 
@@ -313,6 +324,7 @@ export async function runServer(opts: {
   tokens: TokenTable | undefined;
   authorizer: Authorizer;
   rules?: RuleResolver;
+  bindCache?: (cache: WatchCache) => void;
   pkgVersion: string;
   log?: Logger;
   /** What `up` adds for its controllers: a unix socket, a readiness check and their metrics. */
@@ -332,6 +344,7 @@ export async function runServer(opts: {
     authorize: (attrs) => authz(attrs).decision === 'allow',
     forbiddenMessage: (attrs) => forbiddenMessage(attrs, authz(attrs).reason),
     ...(opts.rules === undefined ? {} : { rulesFor: opts.rules }),
+    ...(opts.bindCache === undefined ? {} : { bindCache: opts.bindCache }),
     openapi: {
       v3Index: () => openAPIV3Index(),
       v3Document: (path) => openAPIV3Document(path)?.json,
@@ -417,6 +430,7 @@ export async function serveFromFlags(opts: {
       tokens: opts.tokens,
       authorizer: opts.auth.authorizer,
       rules: opts.auth.rules,
+      ...(opts.auth.bindCache === undefined ? {} : { bindCache: opts.auth.bindCache }),
       pkgVersion: opts.pkgVersion,
       log,
       ...(opts.local === undefined ? {} : { local: opts.local }),

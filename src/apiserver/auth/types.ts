@@ -1,6 +1,7 @@
 // The shapes the authentication and authorization steps share: who is asking (UserInfo), what they ask
 // for (RequestAttributes) and what an authorizer answers (AuthorizerResult). They mirror kube-apiserver's
 // user.Info, authorizer.Attributes and (decision, reason) pair so that policies written for it mean the same here.
+import type { FieldRequirement } from '../../core/selectors/fields.js';
 
 /** An authenticated (or anonymous) identity. */
 export interface UserInfo {
@@ -43,6 +44,11 @@ export interface RequestAttributes {
   readonly name: string;
   /** The URL path, without the query. */
   readonly path: string;
+  /**
+   * A list, watch or deletecollection's fieldSelector, parsed (upstream's AuthorizeWithSelectors); absent
+   * for other verbs and when there is none or it does not parse.
+   */
+  readonly fieldSelector?: readonly FieldRequirement[];
 }
 
 /** kube-apiserver's authorizer decisions: a 'no-opinion' from every authorizer means the request is forbidden. */

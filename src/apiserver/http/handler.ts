@@ -10,7 +10,7 @@ import { PATCH_CONTENT_TYPES } from '../registry/patch.js';
 import type { WriteContext } from '../registry/registry.js';
 import { decodeWriteBody, parseJson, parseYamlDoc, readBody } from './body.js';
 import { mediaType, type Rendering } from './negotiation.js';
-import { parseRequestInfo, queryTrue, type ResourceRequestInfo } from './request-info.js';
+import { parseRequestInfo, queryTrue, selectorAttributes, type ResourceRequestInfo } from './request-info.js';
 import { toStatus, warningHeaders, writeJson, writeStatus } from './respond.js';
 import { parseIncludeObject, partialMetadata, table } from './table.js';
 import {
@@ -25,7 +25,14 @@ import {
 import { impersonate, isImpersonationHeader } from '../auth/impersonation.js';
 import { ALL_AUTHENTICATED, ANONYMOUS_USER } from '../auth/types.js';
 import { serveNonResource } from './non-resource.js';
-import { scopeCheck, filterFrom, writeContext, renderingFor, deleteOptions } from './request-options.js';
+import {
+  scopeCheck,
+  filterFrom,
+  writeContext,
+  renderingFor,
+  deleteOptions,
+  setRequestUser,
+} from './request-options.js';
 import { serveList } from './list.js';
 import { serveResourceWatch } from './watch-request.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
@@ -89,6 +96,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       throw statusErrors.unauthorized();
     }
     const who = impersonation(deps, req, authenticated, path);
+    if (who !== 'anonymous') setRequestUser(req, who);
     const info = parseRequestInfo(req.method ?? 'GET', path, query);
     if (who !== 'anonymous') {
       const attrs: AuthorizationAttributes = info.isResourceRequest
@@ -100,8 +108,8 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
             namespace: info.namespace,
             resource: info.resource,
             subresource: info.subresource,
-            name: info.name,
             path,
+            ...selectorAttributes(info, query),
           }
         : nonResourceAttributes(who, info.verb, path);
       // Every authenticated user may ask who they are and what they may do (kube's system:basic-user), of

@@ -2,6 +2,7 @@
 // RequestInfoFactory does: /api/v1/namespaces/{ns}/{resource}/{name}/{subresource},
 // /apis/{group}/{version}/..., the legacy /watch/ prefix, and namespaces/{name}/{status|finalize}.
 import { statusErrors } from '../../api/status.js';
+import { parseFieldSelector, type FieldRequirement } from '../../core/selectors/fields.js';
 
 /** A boolean query parameter as Go's strconv.ParseBool reads it (the Python client sends `True`). */
 export const queryTrue = (v: string | null): boolean =>
@@ -135,4 +136,34 @@ export function parseRequestInfo(method: string, pathname: string, query: URLSea
     subresource,
     name,
   };
+}
+
+/**
+ * What upstream's request info adds for authorization to a list, watch or deletecollection: its
+ * fieldSelector, parsed (none when it does not parse: the list answers that with a 400 once allowed),
+ * and for a list or watch that requires metadata.name=X, X as the name (`kubectl get node n1 -w`).
+ */
+export function selectorAttributes(
+  info: ResourceRequestInfo,
+  query: URLSearchParams,
+): { name: string; fieldSelector?: readonly FieldRequirement[] } {
+  const collection = info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection';
+  const raw = query.get('fieldSelector');
+  if (!collection || raw === null) return { name: info.name };
+  let requirements: readonly FieldRequirement[];
+  try {
+    requirements = parseFieldSelector(raw).requirements;
+  } catch {
+    return { name: info.name };
+  }
+  if (requirements.length === 0) return { name: info.name };
+  const named = requirements.find((r) => r.field === 'metadata.name' && r.operator !== 'NotEquals');
+  const byName =
+    info.verb !== 'deletecollection' &&
+    info.name === '' &&
+    named !== undefined &&
+    pathSegmentNameError(named.value) === undefined
+      ? named.value
+      : info.name;
+  return { name: byName, fieldSelector: requirements };
 }

@@ -7,6 +7,7 @@ import { selectableFields, type ResourceInfo } from '../../api/resources.js';
 import { statusErrors } from '../../api/status.js';
 import { checkSupportedFields, parseFieldSelector } from '../../core/selectors/fields.js';
 import { parseLabelSelector } from '../../core/selectors/labels.js';
+import type { UserInfo } from '../auth/types.js';
 import type { DeleteOptions, FieldValidation, WriteContext } from '../registry/registry.js';
 import type { WatchFilter } from '../watch-cache/delivery.js';
 import { decodeDeleteBody } from './body.js';
@@ -42,6 +43,13 @@ export function filterFrom(r: ResourceInfo, namespace: string, query: URLSearchP
   return { namespace, label, field };
 }
 
+/** Who each request is, once authenticated (and impersonated): its writes carry it to admission. */
+const requestUsers = new WeakMap<IncomingMessage, UserInfo>();
+
+export function setRequestUser(req: IncomingMessage, user: UserInfo): void {
+  requestUsers.set(req, user);
+}
+
 /**
  * The write options of a request, validated as kube's Validate{Create,Update,Patch,Delete}Options do:
  * every problem (plus `extra`, the patch-only ones) in one 422 Invalid for `CreateOptions.meta.k8s.io`
@@ -72,11 +80,13 @@ export function writeContext(
     const ua = req.headers['user-agent'] ?? '';
     manager = ua.split('/')[0]!.trim().slice(0, 128);
   }
+  const user = requestUsers.get(req);
   return {
     dryRun: dry.length > 0,
     fieldManager: manager,
     fieldValidation: fv as FieldValidation,
     warnings: [],
+    ...(user === undefined ? {} : { user }),
   };
 }
 

@@ -31,6 +31,7 @@ import { IMMORTAL_NAMESPACES, planDelete } from './delete-plan.js';
 import { guaranteedUpdate, storeWrite, type UpdateAttempt } from './guaranteed-update.js';
 import { scaleOf, scaleRequest, scaleResource, withReplicas, type Scale } from './scale.js';
 import { checkNamespaceAcceptsCreates } from './namespace-admission.js';
+import { checkNodeRestriction } from './node-restriction.js';
 import { bindPod, type Binding } from './binding.js';
 import { recordUpdate, serverSideApply } from './managed-fields.js';
 import {
@@ -110,6 +111,7 @@ export class Registry {
     resetStatusOnCreate(r, obj);
     applyDefaults(r, obj);
     admitOnCreate(r, obj);
+    checkNodeRestriction(this.cache, ctx, { operation: 'create', r, subresource: '', object: obj });
     this.hooks.prepare?.(r, obj, undefined);
     const errs = validateCreate(r, obj, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, meta.name ?? '', errs);
@@ -184,6 +186,7 @@ export class Registry {
     // What a full update leaves out but the server owns (allocated IPs, namespace finalizers) is kept.
     if (subresource === '') prepareForUpdate(r, next, old);
     applyDefaults(r, next);
+    checkNodeRestriction(this.cache, ctx, { operation: 'update', r, subresource, object: next, old });
     if (subresource === '') this.hooks.prepare?.(r, next, old);
     const errs =
       subresource === 'status'
@@ -368,6 +371,7 @@ export class Registry {
     return guaranteedUpdate(
       () => this.get(r, namespace, name),
       (old): UpdateAttempt<{ object: KObject; deleted: boolean }> => {
+        checkNodeRestriction(this.cache, ctx, { operation: 'delete', r, subresource: '', old });
         const plan = planDelete(r, old, opts, this.now());
         switch (plan.kind) {
           case 'precondition-failed':
