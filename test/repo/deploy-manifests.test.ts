@@ -260,6 +260,16 @@ describe('deploy/ (kubectl kustomize)', () => {
     ]);
   });
 
+  it('deploy/rbac holds the identities alone, as the base has them', () => {
+    const identities = render(path.join(DEPLOY, 'rbac'));
+    const kinds = ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+    assert.ok(identities.every((o) => kinds.includes(o.kind)));
+    assert.deepEqual(
+      identities,
+      base.filter((o) => kinds.includes(o.kind)),
+    );
+  });
+
   it('every object of every variant passes its Kubernetes OpenAPI schema; unknown kinds fail', async () => {
     for (const [name, objs] of variants()) {
       for (const o of objs) await validate(o).catch((err: unknown) => assert.fail(`${name}: ${String(err)}`));
