@@ -56,7 +56,8 @@ Kubernetes API server). The same controllers run inside 'svcplane up'.
 
 Flags:
   --kubeconfig FILE                      required
-  --controllers LIST                     comma-separated, '*' for all (default '*'); known: ${KNOWN_CONTROLLERS.join(', ')}
+  --controllers LIST                     comma-separated, '*' for all, -NAME to leave one out (default '*');
+                                         known: ${KNOWN_CONTROLLERS.join(', ')}
   --concurrent-endpoint-syncs N          Endpoints workers (default 5)
   --concurrent-service-endpoint-syncs N  EndpointSlice workers (default 5, 1..50)
   --max-endpoints-per-slice N            endpoints per EndpointSlice (default 100, 1..1000)
@@ -92,22 +93,24 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function controllerList(raw: string | boolean | undefined): ControllerName[] {
+/**
+ * --controllers as kube-controller-manager reads it: '*' is every controller, NAME turns one on, -NAME
+ * turns one off (whatever '*' says), in any order; a name that is not known is a usage error.
+ */
+export function controllerList(raw: string | boolean | undefined): ControllerName[] {
   if (raw === undefined || raw === '*') return [...KNOWN_CONTROLLERS];
   const names = String(raw)
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const out = new Set<ControllerName>();
-  for (const n of names) {
-    if (n === '*') for (const k of KNOWN_CONTROLLERS) out.add(k);
-    else if ((KNOWN_CONTROLLERS as readonly string[]).includes(n)) out.add(n as ControllerName);
-    else
-      throw new UsageError(
-        `--controllers: unknown controller "${n}" (known: ${KNOWN_CONTROLLERS.join(', ')})`,
-      );
-  }
-  return [...out];
+  const known = (n: string): ControllerName => {
+    if ((KNOWN_CONTROLLERS as readonly string[]).includes(n)) return n as ControllerName;
+    throw new UsageError(`--controllers: unknown controller "${n}" (known: ${KNOWN_CONTROLLERS.join(', ')})`);
+  };
+  const on = new Set(names.filter((n) => n !== '*' && !n.startsWith('-')).map(known));
+  const off = new Set(names.filter((n) => n.startsWith('-')).map((n) => known(n.slice(1))));
+  const all = names.includes('*');
+  return KNOWN_CONTROLLERS.filter((k) => !off.has(k) && (all || on.has(k)));
 }
 
 /** `HOST:PORT` or `[V6]:PORT`; undefined when the flag is absent or "0" (off). */

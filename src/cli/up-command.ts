@@ -14,6 +14,7 @@ import { ControllerHost } from './controller-host.js';
 import {
   CONTROLLER_MANAGER_LEASE,
   CONTROLLER_TIMING_FLAGS,
+  controllerList,
   controllerTimingFlagsHelp,
   nodeLifecycleFlags,
   podGCFlags,
@@ -46,21 +47,26 @@ and closes the store.
 Flags:
 ${SERVER_FLAGS_HELP}
 
-The node lifecycle and pod GC controllers' timings (svcplane controller-manager's flags):
+The controllers (svcplane controller-manager's flags):
+  --controllers LIST                      comma-separated, '*' for all, -NAME to leave one out
+                                          (default '*'), e.g. '*,-servicegrid' when another manager
+                                          runs the grid controllers
 ${controllerTimingFlagsHelp(40)}
 `;
+
+const UP_CONTROLLER_FLAGS = { ...CONTROLLER_TIMING_FLAGS, controllers: { type: 'string' } } as const;
 
 /** Splits `args` into the API server's and the controllers' flags (unknown flags are usage errors). */
 function splitControllerFlags(args: string[]): {
   serverArgs: string[];
   values: Record<string, string | boolean | undefined>;
 } {
-  const options = { ...SERVER_FLAGS, ...CONTROLLER_TIMING_FLAGS };
+  const options = { ...SERVER_FLAGS, ...UP_CONTROLLER_FLAGS };
   const { values } = parseFlags(args, options);
   const { tokens } = parseArgs({ args, options, strict: true, allowPositionals: true, tokens: true });
   const drop = new Set<number>();
   for (const t of tokens) {
-    if (t.kind !== 'option' || !Object.hasOwn(CONTROLLER_TIMING_FLAGS, t.name)) continue;
+    if (t.kind !== 'option' || !Object.hasOwn(UP_CONTROLLER_FLAGS, t.name)) continue;
     drop.add(t.index);
     if (t.value !== undefined && !t.inlineValue) drop.add(t.index + 1);
   }
@@ -78,6 +84,7 @@ export async function upCommand(
   const { values, settings } = parsed;
   const nodeLifecycle = nodeLifecycleFlags(split.values);
   const podGC = podGCFlags(split.values);
+  const controllerNames = controllerList(split.values['controllers']);
   // Every flag is checked before anything is written: a bad flag leaves no trace.
   const auth = loadAuth(values);
   ensureDataDir(settings.dataDir);
@@ -101,7 +108,7 @@ export async function upCommand(
     data: {
       socketPath: socket.path,
       token: controllerToken,
-      controllers: KNOWN_CONTROLLERS,
+      controllers: controllerNames,
       nodeLifecycle,
       podGC,
       // On etcd, several API servers share the store: one `svcplane up` of them runs the controllers, the
