@@ -34,8 +34,8 @@ import {
 export const UP_HELP = `Usage: svcplane up [flags]
 
 All-in-one svcplane: the Kubernetes API server on the embedded SQLite store (or etcd with
---storage-backend etcd3), with every controller (${KNOWN_CONTROLLERS.join(', ')}) on a worker
-thread of its own. The first start generates a CA, a serving certificate for 127.0.0.1 and localhost,
+--storage-backend etcd3), with its controllers (by default all: ${KNOWN_CONTROLLERS.join(', ')}) on a
+worker thread of their own. The first start generates a CA, a serving certificate for 127.0.0.1 and localhost,
 an admin token (group system:masters) and DIR/kubeconfig. When ready it prints one line with
 the URL and the kubeconfig path:
 
