@@ -6,11 +6,15 @@ import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
 import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
-import { abacAuthorizer, parseAbacPolicy } from '../apiserver/auth/abac.js';
+import { parseAbacPolicy, type AbacPolicy } from '../apiserver/auth/abac.js';
 import { authenticate } from '../apiserver/auth/authenticator.js';
-import { alwaysAllow, buildAuthorizer, type Authorizer } from '../apiserver/auth/authorizer.js';
-import { abacRules, allowAllRules, buildRules, type RuleResolver } from '../apiserver/auth/rules.js';
-import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
+import {
+  AUTHORIZATION_MODES,
+  buildAuthorization,
+  parseAuthorizationModes,
+  type ServerAuthorization,
+} from '../apiserver/auth/modes.js';
+import type { WatchCache } from '../apiserver/watch-cache/watch-cache.js';
 import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
 import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js';
 import { jsonLogger, type Logger } from '../runtime/logger.js';
@@ -19,7 +23,7 @@ import { makeDirs } from '../storage/make-dirs.js';
 import type { Store } from '../storage/store.js';
 import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
 import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
-import { UsageError, durationFlag, intFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
+import { UsageError, durationFlag, intFlag, commandFlags, noExtraArgs } from './flags.js';
 import { openStoreFromFlags } from './store-command.js';
 import { signalled } from './signals.js';
 
@@ -54,7 +58,9 @@ export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          defa
   --tls-cert-file, --tls-private-key-file serving certificate (PEM)
   --client-ca-file FILE                   CA for client certificates (CN = user, O = groups)
   --token-auth-file FILE                  static tokens: token,user,uid,"group1,group2"
-  --authorization-mode AlwaysAllow|ABAC   default AlwaysAllow (system:masters is always allowed)
+  --authorization-mode MODE[,MODE]        ordered list of ${Object.keys(AUTHORIZATION_MODES).join(', ')}; the first to
+                                          allow or deny decides, system:masters is always allowed (default
+                                          RBAC for up, AlwaysAllow for apiserver)
   --authorization-policy-file FILE        ABAC policy, one JSON Policy per line
   --service-cluster-ip-range CIDR[,CIDR]  default 10.96.0.0/12
   --service-node-port-range A-B           default 30000-32767
@@ -174,13 +180,16 @@ export function readFlagFile(flag: string, path: string): string {
   }
 }
 
-export function loadAuth(values: Flags): {
-  tokens: TokenTable | undefined;
-  authorizer: Authorizer;
-  /** What each user may do, by the same policy (SelfSubjectRulesReview). */
-  rules: RuleResolver;
-  clientCA: string | undefined;
-} {
+export interface LoadedAuth {
+  readonly tokens: TokenTable | undefined;
+  /** --authorization-mode, in order. */
+  readonly modes: readonly string[];
+  /** The chain of those modes, built by the server once its watch cache has loaded. */
+  readonly authorization: (cache: WatchCache) => ServerAuthorization;
+  readonly clientCA: string | undefined;
+}
+
+export function loadAuth(values: Flags, defaults: { readonly authorizationMode?: string } = {}): LoadedAuth {
   const tokenFile = str(values['token-auth-file']);
   let tokens: TokenTable | undefined;
   if (tokenFile !== undefined) {
@@ -191,38 +200,31 @@ export function loadAuth(values: Flags): {
       throw new UsageError(`--token-auth-file: ${(err as Error).message}`);
     }
   }
-  const mode = oneOf(
-    'authorization-mode',
-    values['authorization-mode'],
-    ['AlwaysAllow', 'ABAC'] as const,
-    'AlwaysAllow',
-  );
-  let authorizer: Authorizer;
-  let rules: RuleResolver;
-  if (mode === 'ABAC') {
-    const file = str(values['authorization-policy-file']);
-    if (file === undefined)
-      throw new UsageError('--authorization-policy-file is required with --authorization-mode ABAC');
+  const raw = values['authorization-mode'];
+  const policyFile = str(values['authorization-policy-file']);
+  let modes: string[];
+  try {
+    modes = parseAuthorizationModes(
+      typeof raw === 'string' ? raw : (defaults.authorizationMode ?? 'AlwaysAllow'),
+      policyFile !== undefined,
+    );
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  let abacPolicy: AbacPolicy | undefined;
+  if (policyFile !== undefined) {
     try {
-      const policy = parseAbacPolicy(readFlagFile('authorization-policy-file', file));
-      authorizer = buildAuthorizer([abacAuthorizer(policy)]);
-      rules = buildRules([abacRules(policy)]);
+      abacPolicy = parseAbacPolicy(readFlagFile('authorization-policy-file', policyFile));
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new UsageError(`--authorization-policy-file: ${(err as Error).message}`);
     }
-  } else {
-    if (str(values['authorization-policy-file']) !== undefined) {
-      throw new UsageError('--authorization-policy-file needs --authorization-mode ABAC');
-    }
-    authorizer = buildAuthorizer([alwaysAllow]);
-    rules = buildRules([allowAllRules]);
   }
   const caFile = str(values['client-ca-file']);
   return {
     tokens,
-    authorizer,
-    rules,
+    modes,
+    authorization: (cache) => buildAuthorization(modes, { cache, abacPolicy }),
     clientCA: caFile === undefined ? undefined : readFlagFile('client-ca-file', caFile),
   };
 }
@@ -311,15 +313,13 @@ export async function runServer(opts: {
   settings: ServerSettings;
   tls: { cert: string; key: string; clientCA?: string };
   tokens: TokenTable | undefined;
-  authorizer: Authorizer;
-  rules?: RuleResolver;
+  authorization: (cache: WatchCache) => ServerAuthorization;
   pkgVersion: string;
   log?: Logger;
   /** What `up` adds for its controllers: a unix socket, a readiness check and their metrics. */
   local?: LocalServing;
 }): Promise<RunningApiServer> {
   const log = opts.log ?? jsonLogger();
-  const authz = opts.authorizer;
   const bookmarkMs = Math.trunc(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0)) || 0;
   const endpointMs = Math.trunc(Number(process.env.SVCPLANE_ENDPOINT_INTERVAL_MS ?? 0)) || 0;
   return startApiServer({
@@ -329,9 +329,7 @@ export async function runServer(opts: {
     port: opts.settings.port,
     tls: opts.tls,
     authenticate: (req) => authenticate(req, { tokens: opts.tokens }),
-    authorize: (attrs) => authz(attrs).decision === 'allow',
-    forbiddenMessage: (attrs) => forbiddenMessage(attrs, authz(attrs).reason),
-    ...(opts.rules === undefined ? {} : { rulesFor: opts.rules }),
+    authorization: opts.authorization,
     openapi: {
       v3Index: () => openAPIV3Index(),
       v3Document: (path) => openAPIV3Document(path)?.json,
@@ -397,7 +395,7 @@ export async function serveFromFlags(opts: {
   values: Flags;
   settings: ServerSettings;
   tls: { cert: string; key: string };
-  auth: ReturnType<typeof loadAuth>;
+  auth: LoadedAuth;
   tokens: TokenTable | undefined;
   pkgVersion: string;
   onReady: (server: RunningApiServer, log: Logger) => void;
@@ -415,8 +413,7 @@ export async function serveFromFlags(opts: {
       settings: opts.settings,
       tls: { ...opts.tls, ...(opts.auth.clientCA === undefined ? {} : { clientCA: opts.auth.clientCA }) },
       tokens: opts.tokens,
-      authorizer: opts.auth.authorizer,
-      rules: opts.auth.rules,
+      authorization: opts.auth.authorization,
       pkgVersion: opts.pkgVersion,
       log,
       ...(opts.local === undefined ? {} : { local: opts.local }),

@@ -79,7 +79,7 @@ export async function upCommand(
   const nodeLifecycle = nodeLifecycleFlags(split.values);
   const podGC = podGCFlags(split.values);
   // Every flag is checked before anything is written: a bad flag leaves no trace.
-  const auth = loadAuth(values);
+  const auth = loadAuth(values, { authorizationMode: 'RBAC' });
   ensureDataDir(settings.dataDir);
   const tls = ensureServingCert(settings.dataDir, [settings.bindAddress]);
   // The admin identity: a token in DIR/pki/tokens.csv; an operator's --token-auth-file replaces it.

@@ -25,7 +25,14 @@ import {
 import { impersonate, isImpersonationHeader } from '../auth/impersonation.js';
 import { ALL_AUTHENTICATED, ANONYMOUS_USER } from '../auth/types.js';
 import { serveNonResource } from './non-resource.js';
-import { scopeCheck, filterFrom, writeContext, renderingFor, deleteOptions } from './request-options.js';
+import {
+  scopeCheck,
+  filterFrom,
+  writeContext,
+  renderingFor,
+  deleteOptions,
+  setRequestUser,
+} from './request-options.js';
 import { serveList } from './list.js';
 import { serveResourceWatch } from './watch-request.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
@@ -89,6 +96,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       throw statusErrors.unauthorized();
     }
     const who = impersonation(deps, req, authenticated, path);
+    if (who !== 'anonymous') setRequestUser(req, who);
     const info = parseRequestInfo(req.method ?? 'GET', path, query);
     if (who !== 'anonymous') {
       const attrs: AuthorizationAttributes = info.isResourceRequest

@@ -9,6 +9,7 @@ import { checkSupportedFields, parseFieldSelector } from '../../core/selectors/f
 import { parseLabelSelector } from '../../core/selectors/labels.js';
 import type { DeleteOptions, FieldValidation, WriteContext } from '../registry/registry.js';
 import type { WatchFilter } from '../watch-cache/delivery.js';
+import type { UserInfo } from '../auth/types.js';
 import { decodeDeleteBody } from './body.js';
 import { negotiate, type Rendering } from './negotiation.js';
 import { pathSegmentNameError, queryTrue, type ResourceRequestInfo } from './request-info.js';
@@ -40,6 +41,14 @@ export function filterFrom(r: ResourceInfo, namespace: string, query: URLSearchP
   const field = parseFieldSelector(query.get('fieldSelector') ?? '');
   checkSupportedFields(field, selectableFields(r));
   return { namespace, label, field };
+}
+
+/** Who each request in flight is (after impersonation), for the registry's write checks. */
+const requestUsers = new WeakMap<IncomingMessage, UserInfo>();
+
+/** Records who `req` is: its WriteContext carries the user. */
+export function setRequestUser(req: IncomingMessage, user: UserInfo): void {
+  requestUsers.set(req, user);
 }
 
 /**
@@ -77,6 +86,7 @@ export function writeContext(
     fieldManager: manager,
     fieldValidation: fv as FieldValidation,
     warnings: [],
+    ...(requestUsers.has(req) ? { user: requestUsers.get(req)! } : {}),
   };
 }
 

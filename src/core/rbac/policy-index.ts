@@ -6,6 +6,7 @@
 // then the namespace's RoleBindings; a RoleBinding that references a ClusterRole grants it in the
 // binding's namespace only; a binding to a role that does not exist grants nothing, and names the missing
 // role in the reason of a refusal. RBAC never denies: it allows or has no opinion.
+import { aggregate } from '../../api/field-errors.js';
 import { goQuote } from '../../api/go-quote.js';
 import { ruleAllows } from './rule-match.js';
 import {
@@ -76,12 +77,6 @@ function describeBinding(b: RbacBinding, s: Subject): string {
       ? `ClusterRoleBinding ${goQuote(b.name)}`
       : `RoleBinding ${goQuote(`${b.name}/${b.namespace}`)}`;
   return `${which} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(s, b.namespace)}`;
-}
-
-/** Go's utilerrors.NewAggregate(...).Error(): one message as is, more deduplicated in brackets. */
-function aggregate(errors: readonly string[]): string {
-  const unique = [...new Set(errors)];
-  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
 
 export class RbacPolicyIndex {
