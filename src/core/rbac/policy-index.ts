@@ -34,8 +34,8 @@ export interface RbacRules {
 
 interface IndexedBinding {
   readonly binding: RbacBinding;
-  /** The index keys it is filed under, with the subject each came from. */
-  readonly keys: ReadonlyMap<string, Subject>;
+  /** The index keys it is filed under, with the reason of an allow through each (written once, here). */
+  readonly keys: ReadonlyMap<string, string>;
 }
 
 type SubjectIndex = Map<string, Set<IndexedBinding>>;
@@ -98,10 +98,11 @@ export class RbacPolicyIndex {
 
   putBinding(binding: RbacBinding): void {
     this.deleteBinding(binding.namespace, binding.name);
-    const keys = new Map<string, Subject>();
+    const keys = new Map<string, string>();
     for (const s of binding.subjects) {
       const key = subjectKey(s, binding.namespace);
-      if (key !== undefined && !keys.has(key)) keys.set(key, s);
+      if (key !== undefined && !keys.has(key))
+        keys.set(key, `RBAC: allowed by ${describeBinding(binding, s)}`);
     }
     const indexed: IndexedBinding = { binding, keys };
     this.bindings.set(objKey(binding.namespace, binding.name), indexed);
@@ -158,21 +159,29 @@ export class RbacPolicyIndex {
     return `unsupported role reference kind: ${goQuote(ref.kind)}`;
   }
 
-  /** Calls `visit` for each binding that applies to the user, cluster scope first; stops when it returns false. */
+  /**
+   * Calls `visit` for each binding that applies to the user, cluster scope first, each once; stops when
+   * it returns false. Allocation-free unless a binding names the user under two keys.
+   */
   private visitBindings(
     user: RbacUser,
     namespace: string,
-    visit: (b: RbacBinding, s: Subject) => boolean,
+    visit: (b: RbacBinding, allowReason: string) => boolean,
   ): void {
-    const seen = new Set<IndexedBinding>();
-    const scopes = namespace === '' ? [''] : ['', namespace];
-    for (const scopeName of scopes) {
-      const scope = this.bySubject.get(scopeName);
+    let seen: Set<IndexedBinding> | undefined;
+    for (let s = 0; s < (namespace === '' ? 1 : 2); s++) {
+      const scope = this.bySubject.get(s === 0 ? '' : namespace);
       if (scope === undefined) continue;
-      for (const key of [userKey(user.name), ...user.groups.map(groupKey)]) {
-        for (const indexed of scope.get(key) ?? []) {
-          if (seen.has(indexed)) continue;
-          seen.add(indexed);
+      for (let g = -1; g < user.groups.length; g++) {
+        const key = g < 0 ? userKey(user.name) : groupKey(user.groups[g]!);
+        const bindings = scope.get(key);
+        if (bindings === undefined) continue;
+        for (const indexed of bindings) {
+          if (indexed.keys.size > 1) {
+            seen ??= new Set();
+            if (seen.has(indexed)) continue;
+            seen.add(indexed);
+          }
           if (!visit(indexed.binding, indexed.keys.get(key)!)) return;
         }
       }
@@ -181,19 +190,22 @@ export class RbacPolicyIndex {
 
   authorize(req: RbacRequest): RbacDecision {
     let allowedBy: string | undefined;
-    const errors: string[] = [];
-    this.visitBindings(req.user, req.namespace, (b, s) => {
+    let errors: string[] | undefined;
+    this.visitBindings(req.user, req.namespace, (b, allowReason) => {
       const rules = this.roleRules(b.roleRef, b.namespace);
       if (typeof rules === 'string') {
-        errors.push(rules);
+        (errors ??= []).push(rules);
         return true;
       }
-      if (!rules.some((r) => ruleAllows(r, req))) return true;
-      allowedBy = describeBinding(b, s);
-      return false;
+      for (const r of rules) {
+        if (!ruleAllows(r, req)) continue;
+        allowedBy = allowReason;
+        return false;
+      }
+      return true;
     });
-    if (allowedBy !== undefined) return { allowed: true, reason: `RBAC: allowed by ${allowedBy}` };
-    return { allowed: false, reason: errors.length === 0 ? '' : `RBAC: ${aggregate(errors)}` };
+    if (allowedBy !== undefined) return { allowed: true, reason: allowedBy };
+    return { allowed: false, reason: errors === undefined ? '' : `RBAC: ${aggregate(errors)}` };
   }
 
   rulesFor(user: RbacUser, namespace: string): RbacRules {
