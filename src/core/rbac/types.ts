@@ -15,8 +15,6 @@ export interface PolicyRule {
   readonly nonResourceURLs?: readonly string[];
 }
 
-export type SubjectKind = 'User' | 'Group' | 'ServiceAccount';
-
 export interface Subject {
   readonly kind: string;
   readonly name: string;
