@@ -81,10 +81,7 @@ export async function applyBootstrapPolicy(
 ): Promise<BootstrapResult> {
   const roles = lookup('clusterroles');
   const bindings = lookup('clusterrolebindings');
-  if (roles === undefined || bindings === undefined) {
-    log.warn('RBAC kinds are not served: the bootstrap policy is not applied');
-    return { created: 0, updated: 0 };
-  }
+  if (roles === undefined || bindings === undefined) return { created: 0, updated: 0 };
   const counts = { created: 0, updated: 0 };
   const count = (a: ReconcilePlan['action']): void => {
     if (a === 'create') counts.created++;
