@@ -15,7 +15,7 @@ import { cpuSeconds, startServer, stopServer, type Server } from '../lib/process
 import { median, round, tableRow, type BenchContext, type BenchResult } from '../run.js';
 
 const FULL = { bindings: 1_000, namespaces: 100, rounds: 9, requestsPerRound: 4_000, concurrency: 8 };
-const QUICK = { bindings: 100, namespaces: 10, rounds: 2, requestsPerRound: 300, concurrency: 4 };
+const QUICK = { bindings: 100, namespaces: 10, rounds: 2, requestsPerRound: 1_000, concurrency: 4 };
 type Shape = typeof FULL;
 
 const ADMIN_TOKEN = 'bench-admin-0123456789abcdef0123';
