@@ -30,12 +30,21 @@ import { AllocationRepair } from './allocation/repair.js';
 import { ServiceAllocators, type AllocationConfig } from './allocation/service-allocation.js';
 import { EventRecorder } from './events.js';
 import { errText } from '../api/err-text.js';
+import { forbiddenMessage } from './auth/forbidden-message.js';
+import type { ServerAuthorization } from './auth/modes.js';
+import { composeHooks } from './registry/compose-hooks.js';
 
 /** The options the HTTP handler takes as they are given (HandlerDeps), and the server's own. */
-export interface ApiServerOptions extends Pick<
-  HandlerDeps,
-  'authorize' | 'rulesFor' | 'forbiddenMessage' | 'openapi' | 'version' | 'log'
-> {
+export interface ApiServerOptions
+  extends
+    Partial<Pick<HandlerDeps, 'authorize' | 'rulesFor' | 'forbiddenMessage'>>,
+    Pick<HandlerDeps, 'openapi' | 'version' | 'log'> {
+  /**
+   * The authorization chain, built once the watch cache has loaded (modes such as RBAC answer from the
+   * server's own objects); it replaces authorize, rulesFor and forbiddenMessage, and adds its modes'
+   * write checks to the registry. Without it, authorize and forbiddenMessage must be given.
+   */
+  readonly authorization?: (cache: WatchCache) => ServerAuthorization;
   readonly store: Store;
   readonly bindAddress: string;
   readonly port: number;
@@ -67,11 +76,6 @@ export interface ApiServerOptions extends Pick<
   readonly watchCacheHistoryBytes?: number;
   /** What validation accepts beyond kube-apiserver's rules (--allow-loopback-endpoints). */
   readonly validation?: ValidationOptions;
-  /**
-   * Given the watch cache once it has loaded, before the server serves: for authorizers that read the
-   * server's own state (the Node mode's lateNodeLookups().bind).
-   */
-  readonly bindCache?: (cache: WatchCache) => void;
 }
 
 export interface RunningApiServer {
@@ -105,6 +109,33 @@ export const API_HISTORY_BYTES = 128 * 2 ** 20;
 const advertisable = (bind: string): string =>
   bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '::1' : bind;
 
+/** The handler's authorization, from the chain (opts.authorization) or as given. */
+function authorizationOf(
+  opts: ApiServerOptions,
+  cache: WatchCache,
+): Pick<HandlerDeps, 'authorize' | 'rulesFor' | 'forbiddenMessage'> &
+  Pick<ServerAuthorization, 'registryHooks' | 'onStart'> {
+  if (opts.authorization !== undefined) {
+    const { authorizer, rules, registryHooks, onStart } = opts.authorization(cache);
+    return {
+      authorize: (attrs) => authorizer(attrs).decision === 'allow',
+      rulesFor: rules,
+      forbiddenMessage: (attrs) => forbiddenMessage(attrs, authorizer(attrs).reason),
+      registryHooks,
+      onStart,
+    };
+  }
+  if (opts.authorize === undefined || opts.forbiddenMessage === undefined)
+    throw new Error('startApiServer: authorization, or authorize and forbiddenMessage, must be given');
+  return {
+    authorize: opts.authorize,
+    forbiddenMessage: opts.forbiddenMessage,
+    ...(opts.rulesFor === undefined ? {} : { rulesFor: opts.rulesFor }),
+    registryHooks: [],
+    onStart: async () => {},
+  };
+}
+
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const log = opts.log;
   const metrics = new ApiMetrics();
@@ -115,20 +146,21 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   });
   const allocMetrics = new AllocationMetrics(metrics.registry);
   const allocators = new ServiceAllocators(opts.store, opts.allocation, log, allocMetrics);
-  const registry = new Registry(opts.store, cache, {
-    hooks: allocators.hooks(),
-    ...(opts.validation === undefined ? {} : { validation: opts.validation }),
-  });
   metrics.storageObjects.reset();
   const collectObjects = (): void => {
     for (const r of RESOURCES) metrics.storageObjects.set({ resource: resourceId(r) }, cache.count(r));
   };
   cache.start();
   await cache.ready;
-  opts.bindCache?.(cache);
+  const authz = authorizationOf(opts, cache);
+  const registry = new Registry(opts.store, cache, {
+    hooks: composeHooks([...authz.registryHooks, allocators.hooks()]),
+    ...(opts.validation === undefined ? {} : { validation: opts.validation }),
+  });
   collectObjects();
   cache.onBatch = () => collectObjects();
   await ensureSystemNamespaces(registry);
+  await authz.onStart(registry, log);
   await allocators.start();
   // The repair passes run once before any write is accepted; a failed first pass fails the start.
   const instance = `${opts.bindAddress}:${opts.port}`;
@@ -171,9 +203,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         peerCertificateVerified: sock.authorized === true,
       });
     },
-    authorize: opts.authorize,
-    ...(opts.rulesFor === undefined ? {} : { rulesFor: opts.rulesFor }),
-    forbiddenMessage: opts.forbiddenMessage,
+    authorize: authz.authorize,
+    ...(authz.rulesFor === undefined ? {} : { rulesFor: authz.rulesFor }),
+    forbiddenMessage: authz.forbiddenMessage,
     openapi: opts.openapi,
     version: opts.version,
     serverAddress: () => address,

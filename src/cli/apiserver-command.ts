@@ -15,7 +15,7 @@ export const APISERVER_HELP = `Usage: svcplane apiserver [flags]
 
 The Kubernetes API server alone. Authentication: bearer tokens (--token-auth-file) and client
 certificates (--client-ca-file); requests without credentials get 401 except /healthz, /livez, /readyz
-and /version. Authorization: AlwaysAllow or ABAC.
+and /version. Authorization: the --authorization-mode chain (default AlwaysAllow).
 
 Flags:
 ${SERVER_FLAGS_HELP}

@@ -6,13 +6,15 @@ import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
 import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
-import { abacAuthorizer, parseAbacPolicy } from '../apiserver/auth/abac.js';
+import { parseAbacPolicy, type AbacPolicy } from '../apiserver/auth/abac.js';
 import { authenticate } from '../apiserver/auth/authenticator.js';
-import { alwaysAllow, buildAuthorizer, type Authorizer } from '../apiserver/auth/authorizer.js';
-import { lateNodeLookups, nodeAuthorizer, nodeRules } from '../apiserver/auth/node.js';
+import {
+  AUTHORIZATION_MODES,
+  buildAuthorization,
+  parseAuthorizationModes,
+  type ServerAuthorization,
+} from '../apiserver/auth/modes.js';
 import type { WatchCache } from '../apiserver/watch-cache/watch-cache.js';
-import { abacRules, allowAllRules, buildRules, type RuleResolver } from '../apiserver/auth/rules.js';
-import { forbiddenMessage } from '../apiserver/auth/forbidden-message.js';
 import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
 import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js';
 import { jsonLogger, type Logger } from '../runtime/logger.js';
@@ -21,7 +23,7 @@ import { makeDirs } from '../storage/make-dirs.js';
 import type { Store } from '../storage/store.js';
 import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
 import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
-import { UsageError, durationFlag, intFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
+import { UsageError, durationFlag, intFlag, commandFlags, noExtraArgs } from './flags.js';
 import { openStoreFromFlags } from './store-command.js';
 import { signalled } from './signals.js';
 
@@ -56,8 +58,9 @@ export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          defa
   --tls-cert-file, --tls-private-key-file serving certificate (PEM)
   --client-ca-file FILE                   CA for client certificates (CN = user, O = groups)
   --token-auth-file FILE                  static tokens: token,user,uid,"group1,group2"
-  --authorization-mode AlwaysAllow|ABAC   default AlwaysAllow (system:masters is always allowed);
-                                          Node or Node,MODE puts the Node authorizer first
+  --authorization-mode MODE[,MODE]        ordered list of ${Object.keys(AUTHORIZATION_MODES).join(', ')}; the first to
+                                          allow or deny decides, system:masters is always allowed (default
+                                          RBAC for up, AlwaysAllow for apiserver)
   --authorization-policy-file FILE        ABAC policy, one JSON Policy per line
   --service-cluster-ip-range CIDR[,CIDR]  default 10.96.0.0/12
   --service-node-port-range A-B           default 30000-32767
@@ -177,15 +180,16 @@ export function readFlagFile(flag: string, path: string): string {
   }
 }
 
-export function loadAuth(values: Flags): {
-  tokens: TokenTable | undefined;
-  authorizer: Authorizer;
-  /** What each user may do, by the same policy (SelfSubjectRulesReview). */
-  rules: RuleResolver;
-  clientCA: string | undefined;
-  /** Hands the server's watch cache to the authorizers that read it (the Node mode). */
-  bindCache?: (cache: WatchCache) => void;
-} {
+export interface LoadedAuth {
+  readonly tokens: TokenTable | undefined;
+  /** --authorization-mode, in order. */
+  readonly modes: readonly string[];
+  /** The chain of those modes, built by the server once its watch cache has loaded. */
+  readonly authorization: (cache: WatchCache) => ServerAuthorization;
+  readonly clientCA: string | undefined;
+}
+
+export function loadAuth(values: Flags, defaults: { readonly authorizationMode?: string } = {}): LoadedAuth {
   const tokenFile = str(values['token-auth-file']);
   let tokens: TokenTable | undefined;
   if (tokenFile !== undefined) {
@@ -196,45 +200,32 @@ export function loadAuth(values: Flags): {
       throw new UsageError(`--token-auth-file: ${(err as Error).message}`);
     }
   }
-  // `Node` alone, or `Node,` before one of the modes, puts the Node authorizer first in the chain.
-  const rawMode = values['authorization-mode'];
-  const node = rawMode === 'Node' || String(rawMode).startsWith('Node,') ? lateNodeLookups() : undefined;
-  const modeFlag = node === undefined ? rawMode : String(rawMode).slice('Node,'.length) || undefined;
-  const mode = oneOf('authorization-mode', modeFlag, ['AlwaysAllow', 'ABAC'] as const, 'AlwaysAllow');
-  let authorizers: Authorizer[];
-  let modeRules: RuleResolver[];
-  if (mode === 'ABAC') {
-    const file = str(values['authorization-policy-file']);
-    if (file === undefined)
-      throw new UsageError('--authorization-policy-file is required with --authorization-mode ABAC');
+  const raw = values['authorization-mode'];
+  const policyFile = str(values['authorization-policy-file']);
+  let modes: string[];
+  try {
+    modes = parseAuthorizationModes(
+      typeof raw === 'string' ? raw : (defaults.authorizationMode ?? 'AlwaysAllow'),
+      policyFile !== undefined,
+    );
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  let abacPolicy: AbacPolicy | undefined;
+  if (policyFile !== undefined) {
     try {
-      const policy = parseAbacPolicy(readFlagFile('authorization-policy-file', file));
-      authorizers = [abacAuthorizer(policy)];
-      modeRules = [abacRules(policy)];
+      abacPolicy = parseAbacPolicy(readFlagFile('authorization-policy-file', policyFile));
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new UsageError(`--authorization-policy-file: ${(err as Error).message}`);
     }
-  } else {
-    if (str(values['authorization-policy-file']) !== undefined) {
-      throw new UsageError('--authorization-policy-file needs --authorization-mode ABAC');
-    }
-    authorizers = rawMode === 'Node' ? [] : [alwaysAllow];
-    modeRules = rawMode === 'Node' ? [] : [allowAllRules];
   }
-  if (node !== undefined) {
-    authorizers.unshift(nodeAuthorizer(node));
-    modeRules.unshift(nodeRules);
-  }
-  const authorizer = buildAuthorizer(authorizers);
-  const rules = buildRules(modeRules);
   const caFile = str(values['client-ca-file']);
   return {
     tokens,
-    authorizer,
-    rules,
+    modes,
+    authorization: (cache) => buildAuthorization(modes, { cache, abacPolicy }),
     clientCA: caFile === undefined ? undefined : readFlagFile('client-ca-file', caFile),
-    ...(node === undefined ? {} : { bindCache: node.bind }),
   };
 }
 
@@ -322,16 +313,13 @@ export async function runServer(opts: {
   settings: ServerSettings;
   tls: { cert: string; key: string; clientCA?: string };
   tokens: TokenTable | undefined;
-  authorizer: Authorizer;
-  rules?: RuleResolver;
-  bindCache?: (cache: WatchCache) => void;
+  authorization: (cache: WatchCache) => ServerAuthorization;
   pkgVersion: string;
   log?: Logger;
   /** What `up` adds for its controllers: a unix socket, a readiness check and their metrics. */
   local?: LocalServing;
 }): Promise<RunningApiServer> {
   const log = opts.log ?? jsonLogger();
-  const authz = opts.authorizer;
   const bookmarkMs = Math.trunc(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0)) || 0;
   const endpointMs = Math.trunc(Number(process.env.SVCPLANE_ENDPOINT_INTERVAL_MS ?? 0)) || 0;
   return startApiServer({
@@ -341,10 +329,7 @@ export async function runServer(opts: {
     port: opts.settings.port,
     tls: opts.tls,
     authenticate: (req) => authenticate(req, { tokens: opts.tokens }),
-    authorize: (attrs) => authz(attrs).decision === 'allow',
-    forbiddenMessage: (attrs) => forbiddenMessage(attrs, authz(attrs).reason),
-    ...(opts.rules === undefined ? {} : { rulesFor: opts.rules }),
-    ...(opts.bindCache === undefined ? {} : { bindCache: opts.bindCache }),
+    authorization: opts.authorization,
     openapi: {
       v3Index: () => openAPIV3Index(),
       v3Document: (path) => openAPIV3Document(path)?.json,
@@ -410,7 +395,7 @@ export async function serveFromFlags(opts: {
   values: Flags;
   settings: ServerSettings;
   tls: { cert: string; key: string };
-  auth: ReturnType<typeof loadAuth>;
+  auth: LoadedAuth;
   tokens: TokenTable | undefined;
   pkgVersion: string;
   onReady: (server: RunningApiServer, log: Logger) => void;
@@ -428,9 +413,7 @@ export async function serveFromFlags(opts: {
       settings: opts.settings,
       tls: { ...opts.tls, ...(opts.auth.clientCA === undefined ? {} : { clientCA: opts.auth.clientCA }) },
       tokens: opts.tokens,
-      authorizer: opts.auth.authorizer,
-      rules: opts.auth.rules,
-      ...(opts.auth.bindCache === undefined ? {} : { bindCache: opts.auth.bindCache }),
+      authorization: opts.auth.authorization,
       pkgVersion: opts.pkgVersion,
       log,
       ...(opts.local === undefined ? {} : { local: opts.local }),

@@ -86,7 +86,7 @@ export async function upCommand(
   const podGC = podGCFlags(split.values);
   const controllerNames = controllerList(split.values['controllers']);
   // Every flag is checked before anything is written: a bad flag leaves no trace.
-  const auth = loadAuth(values);
+  const auth = loadAuth(values, { authorizationMode: 'Node,RBAC' });
   ensureDataDir(settings.dataDir);
   const tls = ensureServingCert(settings.dataDir, [settings.bindAddress]);
   // The admin identity: a token in DIR/pki/tokens.csv; an operator's --token-auth-file replaces it.

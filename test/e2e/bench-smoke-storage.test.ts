@@ -1,4 +1,4 @@
-// The store, apiserver and allocation benchmarks must keep working: each runs in --quick mode (tiny sizes,
+// The store, apiserver, allocation and authorizer benchmarks must keep working: each runs in --quick mode (tiny sizes,
 // numbers meaningless) and must write its JSON with every figure (test/support/bench-smoke.ts). Performance
 // itself is never asserted in tests; the correctness each benchmark checks on its own is. The benchmarks
 // are split over three files so that none runs past the 90 s a test file may take.
@@ -116,4 +116,23 @@ it('npm run bench -- allocation --quick writes bench results with every metric',
   assert.equal(typeof out.goals.sqlite.createsAtLeast2000PerSec, 'boolean');
   assert.match(r.stdout, /ratio: \/12 ÷ \/24 creates\/s/);
   assert.match(r.stdout, /bytes written per create/);
+});
+
+// Needs the rbac.authorization.k8s.io kinds served (the benchmark creates its RoleBindings through the API).
+it('npm run bench -- authorizer --quick writes bench results with every metric', { timeout: 90_000 }, () => {
+  const r = runQuickBench('authorizer');
+  const out = r.results as {
+    medians: Record<string, number>;
+    ratios: Record<'cpu' | 'latencyP50', number>;
+    goals: Record<string, boolean>;
+  };
+  for (const k of [
+    'rbacCpuUsPerRequest',
+    'alwaysAllowCpuUsPerRequest',
+    'rbacLatencyP50Ms',
+    'alwaysAllowLatencyP50Ms',
+  ])
+    assert.ok(Number.isFinite(out.medians[k]) && out.medians[k]! > 0, k);
+  for (const k of ['cpu', 'latencyP50'] as const) assert.ok(out.ratios[k] > 0, `ratio ${k}`);
+  assert.equal(typeof out.goals.cpuRatioAtMost1_1, 'boolean');
 });

@@ -162,7 +162,8 @@ describe('svcplane CLI', () => {
       ['--service-node-port-range', '30000-70000'],
       ['--repair-interval', '3 minutes'],
       ['--advertise-address', '0.0.0.0'],
-      ['--authorization-mode', 'RBAC'],
+      ['--authorization-mode', 'Webhook'],
+      ['--authorization-mode', 'RBAC,RBAC'],
       ['--authorization-mode', 'ABAC'],
       ['--token-auth-file', 'missing.csv'],
     ]) {
@@ -176,6 +177,9 @@ describe('svcplane CLI', () => {
         );
       }
       if (args[1] === 'fd00::/96') assert.match(r.stderr, /for 128-bit addresses, the mask must be >= 108/);
+      if (args[1] === 'Webhook') assert.match(r.stderr, /authorization-mode "Webhook" is not a valid mode/);
+      if (args[1] === 'RBAC,RBAC')
+        assert.match(r.stderr, /authorization-mode \["RBAC" "RBAC"\] has mode specified more than once/);
       assert.equal(existsSync(path.join(work, 'badflags')), false, 'a bad flag writes nothing');
     }
     const blocker = createServer();

@@ -1,7 +1,7 @@
 // kube-apiserver's Forbidden messages, in every shape kubectl shows them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { forbiddenMessage, forbiddenReasonText, goQuote } from './forbidden-message.js';
+import { forbiddenMessage, forbiddenReasonText } from './forbidden-message.js';
 import type { RequestAttributes } from './types.js';
 
 const base: RequestAttributes = {
@@ -74,17 +74,5 @@ describe('forbiddenMessage', () => {
       forbiddenReasonText(base),
       'User "ro" cannot create resource "services" in API group "" in the namespace "default"',
     );
-  });
-});
-
-describe('goQuote', () => {
-  it("quotes as Go's %q does", () => {
-    assert.equal(goQuote('plain'), '"plain"');
-    assert.equal(goQuote('a"b\\c'), '"a\\"b\\\\c"');
-    assert.equal(goQuote('tab\there\nnl'), '"tab\\there\\nnl"');
-    assert.equal(goQuote('\x00\x1b\x7f'), '"\\x00\\x1b\\x7f"');
-    assert.equal(goQuote('héllo 世界 ✓'), '"héllo 世界 ✓"');
-    assert.equal(goQuote('\u200b'), '"\\u200b"');
-    assert.equal(goQuote('\u{e0001}'), '"\\U000e0001"');
   });
 });

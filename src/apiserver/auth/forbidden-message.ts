@@ -7,6 +7,7 @@
 // followed by ": <reason>" when the authorizers gave one (ABAC's is "No policy matched."). Quoting is Go's %q,
 // and the "User … cannot …" part has &, < and > escaped as HTML entities, as upstream does so the text
 // never looks like markup.
+import { goQuote } from '../../api/go-quote.js';
 import type { RequestAttributes } from './types.js';
 
 /** The "User … cannot …" part (upstream's forbiddenMessage), escaped. */
@@ -40,40 +41,4 @@ export function forbiddenMessage(attrs: RequestAttributes, reason = ''): string 
   return attrs.name === ''
     ? `${qualified} is forbidden: ${why}`
     : `${qualified} ${goQuote(attrs.name)} is forbidden: ${why}`;
-}
-
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-const SHORT_ESCAPES: Readonly<Record<string, string>> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '"': '\\"',
-  '\\': '\\\\',
-};
-
-/** Go's %q (strconv.Quote): printable characters as they are, the rest escaped. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const short = SHORT_ESCAPES[ch];
-    if (short !== undefined) {
-      out += short;
-      continue;
-    }
-    if (PRINTABLE.test(ch)) {
-      out += ch;
-      continue;
-    }
-    const cp = ch.codePointAt(0) ?? 0;
-    if (cp >= 0xd800 && cp <= 0xdfff)
-      out += '\ufffd'; // a lone surrogate reaches Go as U+FFFD
-    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return out + '"';
 }

@@ -7,9 +7,8 @@ import {
   type InProcessApiServer,
 } from '../../../test/support/in-process-apiserver.js';
 import { authenticate } from './authenticator.js';
-import { buildAuthorizer } from './authorizer.js';
-import { forbiddenMessage } from './forbidden-message.js';
-import { lateNodeLookups, nodeAuthorizer, nodeRules } from './node.js';
+import { buildAuthorization } from './modes.js';
+import { nodeRules } from './node.js';
 import { formatTokenFileRecord, parseTokenFile } from './token-file.js';
 import { SYSTEM_MASTERS } from './types.js';
 
@@ -32,8 +31,6 @@ describe('nodeRules', () => {
 
 describe('the Node mode in the API server', () => {
   let api: InProcessApiServer;
-  const lookups = lateNodeLookups();
-  const authz = buildAuthorizer([nodeAuthorizer(lookups)]);
 
   before(async () => {
     const table = parseTokenFile(
@@ -47,9 +44,7 @@ describe('the Node mode in the API server', () => {
       token: TOKENS.admin,
       auth: {
         authenticate: (req) => authenticate(req, { tokens: table }),
-        authorize: (a) => authz(a).decision === 'allow',
-        forbiddenMessage: (a) => forbiddenMessage(a, authz(a).reason),
-        bindCache: (cache) => lookups.bind(cache),
+        authorization: (cache) => buildAuthorization(['Node'], { cache, abacPolicy: undefined }),
       },
     });
     for (const name of ['n1', 'n2']) {

@@ -51,18 +51,3 @@ export function cacheNodeLookups(cache: WatchCache): NodeLookups & NodeRestricti
     },
   };
 }
-
-/**
- * Lookups for an authorizer built before the server (the CLI builds its authorizers from flags): they
- * answer "no such object" until `bind` hands them the server's watch cache, which the server does before
- * it serves (ApiServerOptions.bindCache).
- */
-export function lateNodeLookups(): NodeLookups & { bind(cache: WatchCache): void } {
-  let bound: NodeLookups | undefined;
-  return {
-    podNodeName: (namespace, name) => bound?.podNodeName(namespace, name),
-    bind: (cache) => {
-      bound = cacheNodeLookups(cache);
-    },
-  };
-}

@@ -7,9 +7,9 @@ import { selectableFields, type ResourceInfo } from '../../api/resources.js';
 import { statusErrors } from '../../api/status.js';
 import { checkSupportedFields, parseFieldSelector } from '../../core/selectors/fields.js';
 import { parseLabelSelector } from '../../core/selectors/labels.js';
-import type { UserInfo } from '../auth/types.js';
 import type { DeleteOptions, FieldValidation, WriteContext } from '../registry/registry.js';
 import type { WatchFilter } from '../watch-cache/delivery.js';
+import type { UserInfo } from '../auth/types.js';
 import { decodeDeleteBody } from './body.js';
 import { negotiate, type Rendering } from './negotiation.js';
 import { pathSegmentNameError, queryTrue, type ResourceRequestInfo } from './request-info.js';
@@ -43,9 +43,10 @@ export function filterFrom(r: ResourceInfo, namespace: string, query: URLSearchP
   return { namespace, label, field };
 }
 
-/** Who each request is, once authenticated (and impersonated): its writes carry it to admission. */
+/** Who each request in flight is (after impersonation), for the registry's write checks. */
 const requestUsers = new WeakMap<IncomingMessage, UserInfo>();
 
+/** Records who `req` is: its WriteContext carries the user. */
 export function setRequestUser(req: IncomingMessage, user: UserInfo): void {
   requestUsers.set(req, user);
 }
@@ -80,13 +81,12 @@ export function writeContext(
     const ua = req.headers['user-agent'] ?? '';
     manager = ua.split('/')[0]!.trim().slice(0, 128);
   }
-  const user = requestUsers.get(req);
   return {
     dryRun: dry.length > 0,
     fieldManager: manager,
     fieldValidation: fv as FieldValidation,
     warnings: [],
-    ...(user === undefined ? {} : { user }),
+    ...(requestUsers.has(req) ? { user: requestUsers.get(req)! } : {}),
   };
 }
 

@@ -13,7 +13,7 @@ export interface WriteContext {
   readonly fieldValidation: FieldValidation;
   /** Warnings for the response's Warning headers. */
   readonly warnings: string[];
-  /** Who writes, for admission (NodeRestriction); absent for the server's own writes. */
+  /** Who asks (after impersonation), for admission (escalation, NodeRestriction); absent for the server's own writes. */
   readonly user?: UserInfo;
 }
 
