@@ -160,7 +160,6 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   collectObjects();
   cache.onBatch = () => collectObjects();
   await ensureSystemNamespaces(registry);
-  await authz.onStart(registry, log);
   await allocators.start();
   // The repair passes run once before any write is accepted; a failed first pass fails the start.
   const instance = `${opts.bindAddress}:${opts.port}`;
@@ -242,6 +241,18 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         cause: err,
       });
     }
+  }
+  // The modes' start steps (RBAC's bootstrap policy) run once the server listens, as kube-apiserver's
+  // post-start hooks do: a server that cannot listen writes nothing, and it is not ready before they end.
+  try {
+    await authz.onStart(registry, log);
+  } catch (err) {
+    local?.close();
+    front.close();
+    lifecycle.stop();
+    await allocators.stop();
+    await cache.stop();
+    throw err;
   }
   const port = listener.port;
   const host = opts.bindAddress.includes(':') ? `[${opts.bindAddress}]` : opts.bindAddress;
