@@ -22,6 +22,13 @@ import { parsePortRange, type PortRange } from '../core/allocator/port-allocator
 import { UsageError, durationFlag, intFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
 import { openStoreFromFlags } from './store-command.js';
 import { signalled } from './signals.js';
+import type { ServiceAccountTokens } from '../apiserver/auth/service-account-tokens.js';
+import {
+  SERVICE_ACCOUNT_FLAGS,
+  SERVICE_ACCOUNT_FLAGS_HELP,
+  serviceAccountTokensFromFlags,
+  type ServiceAccountDefaults,
+} from './service-account-flags.js';
 
 export const SERVER_FLAGS = {
   'storage-backend': { type: 'string' },
@@ -42,6 +49,7 @@ export const SERVER_FLAGS = {
   'repair-interval': { type: 'string' },
   'advertise-address': { type: 'string' },
   'allow-loopback-endpoints': { type: 'string' },
+  ...SERVICE_ACCOUNT_FLAGS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -63,7 +71,8 @@ export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          defa
   --min-request-timeout SECONDS           watches without timeoutSeconds last 1-2x this (default 1800)
   --allow-loopback-endpoints true|false   accept 127.0.0.0/8 and ::1 in Endpoints and EndpointSlices, which
                                           kube-apiserver refuses: pods of \`svcplane node --pod-cidr 127.x\`
-                                          (default true for up, false for apiserver)`;
+                                          (default true for up, false for apiserver)
+${SERVICE_ACCOUNT_FLAGS_HELP}`;
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -174,8 +183,13 @@ export function readFlagFile(flag: string, path: string): string {
   }
 }
 
-export function loadAuth(values: Flags): {
+export function loadAuth(
+  values: Flags,
+  serviceAccountDefaults?: ServiceAccountDefaults,
+): {
   tokens: TokenTable | undefined;
+  /** ServiceAccount tokens (issued and accepted), when an issuer is configured. */
+  serviceAccountTokens: ServiceAccountTokens | undefined;
   authorizer: Authorizer;
   /** What each user may do, by the same policy (SelfSubjectRulesReview). */
   rules: RuleResolver;
@@ -219,8 +233,10 @@ export function loadAuth(values: Flags): {
     rules = buildRules([allowAllRules]);
   }
   const caFile = str(values['client-ca-file']);
+  const serviceAccountTokens = serviceAccountTokensFromFlags(values, readFlagFile, serviceAccountDefaults);
   return {
     tokens,
+    serviceAccountTokens,
     authorizer,
     rules,
     clientCA: caFile === undefined ? undefined : readFlagFile('client-ca-file', caFile),
@@ -311,6 +327,7 @@ export async function runServer(opts: {
   settings: ServerSettings;
   tls: { cert: string; key: string; clientCA?: string };
   tokens: TokenTable | undefined;
+  serviceAccountTokens?: ServiceAccountTokens | undefined;
   authorizer: Authorizer;
   rules?: RuleResolver;
   pkgVersion: string;
@@ -320,6 +337,7 @@ export async function runServer(opts: {
 }): Promise<RunningApiServer> {
   const log = opts.log ?? jsonLogger();
   const authz = opts.authorizer;
+  const sa = opts.serviceAccountTokens;
   const bookmarkMs = Math.trunc(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0)) || 0;
   const endpointMs = Math.trunc(Number(process.env.SVCPLANE_ENDPOINT_INTERVAL_MS ?? 0)) || 0;
   return startApiServer({
@@ -328,7 +346,12 @@ export async function runServer(opts: {
     bindAddress: opts.settings.bindAddress,
     port: opts.settings.port,
     tls: opts.tls,
-    authenticate: (req) => authenticate(req, { tokens: opts.tokens }),
+    authenticate: (req, objects) =>
+      authenticate(req, {
+        tokens: opts.tokens,
+        serviceAccounts: sa === undefined ? undefined : (token) => sa.authenticate(token, objects),
+      }),
+    ...(sa === undefined ? {} : { serviceAccountTokens: sa }),
     authorize: (attrs) => authz(attrs).decision === 'allow',
     forbiddenMessage: (attrs) => forbiddenMessage(attrs, authz(attrs).reason),
     ...(opts.rules === undefined ? {} : { rulesFor: opts.rules }),
@@ -415,6 +438,7 @@ export async function serveFromFlags(opts: {
       settings: opts.settings,
       tls: { ...opts.tls, ...(opts.auth.clientCA === undefined ? {} : { clientCA: opts.auth.clientCA }) },
       tokens: opts.tokens,
+      serviceAccountTokens: opts.auth.serviceAccountTokens,
       authorizer: opts.auth.authorizer,
       rules: opts.auth.rules,
       pkgVersion: opts.pkgVersion,

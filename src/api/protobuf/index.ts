@@ -8,10 +8,15 @@ import type { KObject } from '../object.js';
 import { decodeMessage, type MessageType } from './decode.js';
 import { ProtobufError, malformed, unsupported } from './errors.js';
 import { deployment } from './tables/apps.js';
-import { event as coreEvent, namespace, pod, service } from './tables/core.js';
+import { event as coreEvent, namespace, pod, service, serviceAccount } from './tables/core.js';
 import { event as eventsEvent } from './tables/events.js';
 import { deleteOptions } from './tables/meta.js';
-import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './tables/reviews.js';
+import {
+  selfSubjectAccessReview,
+  selfSubjectReview,
+  selfSubjectRulesReview,
+  tokenRequest,
+} from './tables/reviews.js';
 import { WIRE_LEN, WireReader } from './wire.js';
 
 export { ProtobufError, type ProtobufErrorReason } from './errors.js';
@@ -37,6 +42,8 @@ const TABLES: ReadonlyMap<string, MessageType> = new Map([
   ['authorization.k8s.io/v1/SelfSubjectAccessReview', selfSubjectAccessReview],
   ['authorization.k8s.io/v1/SelfSubjectRulesReview', selfSubjectRulesReview],
   ['authentication.k8s.io/v1/SelfSubjectReview', selfSubjectReview],
+  ['authentication.k8s.io/v1/TokenRequest', tokenRequest],
+  ['/v1/ServiceAccount', serviceAccount],
 ]);
 
 const gvkKey = (gvk: GroupVersionKind): string => `${gvk.group}/${gvk.version}/${gvk.kind}`;
