@@ -64,11 +64,7 @@ describe('serviceAccountTokensFromFlags', () => {
     ],
     ['an issuer without keys', { 'service-account-issuer': [ISS] }, /needs --service-account-key-file/],
     ['a repeated issuer', { 'service-account-issuer': [ISS, ISS] }, /is already specified/],
-    [
-      'an issuer with a colon that is no URL',
-      { 'service-account-issuer': ['1a:b'] },
-      /was not a valid URL/,
-    ],
+    ['an issuer with a colon that is no URL', { 'service-account-issuer': ['1a:b'] }, /was not a valid URL/],
     [
       'a max expiration under an hour',
       {
