@@ -33,7 +33,10 @@ export interface InProcessApiServerOptions {
   readonly maxWatchQueueBytes?: number;
   readonly log?: Logger;
   /** Authentication and authorization of its own instead of the one token and allow-all. */
-  readonly auth?: Pick<ApiServerOptions, 'authenticate' | 'authorize' | 'forbiddenMessage' | 'rulesFor'>;
+  readonly auth?: Pick<
+    ApiServerOptions,
+    'authenticate' | 'authorize' | 'forbiddenMessage' | 'rulesFor' | 'serviceAccountTokens'
+  >;
 }
 
 export interface InProcessApiServer {

@@ -39,7 +39,7 @@ function objects(extra: Record<string, ObjectRecord | undefined> = {}): ObjectLo
     'nodes//edge-1': { uid: 'node-uid-1' },
     ...extra,
   };
-  return (resource, ns, name) => table[`${resource}/${ns}/${name}`];
+  return (resource, ns, name) => Promise.resolve(table[`${resource}/${ns}/${name}`]);
 }
 
 function tokens(over: Partial<ServiceAccountTokenConfig> = {}, nowMs = T0): ServiceAccountTokens {
@@ -241,6 +241,12 @@ describe('ServiceAccountTokens', () => {
       name: 'a bound node (cluster-scoped lookup)',
       token: async () =>
         (await issue(tokens(), { kind: 'Node', ref: { name: 'edge-1', uid: 'node-uid-1' } })).token,
+      ok: true,
+    },
+    {
+      name: 'an account a lagging cache has not seen yet (found by the fresh lookup)',
+      token: async () => (await issue(tokens())).token,
+      objects: (r, ns, n, fresh) => (fresh ? objects()(r, ns, n, fresh) : Promise.resolve(undefined)),
       ok: true,
     },
     { name: 'no JWT at all', token: () => Promise.resolve('not-a-jwt'), ok: false },

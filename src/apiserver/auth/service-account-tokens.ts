@@ -38,12 +38,18 @@ export interface ObjectRecord {
 
 export type LookupResource = 'serviceaccounts' | 'pods' | 'nodes' | 'secrets';
 
-/** The seam to the server's objects: one object's uid and deletion time, or undefined when it is absent. */
+/**
+ * The seam to the server's objects: one object's uid and deletion time, or undefined when it is absent.
+ * With `fresh`, the answer reflects every write acknowledged before the call (a cache waits to catch up):
+ * asked only when the first answer would refuse the token, so an account created or recreated just before
+ * its token was issued is not refused for a cache that lags.
+ */
 export type ObjectLookup = (
   resource: LookupResource,
   namespace: string,
   name: string,
-) => ObjectRecord | undefined;
+  fresh: boolean,
+) => Promise<ObjectRecord | undefined>;
 
 const BOUND_RESOURCE: Readonly<Record<BoundKind, LookupResource>> = {
   Pod: 'pods',
@@ -120,14 +126,13 @@ export class ServiceAccountTokens {
     });
     if (!checked.ok) return undefined;
     const { namespace, serviceAccount, bound } = checked.subject;
-    if (!live(lookup('serviceaccounts', namespace, serviceAccount.name), serviceAccount.uid, nowSeconds)) {
-      return undefined;
-    }
+    const exists = async (resource: LookupResource, ns: string, ref: NamedUid): Promise<boolean> =>
+      live(await lookup(resource, ns, ref.name, false), ref.uid, nowSeconds) ||
+      live(await lookup(resource, ns, ref.name, true), ref.uid, nowSeconds);
+    if (!(await exists('serviceaccounts', namespace, serviceAccount))) return undefined;
     if (bound !== undefined) {
       const ns = bound.kind === 'Node' ? '' : namespace;
-      if (!live(lookup(BOUND_RESOURCE[bound.kind], ns, bound.ref.name), bound.ref.uid, nowSeconds)) {
-        return undefined;
-      }
+      if (!(await exists(BOUND_RESOURCE[bound.kind], ns, bound.ref))) return undefined;
     }
     return {
       name: serviceAccountUsername(namespace, serviceAccount.name),
