@@ -93,6 +93,7 @@ describe('ServiceAccounts and tokens with kubectl', () => {
       username: `system:serviceaccount:${NS}:builder`,
       uid: saUid,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated'],
+      extra: { 'authentication.kubernetes.io/credential-id': [`JTI=${String(c.jti)}`] },
     });
   });
 

@@ -118,5 +118,5 @@ export function bearerToken(header: string | undefined): string | undefined {
 function withAuthenticatedGroup(user: UserInfo): UserInfo {
   if (user.name === ANONYMOUS_USER_NAME) return user;
   if (user.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return user;
-  return { name: user.name, uid: user.uid, groups: [...user.groups, ALL_AUTHENTICATED] };
+  return { ...user, groups: [...user.groups, ALL_AUTHENTICATED] };
 }

@@ -82,7 +82,7 @@ describe('ServiceAccountTokens', () => {
   it('signs RS256 with an RSA key', async () => {
     const { token } = await issue(tokens({ signingKey: RSA }));
     assert.equal(decodeProtectedHeader(token).alg, 'RS256');
-    assert.deepEqual(await tokens().authenticate(token, objects()), USER);
+    assert.equal((await tokens().authenticate(token, objects()))?.name, USER.name);
   });
 
   it('reads every key of a key file: public, private and certificate PEM blocks', () => {
@@ -254,9 +254,24 @@ describe('ServiceAccountTokens', () => {
   for (const c of cases) {
     it(`${c.ok ? 'accepts' : 'refuses'} ${c.name}`, async () => {
       const user = await (c.verifier ?? tokens()).authenticate(await c.token(), c.objects ?? objects());
-      assert.deepEqual(user, c.ok ? USER : undefined);
+      const { extra: _extra, ...who } = user ?? {};
+      assert.deepEqual(user === undefined ? undefined : who, c.ok ? USER : undefined);
     });
   }
+
+  it("adds upstream's extra: the token's id and the pod or node it is bound to", async () => {
+    const plain = await tokens().authenticate((await issue(tokens())).token, objects());
+    assert.deepEqual(plain?.extra, { 'authentication.kubernetes.io/credential-id': ['JTI=jti-1'] });
+    const podBound = await tokens().authenticate(
+      (await issue(tokens(), { kind: 'Pod', ref: POD })).token,
+      objects(),
+    );
+    assert.deepEqual(podBound?.extra, {
+      'authentication.kubernetes.io/pod-name': [POD.name],
+      'authentication.kubernetes.io/pod-uid': [POD.uid],
+      'authentication.kubernetes.io/credential-id': ['JTI=jti-1'],
+    });
+  });
 
   it('caps the expiration at --service-account-max-token-expiration', () => {
     assert.equal(tokens({ maxExpirationSeconds: 7200 }).capExpiration(86400), 7200);

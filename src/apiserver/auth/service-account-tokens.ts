@@ -138,6 +138,7 @@ export class ServiceAccountTokens {
       name: serviceAccountUsername(namespace, serviceAccount.name),
       uid: serviceAccount.uid,
       groups: serviceAccountGroups(namespace),
+      extra: serviceAccountExtra(claims['jti'], bound),
     };
   }
 
@@ -159,6 +160,23 @@ export class ServiceAccountTokens {
     return { keys: keys.map(publicJwk) };
   }
 }
+
+/** What upstream's ServiceAccountInfo adds to user.Info: the token's id and the object it is bound to. */
+function serviceAccountExtra(
+  jti: unknown,
+  bound: { readonly kind: BoundKind; readonly ref: NamedUid } | undefined,
+): Record<string, string[]> {
+  const extra: Record<string, string[]> = {};
+  if (bound !== undefined && bound.kind !== 'Secret') {
+    const what = bound.kind === 'Pod' ? 'pod' : 'node';
+    extra[`${EXTRA_PREFIX}${what}-name`] = [bound.ref.name];
+    extra[`${EXTRA_PREFIX}${what}-uid`] = [bound.ref.uid];
+  }
+  if (typeof jti === 'string' && jti !== '') extra[`${EXTRA_PREFIX}credential-id`] = [`JTI=${jti}`];
+  return extra;
+}
+
+const EXTRA_PREFIX = 'authentication.kubernetes.io/';
 
 function live(rec: ObjectRecord | undefined, uid: string, nowSeconds: number): boolean {
   if (rec === undefined || rec.uid !== uid) return false;
