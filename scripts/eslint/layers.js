@@ -38,6 +38,7 @@ const PINNED = {
   etcd3: 'src/storage/etcd/etcd-store.ts',
   '@kubernetes/client-node': 'src/runtime/kubeconfig-load.ts', // in a child process or worker thread only: see kubeconfig.ts
   'node-forge': 'src/apiserver/auth/pki.ts',
+  jose: 'src/apiserver/auth/jwt.ts',
 };
 
 function layerOf(absFile, root) {

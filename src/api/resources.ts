@@ -168,6 +168,17 @@ export const RESOURCES: readonly ResourceInfo[] = [
     fieldSelectors: coreEventFields,
   }),
   row({
+    group: '',
+    version: 'v1',
+    resource: 'serviceaccounts',
+    kind: 'ServiceAccount',
+    shortNames: ['sa'],
+    namespaced: true,
+    hasStatus: false,
+    storagePath: 'serviceaccounts',
+    nameRule: 'subdomain',
+  }),
+  row({
     group: 'events.k8s.io',
     version: 'v1',
     resource: 'events',

@@ -1,6 +1,7 @@
 // The subresources served beside each resource, the single source for discovery, routing and OpenAPI:
 // `status` for every resource with a status, `scale` (autoscaling/v1 Scale) on Deployments and
-// ReplicaSets, `binding` (v1 Binding) on Pods; plus the legacy core `bindings` resource.
+// ReplicaSets, `binding` (v1 Binding) on Pods, `token` (authentication/v1 TokenRequest) on
+// ServiceAccounts; plus the legacy core `bindings` resource.
 import type { ResourceInfo } from './resources.js';
 
 export interface GroupVersionKind {
@@ -10,7 +11,7 @@ export interface GroupVersionKind {
 }
 
 export interface SubresourceInfo {
-  readonly name: 'binding' | 'scale' | 'status';
+  readonly name: 'binding' | 'scale' | 'status' | 'token';
   /** The kind the subresource takes and returns; for status, the resource's own kind. */
   readonly kind: GroupVersionKind;
   readonly verbs: readonly string[];
@@ -18,10 +19,18 @@ export interface SubresourceInfo {
 
 export const SCALE_KIND: GroupVersionKind = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 export const BINDING_KIND: GroupVersionKind = { group: '', version: 'v1', kind: 'Binding' };
+export const TOKEN_REQUEST_KIND: GroupVersionKind = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  kind: 'TokenRequest',
+};
 
 /** Whether `r` serves autoscaling/v1 Scale at `/scale`. */
 export const hasScale = (r: ResourceInfo): boolean =>
   r.group === 'apps' && (r.resource === 'deployments' || r.resource === 'replicasets');
+
+/** Whether `r` serves authentication/v1 TokenRequest at `/token` (serviceaccounts). */
+export const hasToken = (r: ResourceInfo): boolean => r.group === '' && r.resource === 'serviceaccounts';
 
 /** Whether `r` serves v1 Binding at `/binding` (pods). */
 export const hasBinding = (r: ResourceInfo): boolean => r.group === '' && r.resource === 'pods';
@@ -31,6 +40,7 @@ export function subresourcesOf(r: ResourceInfo): SubresourceInfo[] {
   const out: SubresourceInfo[] = [];
   if (hasBinding(r)) out.push({ name: 'binding', kind: BINDING_KIND, verbs: ['create'] });
   if (hasScale(r)) out.push({ name: 'scale', kind: SCALE_KIND, verbs: ['get', 'patch', 'update'] });
+  if (hasToken(r)) out.push({ name: 'token', kind: TOKEN_REQUEST_KIND, verbs: ['create'] });
   if (r.hasStatus) {
     out.push({
       name: 'status',

@@ -12,9 +12,11 @@ import {
 import { chmodSync, rmSync } from 'node:fs';
 import type { TLSSocket } from 'node:tls';
 import type { Store } from '../storage/store.js';
-import type { AuthenticationRequest } from './auth/authenticator.js';
+import type { AuthenticationRequest, AuthenticationResult } from './auth/authenticator.js';
+import { cachedObjectLookup } from './auth/cached-lookup.js';
+import type { ObjectLookup, ServiceAccountTokens } from './auth/service-account-tokens.js';
 import { createHandler } from './http/handler.js';
-import type { HandlerDeps, Identity, ReadyCheck } from './http/types.js';
+import type { HandlerDeps, ReadyCheck } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
 import { listenTls, type TlsListener } from './http/listen.js';
 import { listen } from '../runtime/http-endpoint.js';
@@ -49,8 +51,16 @@ export interface ApiServerOptions
   readonly bindAddress: string;
   readonly port: number;
   readonly tls: { readonly cert: string; readonly key: string; readonly clientCA?: string };
-  /** Decides who a request is: from its Authorization header or its verified client certificate. */
-  readonly authenticate: (req: AuthenticationRequest) => Identity | 'anonymous' | 'invalid';
+  /**
+   * Decides who a request is: from its Authorization header or its verified client certificate;
+   * `objects` reads the server's cache (for the ServiceAccount and bound object a token names).
+   */
+  readonly authenticate: (
+    req: AuthenticationRequest,
+    objects: ObjectLookup,
+  ) => AuthenticationResult | Promise<AuthenticationResult>;
+  /** ServiceAccount tokens: the TokenRequest subresource and the issuer's discovery documents. */
+  readonly serviceAccountTokens?: ServiceAccountTokens;
   /** ClusterIP and NodePort ranges; the repair loops; the kubernetes Service. */
   readonly allocation: AllocationConfig & {
     /** --repair-interval (default 3 minutes). */
@@ -188,6 +198,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const watches = new WatchRegistry();
   let shuttingDown = false;
   let address = `${opts.bindAddress}:${opts.port}`;
+  const objects = cachedObjectLookup(cache);
   const handler = createHandler({
     registry,
     cache,
@@ -196,12 +207,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     authenticate: (req: IncomingMessage) => {
       const sock = req.socket as TLSSocket;
       const peer = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;
-      return opts.authenticate({
-        authorization: req.headers.authorization,
-        peerCertificate: peer as AuthenticationRequest['peerCertificate'],
-        peerCertificateVerified: sock.authorized === true,
-      });
+      return opts.authenticate(
+        {
+          authorization: req.headers.authorization,
+          peerCertificate: peer as AuthenticationRequest['peerCertificate'],
+          peerCertificateVerified: sock.authorized === true,
+        },
+        objects,
+      );
     },
+    ...(opts.serviceAccountTokens === undefined ? {} : { serviceAccountTokens: opts.serviceAccountTokens }),
     authorize: authz.authorize,
     ...(authz.rulesFor === undefined ? {} : { rulesFor: authz.rulesFor }),
     forbiddenMessage: authz.forbiddenMessage,

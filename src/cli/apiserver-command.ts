@@ -13,9 +13,10 @@ import {
 
 export const APISERVER_HELP = `Usage: svcplane apiserver [flags]
 
-The Kubernetes API server alone. Authentication: bearer tokens (--token-auth-file) and client
-certificates (--client-ca-file); requests without credentials get 401 except /healthz, /livez, /readyz
-and /version. Authorization: the --authorization-mode chain (default AlwaysAllow).
+The Kubernetes API server alone. Authentication: bearer tokens (--token-auth-file), client
+certificates (--client-ca-file) and, with --service-account-issuer, bound ServiceAccount tokens
+(kubectl create token); requests without credentials get 401 except /healthz, /livez, /readyz and
+/version. Authorization: the --authorization-mode chain (default AlwaysAllow).
 
 Flags:
 ${SERVER_FLAGS_HELP}

@@ -26,6 +26,13 @@ import { parsePortRange, type PortRange } from '../core/allocator/port-allocator
 import { UsageError, durationFlag, intFlag, commandFlags, noExtraArgs } from './flags.js';
 import { openStoreFromFlags } from './store-command.js';
 import { signalled } from './signals.js';
+import type { ServiceAccountTokens } from '../apiserver/auth/service-account-tokens.js';
+import {
+  SERVICE_ACCOUNT_FLAGS,
+  SERVICE_ACCOUNT_FLAGS_HELP,
+  serviceAccountTokensFromFlags,
+  type ServiceAccountDefaults,
+} from './service-account-flags.js';
 
 export const SERVER_FLAGS = {
   'storage-backend': { type: 'string' },
@@ -46,6 +53,7 @@ export const SERVER_FLAGS = {
   'repair-interval': { type: 'string' },
   'advertise-address': { type: 'string' },
   'allow-loopback-endpoints': { type: 'string' },
+  ...SERVICE_ACCOUNT_FLAGS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -69,7 +77,8 @@ export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          defa
   --min-request-timeout SECONDS           watches without timeoutSeconds last 1-2x this (default 1800)
   --allow-loopback-endpoints true|false   accept 127.0.0.0/8 and ::1 in Endpoints and EndpointSlices, which
                                           kube-apiserver refuses: pods of \`svcplane node --pod-cidr 127.x\`
-                                          (default true for up, false for apiserver)`;
+                                          (default true for up, false for apiserver)
+${SERVICE_ACCOUNT_FLAGS_HELP}`;
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -182,6 +191,8 @@ export function readFlagFile(flag: string, path: string): string {
 
 export interface LoadedAuth {
   readonly tokens: TokenTable | undefined;
+  /** ServiceAccount tokens (issued and accepted), when an issuer is configured. */
+  readonly serviceAccountTokens: ServiceAccountTokens | undefined;
   /** --authorization-mode, in order. */
   readonly modes: readonly string[];
   /** The chain of those modes, built by the server once its watch cache has loaded. */
@@ -189,7 +200,13 @@ export interface LoadedAuth {
   readonly clientCA: string | undefined;
 }
 
-export function loadAuth(values: Flags, defaults: { readonly authorizationMode?: string } = {}): LoadedAuth {
+export function loadAuth(
+  values: Flags,
+  defaults: {
+    readonly authorizationMode?: string;
+    readonly serviceAccount?: ServiceAccountDefaults;
+  } = {},
+): LoadedAuth {
   const tokenFile = str(values['token-auth-file']);
   let tokens: TokenTable | undefined;
   if (tokenFile !== undefined) {
@@ -221,8 +238,10 @@ export function loadAuth(values: Flags, defaults: { readonly authorizationMode?:
     }
   }
   const caFile = str(values['client-ca-file']);
+  const serviceAccountTokens = serviceAccountTokensFromFlags(values, readFlagFile, defaults.serviceAccount);
   return {
     tokens,
+    serviceAccountTokens,
     modes,
     authorization: (cache) => buildAuthorization(modes, { cache, abacPolicy }),
     clientCA: caFile === undefined ? undefined : readFlagFile('client-ca-file', caFile),
@@ -313,6 +332,7 @@ export async function runServer(opts: {
   settings: ServerSettings;
   tls: { cert: string; key: string; clientCA?: string };
   tokens: TokenTable | undefined;
+  serviceAccountTokens?: ServiceAccountTokens | undefined;
   authorization: (cache: WatchCache) => ServerAuthorization;
   pkgVersion: string;
   log?: Logger;
@@ -320,6 +340,7 @@ export async function runServer(opts: {
   local?: LocalServing;
 }): Promise<RunningApiServer> {
   const log = opts.log ?? jsonLogger();
+  const sa = opts.serviceAccountTokens;
   const bookmarkMs = Math.trunc(Number(process.env.SVCPLANE_BOOKMARK_INTERVAL_MS ?? 0)) || 0;
   const endpointMs = Math.trunc(Number(process.env.SVCPLANE_ENDPOINT_INTERVAL_MS ?? 0)) || 0;
   return startApiServer({
@@ -328,7 +349,12 @@ export async function runServer(opts: {
     bindAddress: opts.settings.bindAddress,
     port: opts.settings.port,
     tls: opts.tls,
-    authenticate: (req) => authenticate(req, { tokens: opts.tokens }),
+    authenticate: (req, objects) =>
+      authenticate(req, {
+        tokens: opts.tokens,
+        serviceAccounts: sa === undefined ? undefined : (token) => sa.authenticate(token, objects),
+      }),
+    ...(sa === undefined ? {} : { serviceAccountTokens: sa }),
     authorization: opts.authorization,
     openapi: {
       v3Index: () => openAPIV3Index(),
@@ -413,6 +439,7 @@ export async function serveFromFlags(opts: {
       settings: opts.settings,
       tls: { ...opts.tls, ...(opts.auth.clientCA === undefined ? {} : { clientCA: opts.auth.clientCA }) },
       tokens: opts.tokens,
+      serviceAccountTokens: opts.auth.serviceAccountTokens,
       authorization: opts.auth.authorization,
       pkgVersion: opts.pkgVersion,
       log,

@@ -1,12 +1,15 @@
 // `svcplane up`: the all-in-one server on the embedded store (docs/storage.md). The first start generates a
 // CA, a serving certificate for 127.0.0.1/localhost, an admin token (group system:masters) and
-// DIR/kubeconfig; every start rewrites the kubeconfig with the URL actually served.
+// DIR/kubeconfig, and the ServiceAccount token signing key DIR/pki/sa.key (EC P-256; tokens are issued by
+// https://kubernetes.default.svc.cluster.local unless flags say otherwise); every start rewrites the
+// kubeconfig with the URL actually served.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { hostname, tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
+import { generateServiceAccountKey } from '../apiserver/auth/service-account-keys.js';
 import { formatTokenFileRecord, parseTokenFile, tokenDigest } from '../apiserver/auth/token-file.js';
 import { jsonLogger } from '../runtime/logger.js';
 import { KNOWN_CONTROLLERS } from '../controllers/manager.js';
@@ -27,9 +30,13 @@ import {
   ensureServingCert,
   loadAuth,
   parseServerFlags,
+  readFlagFile,
   serveFromFlags,
   writeFileAtomic,
 } from './serve.js';
+
+/** The issuer of `up`'s ServiceAccount tokens when --service-account-issuer names none (kubeadm's). */
+const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 export const UP_HELP = `Usage: svcplane up [flags]
 
@@ -85,10 +92,20 @@ export async function upCommand(
   const nodeLifecycle = nodeLifecycleFlags(split.values);
   const podGC = podGCFlags(split.values);
   const controllerNames = controllerList(split.values['controllers']);
-  // Every flag is checked before anything is written: a bad flag leaves no trace.
-  const auth = loadAuth(values, { authorizationMode: 'Node,RBAC' });
+  // Every flag is checked before anything is written: a bad flag leaves no trace (a new sa.key is
+  // written only once the flags that use it have passed).
+  const saKeyFile = join(settings.dataDir, 'pki', 'sa.key');
+  const saKeyExists = existsSync(saKeyFile);
+  const saKeyPem = saKeyExists ? readFlagFile('data-dir', saKeyFile) : generateServiceAccountKey();
+  const auth = loadAuth(values, {
+    authorizationMode: 'Node,RBAC',
+    serviceAccount: { issuer: DEFAULT_SERVICE_ACCOUNT_ISSUER, signingKeyPem: saKeyPem },
+  });
   ensureDataDir(settings.dataDir);
   const tls = ensureServingCert(settings.dataDir, [settings.bindAddress]);
+  if (!saKeyExists && values['service-account-signing-key-file'] === undefined) {
+    writeFileAtomic(saKeyFile, saKeyPem);
+  }
   // The admin identity: a token in DIR/pki/tokens.csv; an operator's --token-auth-file replaces it.
   const tokensFile = join(settings.dataDir, 'pki', 'tokens.csv');
   const adminToken = ensureAdminToken(tokensFile);

@@ -18,6 +18,7 @@ import { ServiceTopologyController } from './servicetopology/servicetopology-con
 import { ReplicaSetController } from './replicaset/replicaset-controller.js';
 import { DeploymentController } from './deployment/deployment-controller.js';
 import { Scheduler } from './scheduler/scheduler.js';
+import { ServiceAccountsController } from './serviceaccounts/serviceaccounts-controller.js';
 import { DeploymentGridController, DEPLOYMENTGRIDS } from './grids/deploymentgrid-controller.js';
 import { ServiceGridController, SERVICEGRIDS } from './grids/servicegrid-controller.js';
 import { ClusterRoleAggregationController } from './clusterroleaggregation/clusterrole-aggregation-controller.js';
@@ -40,6 +41,7 @@ export const KNOWN_CONTROLLERS = [
   'deployment',
   'scheduler',
   'clusterrole-aggregation',
+  'serviceaccount',
 ] as const;
 export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
 
@@ -200,6 +202,14 @@ export class ControllerManager {
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
             onError: (key, err) => o.log.warn('deployment sync failed', { key, err: String(err) }),
+          }),
+        );
+      }
+      if (name === 'serviceaccount') {
+        this.running.push(
+          new ServiceAccountsController(client, this.factory, {
+            metrics: queueMetrics,
+            onError: (key, err) => o.log.warn('serviceaccount sync failed', { key, err: String(err) }),
           }),
         );
       }

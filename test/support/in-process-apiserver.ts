@@ -35,7 +35,7 @@ export interface InProcessApiServerOptions {
   /** Authentication and authorization of its own instead of the one token and allow-all. */
   readonly auth?: Pick<
     ApiServerOptions,
-    'authenticate' | 'authorize' | 'forbiddenMessage' | 'rulesFor' | 'authorization'
+    'authenticate' | 'authorize' | 'forbiddenMessage' | 'rulesFor' | 'authorization' | 'serviceAccountTokens'
   >;
 }
 

@@ -484,6 +484,7 @@ describe('properties', () => {
         metadata: { name: 'x', namespace: 'd' },
         spec: { gridUniqKey: 'zone', template: { ports: [{ port: 80 }] } },
       },
+      '/ServiceAccount': { metadata: { name: 'x', namespace: 'd' } },
       'superedge.io/DeploymentGrid': {
         metadata: { name: 'x', namespace: 'd' },
         spec: {

@@ -20,8 +20,19 @@ import type { JsonRecord } from '../json.js';
 import { groupVersion, RESOURCES, type ResourceInfo } from '../resources.js';
 import { kindSchemaFor, type KindSchema } from '../schema/index.js';
 import { deleteOptions, patchBody, status } from '../schema/meta.js';
-import { binding as bindingSchema, scale as scaleSchema } from '../schema/subresources.js';
-import { BINDING_KIND, SCALE_KIND, hasBinding, hasScale } from '../subresources.js';
+import {
+  binding as bindingSchema,
+  scale as scaleSchema,
+  tokenRequest as tokenRequestSchema,
+} from '../schema/subresources.js';
+import {
+  BINDING_KIND,
+  SCALE_KIND,
+  TOKEN_REQUEST_KIND,
+  hasBinding,
+  hasScale,
+  hasToken,
+} from '../subresources.js';
 import type { Schema } from '../schema/schema.js';
 
 /** `info.version` of every document. */
@@ -432,6 +443,26 @@ function addResource(paths: JsonRecord, c: Components, r: ResourceInfo, k: KindS
     paths[`${pathPrefix(r)}/namespaces/{namespace}/bindings`] = {
       parameters: scopeParams,
       post: bindingOp(`create${group}${scope}Binding`, 'Bind a pod, named in the body, to a node.'),
+    };
+  }
+  if (hasToken(r)) {
+    c.define(tokenRequestSchema.name as string, tokenRequestSchema, {
+      [GVK_EXTENSION]: [{ ...TOKEN_REQUEST_KIND }],
+    });
+    const tokenRef = c.use(tokenRequestSchema);
+    paths[`${item}/token`] = {
+      parameters: itemParams,
+      post: {
+        ...op(
+          'post',
+          `create${group}${scope}${r.kind}Token`,
+          `Create a token of the named ${r.kind}.`,
+          WRITE_PARAMS,
+          ok(tokenRef, '200', '201', '202'),
+          { content: json(tokenRef), required: true },
+        ),
+        [GVK_EXTENSION]: { ...TOKEN_REQUEST_KIND },
+      },
     };
   }
   if (r.namespaced) {

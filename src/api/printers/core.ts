@@ -190,3 +190,14 @@ export const namespacePrinter: Printer = {
     since(ns.metadata.creationTimestamp, nowMs),
   ],
 };
+
+// ---- serviceaccounts --------------------------------------------------------------------------
+
+export const serviceAccountPrinter: Printer = {
+  columns: [NAME_COLUMN, column('Secrets', 'The number of Secrets the account lists.'), AGE_COLUMN],
+  cells: (sa, nowMs) => [
+    sa.metadata.name ?? '',
+    objects(sa['secrets']).length,
+    since(sa.metadata.creationTimestamp, nowMs),
+  ],
+};

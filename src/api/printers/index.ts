@@ -3,7 +3,13 @@
 // Rows always carry every column, wide ones included; kubectl drops priority > 0 columns unless `-o wide`.
 import type { KObject } from '../object.js';
 import type { ResourceInfo } from '../resources.js';
-import { endpointsPrinter, namespacePrinter, nodePrinter, servicePrinter } from './core.js';
+import {
+  endpointsPrinter,
+  namespacePrinter,
+  nodePrinter,
+  serviceAccountPrinter,
+  servicePrinter,
+} from './core.js';
 import { customPrinter, DEPLOYMENT_GRID_PRINTER_COLUMNS, SERVICE_GRID_PRINTER_COLUMNS } from './custom.js';
 import { coreEventPrinter, eventsV1Printer } from './events.js';
 import { deploymentPrinter, endpointSlicePrinter, leasePrinter, replicaSetPrinter } from './others.js';
@@ -32,6 +38,7 @@ const PRINTERS: ReadonlyMap<string, Printer> = new Map([
   ['/services', servicePrinter],
   ['/endpoints', endpointsPrinter],
   ['/events', coreEventPrinter],
+  ['/serviceaccounts', serviceAccountPrinter],
   ['events.k8s.io/events', eventsV1Printer],
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['coordination.k8s.io/leases', leasePrinter],

@@ -8,11 +8,16 @@ import type { KObject } from '../object.js';
 import { decodeMessage, type MessageType } from './decode.js';
 import { ProtobufError, malformed, unsupported } from './errors.js';
 import { deployment } from './tables/apps.js';
-import { event as coreEvent, namespace, pod, service } from './tables/core.js';
+import { event as coreEvent, namespace, pod, service, serviceAccount } from './tables/core.js';
 import { event as eventsEvent } from './tables/events.js';
 import { deleteOptions } from './tables/meta.js';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './tables/rbac.js';
-import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './tables/reviews.js';
+import {
+  selfSubjectAccessReview,
+  selfSubjectReview,
+  selfSubjectRulesReview,
+  tokenRequest,
+} from './tables/reviews.js';
 import { WIRE_LEN, WireReader } from './wire.js';
 
 export { ProtobufError, type ProtobufErrorReason } from './errors.js';
@@ -42,6 +47,8 @@ const TABLES: ReadonlyMap<string, MessageType> = new Map([
   ['rbac.authorization.k8s.io/v1/ClusterRole', clusterRole],
   ['rbac.authorization.k8s.io/v1/RoleBinding', roleBinding],
   ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', clusterRoleBinding],
+  ['authentication.k8s.io/v1/TokenRequest', tokenRequest],
+  ['/v1/ServiceAccount', serviceAccount],
 ]);
 
 const gvkKey = (gvk: GroupVersionKind): string => `${gvk.group}/${gvk.version}/${gvk.kind}`;

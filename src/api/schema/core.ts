@@ -1308,3 +1308,20 @@ export const coreEvent: Schema = kindSchema(
     reportingInstance: always(str('Instance of the controller that emitted the event.')),
   },
 );
+
+export const serviceAccount: Schema = kindSchema(
+  `${CORE}.ServiceAccount`,
+  'A ServiceAccount is an identity for processes that run in pods, and the subject of the tokens it is issued.',
+  {
+    secrets: keyedList(
+      objectReference,
+      ['name'],
+      'Secrets in the same namespace that pods of this account may use.',
+    ),
+    imagePullSecrets: atomicList(
+      localObjectReference,
+      'Secrets used to pull the images of pods of this account.',
+    ),
+    automountServiceAccountToken: bool('Whether pods of this account get an API token mounted by default.'),
+  },
+);

@@ -2,7 +2,7 @@
 // OpenAPI documents publish them under.
 import { deployment, replicaSet } from './apps.js';
 import { lease } from './coordination.js';
-import { coreEvent, endpoints, namespace, node, pod, service } from './core.js';
+import { coreEvent, endpoints, namespace, node, pod, service, serviceAccount } from './core.js';
 import { endpointSlice } from './discovery.js';
 import { event } from './events.js';
 import { listSchema } from './meta.js';
@@ -48,6 +48,7 @@ export const KIND_SCHEMAS: readonly KindSchema[] = [
   entry('', 'v1', 'Service', service),
   entry('', 'v1', 'Endpoints', endpoints),
   entry('', 'v1', 'Event', coreEvent),
+  entry('', 'v1', 'ServiceAccount', serviceAccount),
   entry('events.k8s.io', 'v1', 'Event', event),
   entry('discovery.k8s.io', 'v1', 'EndpointSlice', endpointSlice),
   entry('coordination.k8s.io', 'v1', 'Lease', lease),

@@ -168,6 +168,50 @@ describe('authenticate', () => {
   });
 });
 
+describe('authenticate with ServiceAccount tokens', () => {
+  const sa: UserInfo = { name: 'system:serviceaccount:ci:b', uid: 'u', groups: ['system:serviceaccounts'] };
+  const asked: string[] = [];
+  const withSa: AuthenticatorOptions = {
+    tokens,
+    serviceAccounts: (t) => {
+      asked.push(t);
+      return Promise.resolve(t === 'jwt-good' ? sa : undefined);
+    },
+  };
+
+  it('answers a static token synchronously, never asking the ServiceAccount authenticator', () => {
+    asked.length = 0;
+    assert.deepEqual(authenticate({ authorization: 'Bearer admin-token' }, withSa), admin);
+    assert.deepEqual(asked, []);
+  });
+
+  it('prefers a verified certificate, as upstream orders the chain', () => {
+    asked.length = 0;
+    const user = authenticate({ authorization: 'Bearer jwt-good', peerCertificate: cert('bob') }, withSa);
+    assert.deepEqual(user, { name: 'bob', uid: '', groups: ['system:authenticated'] });
+    assert.deepEqual(asked, []);
+  });
+
+  it('authenticates a ServiceAccount token, adding system:authenticated', async () => {
+    assert.deepEqual(await authenticate({ authorization: 'Bearer jwt-good' }, withSa), {
+      ...sa,
+      groups: ['system:serviceaccounts', 'system:authenticated'],
+    });
+  });
+
+  it('answers 401 (never anonymous) for a token neither method accepts, or a failing check', async () => {
+    assert.equal(await authenticate({ authorization: 'Bearer jwt-bad' }, withSa), 'invalid');
+    const failing: AuthenticatorOptions = { serviceAccounts: () => Promise.reject(new Error('boom')) };
+    assert.equal(await authenticate({ authorization: 'Bearer x' }, failing), 'invalid');
+  });
+
+  it('looks at the header without a token table when ServiceAccount tokens are on', async () => {
+    const only: AuthenticatorOptions = { serviceAccounts: withSa.serviceAccounts };
+    assert.equal(await authenticate({ authorization: 'Bearer nope' }, only), 'invalid');
+    assert.equal(authenticate({}, only), 'anonymous');
+  });
+});
+
 describe('bearerToken', () => {
   it('extracts the token the way upstream splits the header', () => {
     assert.equal(bearerToken('Bearer abc'), 'abc');

@@ -1,6 +1,7 @@
-// Who is asking: kube-apiserver's request authentication chain, for the two methods svcplane has.
+// Who is asking: kube-apiserver's request authentication chain, for the methods svcplane has.
 //
-//   union(x509 client certificate, bearer token) → add "system:authenticated" → else anonymous
+//   union(x509 client certificate, static token, ServiceAccount token) → add "system:authenticated"
+//   → else anonymous
 //
 // as upstream builds it (pkg/kubeapiserver/authenticator): methods are tried in order, the first that
 // succeeds wins, and a method that fails only matters if none succeeds. Consequences worth knowing:
@@ -11,6 +12,8 @@
 //  - a header that is not "Bearer <token>" (other schemes, "Bearer" alone, "Bearer  x" with two spaces)
 //    is ignored, so such a request is anonymous;
 //  - a verified certificate with an empty CN is ignored (upstream: no opinion).
+// The answer is synchronous unless a ServiceAccount token has to be checked (a signature, a lookup): the
+// certificate and static-token paths never wait.
 // The WebSocket subprotocol token ("base64url.bearer.authorization.k8s.io.…") is not supported.
 import { lookupToken, type TokenDigest } from './token-file.js';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME, type UserInfo } from './types.js';
@@ -42,9 +45,16 @@ export interface AuthenticatorOptions {
    * bearer-token authenticator in its chain then (an empty table rejects every token instead).
    */
   readonly tokens?: ReadonlyMap<TokenDigest, UserInfo> | undefined;
+  /**
+   * Bound ServiceAccount tokens (service-account-tokens.ts): the user a token that is no static token
+   * authenticates as, or undefined. With it the Authorization header is looked at even without a table.
+   */
+  readonly serviceAccounts?: ((token: string) => Promise<UserInfo | undefined>) | undefined;
   /** kube-apiserver's --anonymous-auth (default true): when false, a request without credentials is 'invalid'. */
   readonly anonymous?: boolean | undefined;
 }
+
+export type AuthenticationResult = UserInfo | 'anonymous' | 'invalid';
 
 /**
  * The user a request authenticates as (with "system:authenticated" added), 'anonymous' when it carries no
@@ -53,7 +63,7 @@ export interface AuthenticatorOptions {
 export function authenticate(
   req: AuthenticationRequest,
   opts: AuthenticatorOptions = {},
-): UserInfo | 'anonymous' | 'invalid' {
+): AuthenticationResult | Promise<AuthenticationResult> {
   let failed = false;
 
   const cert = req.peerCertificate;
@@ -71,6 +81,13 @@ export function authenticate(
     const user = lookupToken(opts.tokens, token);
     if (user !== undefined) return withAuthenticatedGroup(user);
     failed = true;
+  }
+  const serviceAccounts = opts.serviceAccounts;
+  if (serviceAccounts !== undefined && token !== undefined) {
+    return serviceAccounts(token).then(
+      (user) => (user === undefined ? 'invalid' : withAuthenticatedGroup(user)),
+      () => 'invalid' as const,
+    );
   }
 
   if (failed || opts.anonymous === false) return 'invalid';
@@ -101,5 +118,5 @@ export function bearerToken(header: string | undefined): string | undefined {
 function withAuthenticatedGroup(user: UserInfo): UserInfo {
   if (user.name === ANONYMOUS_USER_NAME) return user;
   if (user.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return user;
-  return { name: user.name, uid: user.uid, groups: [...user.groups, ALL_AUTHENTICATED] };
+  return { ...user, groups: [...user.groups, ALL_AUTHENTICATED] };
 }

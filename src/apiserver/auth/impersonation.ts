@@ -12,6 +12,11 @@
 // says which. A user "system:serviceaccount:NS:NAME" is checked as serviceaccounts "NAME" in NS and, without
 // Impersonate-Group, gets the service-account groups. Groups, a UID or extras without Impersonate-User are
 // a 400. svcplane's identities carry no extras, so allowed extras are checked and then dropped.
+import {
+  SERVICE_ACCOUNT_USER_PREFIX as SA_PREFIX,
+  serviceAccountGroups,
+  serviceAccountUsername,
+} from '../../core/serviceaccount/token-claims.js';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME } from './types.js';
 import type { RequestAttributes, UserInfo } from './types.js';
 
@@ -50,7 +55,6 @@ interface Target {
 }
 
 const AUTHENTICATION_V1 = 'authentication.k8s.io/v1';
-const SA_PREFIX = 'system:serviceaccount:';
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -136,8 +140,8 @@ export function impersonate(
     switch (t.kind) {
       case 'ServiceAccount':
         resource = 'serviceaccounts';
-        name = `${SA_PREFIX}${t.namespace}:${t.name}`;
-        if (!groupsSpecified) groups = ['system:serviceaccounts', `system:serviceaccounts:${t.namespace}`];
+        name = serviceAccountUsername(t.namespace, t.name);
+        if (!groupsSpecified) groups = serviceAccountGroups(t.namespace);
         break;
       case 'User':
         resource = 'users';

@@ -8,6 +8,8 @@ export interface UserInfo {
   readonly name: string;
   readonly uid: string;
   readonly groups: readonly string[];
+  /** user.Info's extra: what an authenticator adds (a ServiceAccount token's credential id, its pod). */
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** The well-known users and groups of kube-apiserver. */

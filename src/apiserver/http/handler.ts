@@ -91,7 +91,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     const q = rawUrl.indexOf('?');
     const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
     const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
-    const authenticated = deps.authenticate(req);
+    const authenticated = await deps.authenticate(req);
     if (authenticated === 'invalid' || (authenticated === 'anonymous' && !isPublic(path))) {
       throw statusErrors.unauthorized();
     }

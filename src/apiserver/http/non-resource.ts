@@ -101,6 +101,23 @@ export async function serveNonResource(
     case '/version':
       writeJson(res, 200, deps.version);
       return;
+    // ServiceAccountIssuerDiscovery: the issuer's OIDC document and its keys (with a first issuer).
+    case '/.well-known/openid-configuration':
+    case '/openid/v1/jwks': {
+      const tokens = deps.serviceAccountTokens;
+      if (tokens === undefined) throw notFoundPath();
+      const oidc = path === '/.well-known/openid-configuration';
+      writeJson(
+        res,
+        200,
+        oidc ? tokens.openidConfiguration(`https://${deps.serverAddress()}/openid/v1/jwks`) : tokens.jwks(),
+        {
+          contentType: oidc ? 'application/json' : 'application/jwk-set+json',
+          extraHeaders: { 'Cache-Control': 'public, max-age=3600' },
+        },
+      );
+      return;
+    }
     case '/metrics': {
       deps.metrics.cacheRevision.set(deps.cache.revision);
       const text = (await deps.metrics.registry.metrics()) + ((await deps.extraMetrics?.()) ?? '');

@@ -158,6 +158,7 @@ export async function serveReview(
         username: user.name,
         ...(user.uid === '' ? {} : { uid: user.uid }),
         groups: [...user.groups],
+        ...(user.extra === undefined || Object.keys(user.extra).length === 0 ? {} : { extra: user.extra }),
       },
     };
   } else if (review === SELF_SUBJECT_RULES_REVIEWS) {

@@ -8,7 +8,7 @@ import type { ResourceInfo } from '../../api/resources.js';
 import { scale as scaleSchema } from '../../api/schema/subresources.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
 import { statusErrors } from '../../api/status.js';
-import { BINDING_KIND, SCALE_KIND, hasBinding, hasScale } from '../../api/subresources.js';
+import { BINDING_KIND, SCALE_KIND, hasBinding, hasScale, hasToken } from '../../api/subresources.js';
 import { readBinding } from '../registry/binding.js';
 import { patchSetsResourceVersion } from '../registry/kind-rules.js';
 import { applyPatch, PATCH_CONTENT_TYPES } from '../registry/patch.js';
@@ -18,11 +18,14 @@ import { mediaType, negotiate } from './negotiation.js';
 import type { ResourceRequestInfo } from './request-info.js';
 import { warningHeaders, writeJson } from './respond.js';
 import { writeContext } from './request-options.js';
+import { serveTokenRequest } from './token-request.js';
 import { notFoundPath, type HandlerDeps, type ResourceHandler } from './types.js';
 
-/** Whether this request is for a subresource served here (scale or binding). */
+/** Whether this request is for a subresource served here (scale, binding or token). */
 export const isExtraSubresource = (r: ResourceInfo, info: ResourceRequestInfo): boolean =>
-  (info.subresource === 'scale' && hasScale(r)) || (info.subresource === 'binding' && hasBinding(r));
+  (info.subresource === 'scale' && hasScale(r)) ||
+  (info.subresource === 'binding' && hasBinding(r)) ||
+  (info.subresource === 'token' && hasToken(r));
 
 const SCALE_PATCH_TYPES = [
   'application/json-patch+json',
@@ -56,6 +59,10 @@ export const serveSubresource: ResourceHandler = async (deps, req, res, r, info,
       throw statusErrors.methodNotSupported({ group: '', resource: 'pods/binding' }, info.verb);
     }
     await serveBinding(deps, req, res, info.namespace, info.name, query);
+    return;
+  }
+  if (info.subresource === 'token') {
+    await serveTokenRequest(deps, req, res, info, query);
     return;
   }
   const reg = deps.registry;

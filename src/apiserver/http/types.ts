@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../../api/resources.js';
 import type { RuleResolver } from '../auth/rules.js';
+import type { ServiceAccountTokens } from '../auth/service-account-tokens.js';
 import type { RequestAttributes, UserInfo } from '../auth/types.js';
 import { StatusError } from '../../api/status.js';
 import type { Logger } from '../../runtime/logger.js';
@@ -46,8 +47,12 @@ export interface HandlerDeps {
   readonly cache: WatchCache;
   readonly metrics: ApiMetrics;
   readonly log: Logger;
-  readonly authenticate: (req: IncomingMessage) => Identity | 'anonymous' | 'invalid';
+  readonly authenticate: (
+    req: IncomingMessage,
+  ) => Identity | 'anonymous' | 'invalid' | Promise<Identity | 'anonymous' | 'invalid'>;
   readonly authorize: (attrs: AuthorizationAttributes) => boolean;
+  /** ServiceAccount tokens: serviceaccounts/NAME/token and the issuer discovery documents (absent: 404). */
+  readonly serviceAccountTokens?: ServiceAccountTokens;
   /** What a user may do in a namespace (SelfSubjectRulesReview); without it the answer is incomplete. */
   readonly rulesFor?: RuleResolver;
   readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;

@@ -123,6 +123,21 @@ export const CONTROLLER_ROLES: Readonly<
       EVENTS,
     ],
   },
+  'clusterrole-aggregation': {
+    name: 'clusterrole-aggregation-controller',
+    // escalate: the rules it writes are other roles' rules, which it does not hold itself
+    rules: [
+      rule(['escalate', 'get', 'list', 'watch', 'update'], ['rbac.authorization.k8s.io'], ['clusterroles']),
+    ],
+  },
+  serviceaccount: {
+    name: 'service-account-controller',
+    rules: [
+      rule(['list', 'watch', 'create'], [''], ['serviceaccounts']),
+      rule(READ, [''], ['namespaces']),
+      EVENTS,
+    ],
+  },
   deployment: {
     name: 'deployment-controller',
     rules: [

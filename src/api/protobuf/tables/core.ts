@@ -521,3 +521,12 @@ export const event = message(`${CORE}.Event`, {
   14: ['reportingComponent', 'string', 'keep'],
   15: ['reportingInstance', 'string', 'keep'],
 });
+
+// ServiceAccount
+
+export const serviceAccount = message(`${CORE}.ServiceAccount`, {
+  1: ['metadata', objectMeta],
+  2: ['secrets', objectReference, 'repeated'],
+  3: ['imagePullSecrets', localObjectReference, 'repeated'],
+  4: ['automountServiceAccountToken', 'bool', 'keep'],
+});

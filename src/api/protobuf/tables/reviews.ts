@@ -95,3 +95,31 @@ export const selfSubjectRulesReview = message(`${AUTHZ}.SelfSubjectRulesReview`,
     }),
   ],
 });
+
+/** authentication/v1 TokenRequest: what `kubectl create token` posts to serviceaccounts/NAME/token. */
+export const tokenRequest = message(`${AUTHN}.TokenRequest`, {
+  1: ['metadata', objectMeta],
+  2: [
+    'spec',
+    message(`${AUTHN}.TokenRequestSpec`, {
+      1: ['audiences', 'string', 'repeated'],
+      4: ['expirationSeconds', 'int64', 'keep'],
+      3: [
+        'boundObjectRef',
+        message(`${AUTHN}.BoundObjectReference`, {
+          1: ['kind', 'string'],
+          2: ['apiVersion', 'string'],
+          3: ['name', 'string'],
+          4: ['uid', 'string'],
+        }),
+      ],
+    }),
+  ],
+  3: [
+    'status',
+    message(`${AUTHN}.TokenRequestStatus`, {
+      1: ['token', 'string'],
+      2: ['expirationTimestamp', 'time'],
+    }),
+  ],
+});
