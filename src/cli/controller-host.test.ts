@@ -7,7 +7,7 @@ import type { Logger } from '../runtime/logger.js';
 import { until } from '../../test/e2e/testing/until.js';
 import { ControllerHost } from './controller-host.js';
 
-const data = { socketPath: '/nonexistent', token: 't', controllers: [] } as const;
+const data = { socketPath: '/nonexistent', token: 't', schedulerToken: 't', controllers: [] } as const;
 
 /** A worker from source: `ready` posts ready, answers metrics, and exits when told to stop. */
 const healthy = (): Worker =>

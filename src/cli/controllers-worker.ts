@@ -12,12 +12,17 @@ import {
 } from '../controllers/manager.js';
 import { Client } from '../runtime/client.js';
 import { httpTransport } from '../runtime/http-transport.js';
+import type { Transport } from '../runtime/transport.js';
+import { serviceAccountClients } from '../controllers/controller-credentials.js';
 import { LeaderElector, leaseClient } from '../runtime/leader-election.js';
 
 /** What the host hands the worker (structured-cloned). */
 export interface ControllersWorkerData {
   readonly socketPath: string;
+  /** The manager's own token (user system:kube-controller-manager): informers, leader election, tokens. */
   readonly token: string;
+  /** The scheduler's token (user system:kube-scheduler). */
+  readonly schedulerToken: string;
   readonly controllers: readonly ControllerName[];
   /** `svcplane up`'s --node-monitor-* flags (controller-manager's); absent: upstream's defaults. */
   readonly nodeLifecycle?: NodeLifecycleSettings;
@@ -43,14 +48,25 @@ const data = workerData as ControllersWorkerData;
 const post = (m: FromWorker): void => port.postMessage(m);
 const log = jsonLogger((l) => process.stderr.write(l), 'controllers');
 
-const credentials = { headers: { Authorization: `Bearer ${data.token}` } };
-const transport = httpTransport({
-  server: 'http://localhost',
-  socketPath: data.socketPath,
-  credentials: () => credentials,
-});
+/** A transport to the server's socket that sends `token()` as its bearer token. */
+const socketTransport = (token: () => string | Promise<string>): Transport =>
+  httpTransport({
+    server: 'http://localhost',
+    socketPath: data.socketPath,
+    credentials: async () => ({ headers: { Authorization: `Bearer ${await token()}` } }),
+  });
+const transport = socketTransport(() => data.token);
 const client = new Client(transport);
+// Each controller runs as its own ServiceAccount (kube-controller-manager's
+// --use-service-account-credentials), the scheduler as system:kube-scheduler; RBAC authorizes each by
+// its bootstrap role.
+const schedulerTransport = socketTransport(() => data.schedulerToken);
+const scheduler = new Client(schedulerTransport);
+const controllerClients = serviceAccountClients(client, socketTransport, (c) =>
+  c === 'scheduler' ? scheduler : client,
+);
 const manager = new ControllerManager(client, {
+  clientFor: (c) => controllerClients.clientFor(c),
   controllers: data.controllers,
   ...(data.nodeLifecycle === undefined ? {} : { nodeLifecycle: data.nodeLifecycle }),
   ...(data.podGC === undefined ? {} : { podGC: data.podGC }),
@@ -74,6 +90,8 @@ port.on('message', (m: ToWorker) => {
       .then(() => elector?.stop())
       .finally(() => {
         transport.close();
+        schedulerTransport.close();
+        controllerClients.close();
         port.close(); // nothing else keeps this thread alive: it exits
       });
   }

@@ -113,18 +113,22 @@ export async function upCommand(
   // The controllers run on a worker thread (controller-host.ts) and reach this server over a unix socket of
   // the data dir, plain HTTP, with a token of their own that lives only in this process (as kube-apiserver's
   // loopback client has one): the API's event loop spends no TLS on them.
+  // The controllers reach this server over a unix socket of the data dir (plain HTTP) with tokens that live
+  // only in this process, as kube-apiserver's loopback client has one: the manager as
+  // system:kube-controller-manager (its informers, its Lease, and the TokenRequests that give each
+  // controller its own ServiceAccount), the scheduler as system:kube-scheduler. Neither is in
+  // system:masters: RBAC authorizes them by their bootstrap roles.
   const controllerToken = generateToken();
-  tokens.set(tokenDigest(controllerToken), {
-    name: 'system:kube-controller-manager',
-    uid: '',
-    groups: ['system:masters'],
-  });
+  tokens.set(tokenDigest(controllerToken), { name: 'system:kube-controller-manager', uid: '', groups: [] });
+  const schedulerToken = generateToken();
+  tokens.set(tokenDigest(schedulerToken), { name: 'system:kube-scheduler', uid: '', groups: [] });
   const socket = controllerSocketPath(settings.dataDir);
   const log = jsonLogger();
   const controllers = new ControllerHost({
     data: {
       socketPath: socket.path,
       token: controllerToken,
+      schedulerToken,
       controllers: controllerNames,
       nodeLifecycle,
       podGC,

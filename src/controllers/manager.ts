@@ -69,6 +69,12 @@ export interface ControllerManagerOptions {
   readonly log: Pick<Logger, 'info' | 'warn'>;
   /** Where the workqueue metrics go (`svcplane up` passes the apiserver's /metrics registry). */
   readonly metrics?: Registry;
+  /**
+   * Each controller's own client for its writes and events (kube-controller-manager's
+   * --use-service-account-credentials); the shared informers read with the manager's client. Absent:
+   * every controller uses the manager's client.
+   */
+  readonly clientFor?: (controller: ControllerName) => Client;
 }
 
 export interface NodeLifecycleSettings {
@@ -113,7 +119,7 @@ export class ControllerManager {
     for (const name of o.controllers) {
       if (name === 'endpoints') {
         this.running.push(
-          new EndpointsController(client, this.factory, {
+          new EndpointsController(this.clientOf(name), this.factory, {
             workers: o.concurrentEndpointSyncs ?? 5,
             metrics: queueMetrics,
             onError: (key, err) => o.log.warn('endpoints sync failed', { key, err: String(err) }),
@@ -122,11 +128,11 @@ export class ControllerManager {
       }
       if (name === 'endpointslice') {
         this.running.push(
-          new EndpointSliceController(client, this.factory, {
+          new EndpointSliceController(this.clientOf(name), this.factory, {
             workers: o.concurrentServiceEndpointSyncs ?? 5,
             ...(o.maxEndpointsPerSlice === undefined ? {} : { maxEndpointsPerSlice: o.maxEndpointsPerSlice }),
             metrics: queueMetrics,
-            events: new ClientEventRecorder(client, {
+            events: new ClientEventRecorder(this.clientOf(name), {
               component: 'endpoint-slice-controller',
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
@@ -138,7 +144,7 @@ export class ControllerManager {
         this.running.push(
           new ServiceTopologyController(this.factory, {
             metrics: queueMetrics,
-            events: new ClientEventRecorder(client, {
+            events: new ClientEventRecorder(this.clientOf(name), {
               component: 'service-topology-controller',
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
@@ -148,10 +154,10 @@ export class ControllerManager {
       }
       if (name === 'nodelifecycle') {
         this.running.push(
-          new NodeLifecycleController(client, this.factory, {
+          new NodeLifecycleController(this.clientOf(name), this.factory, {
             ...o.nodeLifecycle,
             metrics: queueMetrics,
-            events: new ClientEventRecorder(client, {
+            events: new ClientEventRecorder(this.clientOf(name), {
               component: 'node-controller',
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
@@ -162,7 +168,7 @@ export class ControllerManager {
       }
       if (name === 'podgc') {
         this.running.push(
-          new PodGCController(client, this.factory, {
+          new PodGCController(this.clientOf(name), this.factory, {
             ...o.podGC,
             onError: (key, err) => o.log.warn('pod garbage collection failed', { key, err: String(err) }),
             log: (msg, fields) => o.log.info(msg, fields),
@@ -171,7 +177,7 @@ export class ControllerManager {
       }
       if (name === 'garbagecollector') {
         this.running.push(
-          new GarbageCollector(client, this.factory, {
+          new GarbageCollector(this.clientOf(name), this.factory, {
             workers: o.concurrentGCSyncs ?? 20,
             metrics: queueMetrics,
             onError: (uid, err) => o.log.warn('garbage collection failed', { uid, err: String(err) }),
@@ -181,10 +187,10 @@ export class ControllerManager {
       }
       if (name === 'replicaset') {
         this.running.push(
-          new ReplicaSetController(client, this.factory, {
+          new ReplicaSetController(this.clientOf(name), this.factory, {
             workers: o.concurrentReplicaSetSyncs ?? 5,
             metrics: queueMetrics,
-            events: new ClientEventRecorder(client, {
+            events: new ClientEventRecorder(this.clientOf(name), {
               component: 'replicaset-controller',
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
@@ -194,10 +200,10 @@ export class ControllerManager {
       }
       if (name === 'deployment') {
         this.running.push(
-          new DeploymentController(client, this.factory, {
+          new DeploymentController(this.clientOf(name), this.factory, {
             workers: o.concurrentDeploymentSyncs ?? 5,
             metrics: queueMetrics,
-            events: new ClientEventRecorder(client, {
+            events: new ClientEventRecorder(this.clientOf(name), {
               component: 'deployment-controller',
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
@@ -207,7 +213,7 @@ export class ControllerManager {
       }
       if (name === 'serviceaccount') {
         this.running.push(
-          new ServiceAccountsController(client, this.factory, {
+          new ServiceAccountsController(this.clientOf(name), this.factory, {
             metrics: queueMetrics,
             onError: (key, err) => o.log.warn('serviceaccount sync failed', { key, err: String(err) }),
           }),
@@ -215,10 +221,10 @@ export class ControllerManager {
       }
       if (name === 'scheduler') {
         this.running.push(
-          new Scheduler(client, this.factory, {
+          new Scheduler(this.clientOf(name), this.factory, {
             ...(o.schedulerParallelism === undefined ? {} : { parallelism: o.schedulerParallelism }),
             metrics: queueMetrics,
-            events: new ClientEventRecorder(client, {
+            events: new ClientEventRecorder(this.clientOf(name), {
               component: 'default-scheduler',
               onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
             }),
@@ -228,13 +234,17 @@ export class ControllerManager {
       }
       if (name === 'clusterrole-aggregation') {
         this.running.push(
-          new ClusterRoleAggregationController(client, this.factory, {
+          new ClusterRoleAggregationController(this.clientOf(name), this.factory, {
             metrics: queueMetrics,
             onError: (key, err) => o.log.warn('clusterrole aggregation failed', { key, err: String(err) }),
           }),
         );
       }
     }
+  }
+
+  private clientOf(controller: ControllerName): Client {
+    return this.o.clientFor?.(controller) ?? this.client;
   }
 
   /**
@@ -244,19 +254,19 @@ export class ControllerManager {
    * other controllers run.
    */
   private async addGridControllers(): Promise<void> {
-    const { client, o } = this;
-    const events = (component: string): ClientEventRecorder =>
-      new ClientEventRecorder(client, {
+    const { o } = this;
+    const events = (name: ControllerName, component: string): ClientEventRecorder =>
+      new ClientEventRecorder(this.clientOf(name), {
         component,
         onError: (err) => o.log.warn('could not record an event', { err: String(err) }),
       });
     if (o.controllers.includes('servicegrid')) {
       if (await this.serves(SERVICEGRIDS))
         this.running.push(
-          new ServiceGridController(client, this.factory, {
+          new ServiceGridController(this.clientOf('servicegrid'), this.factory, {
             workers: o.concurrentGridSyncs ?? 5,
             metrics: this.queueMetrics,
-            events: events('servicegrid-controller'),
+            events: events('servicegrid', 'servicegrid-controller'),
             onError: (key, err) => o.log.warn('servicegrid sync failed', { key, err: String(err) }),
           }),
         );
@@ -265,10 +275,10 @@ export class ControllerManager {
     if (o.controllers.includes('deploymentgrid')) {
       if (await this.serves(DEPLOYMENTGRIDS))
         this.running.push(
-          new DeploymentGridController(client, this.factory, {
+          new DeploymentGridController(this.clientOf('deploymentgrid'), this.factory, {
             workers: o.concurrentGridSyncs ?? 5,
             metrics: this.queueMetrics,
-            events: events('deploymentgrid-controller'),
+            events: events('deploymentgrid', 'deploymentgrid-controller'),
             onError: (key, err) => o.log.warn('deploymentgrid sync failed', { key, err: String(err) }),
           }),
         );

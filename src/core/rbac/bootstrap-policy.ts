@@ -172,6 +172,9 @@ const KUBE_CONTROLLER_MANAGER: readonly PolicyRule[] = [
     ['kube-controller-manager', 'svcplane-controller-manager'],
   ),
   rule(['list', 'watch'], ['*'], ['*']),
+  // --use-service-account-credentials: each controller's ServiceAccount in kube-system, and its tokens
+  rule(['get', 'create'], [''], ['serviceaccounts']),
+  rule(['create'], [''], ['serviceaccounts/token']),
 ];
 
 const NODE: readonly PolicyRule[] = [
