@@ -1,12 +1,13 @@
-// deploy/'s roles against what the components really ask for. `svcplane controller-manager` and
-// `svcplane wrapper`, started with the flags deploy/ gives them, reach `svcplane apiserver` through a
-// recording proxy while a scenario makes every grid controller write path run (create, adopt, put back,
-// delete, prune templates, status, Warning Events and their repeats, leader election and its release).
-// Each request becomes kube-apiserver's authorization attributes (verb, group, resource, subresource,
-// namespace, name, as its RequestInfoFactory reads a path) and must be granted by the roles deploy/
-// binds to that component; and each rule those roles grant must have been used, but for the one grant
-// no request needs (`*/finalizers`, which the OwnerReferencesPermissionEnforcement admission plugin
-// checks). So a role that is too narrow, or wider than the code, fails here.
+// deploy/ under RBAC, as a cluster runs it. `svcplane up` (Node,RBAC) gets deploy/'s identities with
+// `kubectl apply -k deploy/rbac`; `svcplane controller-manager` and `svcplane wrapper` then run with the
+// flags deploy/ gives them and tokens from `kubectl create token` for their ServiceAccounts, through a
+// recording proxy, while a scenario makes every grid controller write path run (create, adopt, put back,
+// delete, prune templates, status, Warning Events and their repeats, leader election and its release)
+// and the wrapper serves a node's topology-filtered EndpointSlices. The server's answers prove it:
+// none of their requests is refused (401 or 403), each of their requests is one deploy/'s roles grant,
+// and each rule those roles grant is used, but for the one grant no request needs (`*/finalizers`,
+// which the OwnerReferencesPermissionEnforcement admission plugin checks). The same tokens get 403 for
+// what the components do not need. So a role that is too narrow, or wider than the code, fails here.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,14 +18,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
+import { ruleAllows } from '../../src/core/rbac/rule-match.js';
 import { freePort } from '../../src/storage/etcd/testing/etcd-server.js';
-import { KUBECTL } from './testing/kubectl.js';
+import { KUBECTL, kubectlFor, type Kubectl } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
 
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 const DEPLOY = new URL('../../deploy', import.meta.url).pathname;
-const TOKEN = 'deploy-rbac-admin-token';
 const NS = 'svcplane-system';
 
 interface Rule {
@@ -46,7 +47,9 @@ interface Obj {
 interface Attrs {
   readonly verb: string;
   readonly group: string;
+  /** resource[/subresource], as a role names it. */
   readonly resource: string;
+  readonly subresource: string;
   readonly namespace: string;
   readonly name: string;
   readonly path: string;
@@ -81,6 +84,7 @@ function attributesOf(method: string, url: string): Attrs | undefined {
     verb,
     group,
     resource: sub === undefined ? resource! : `${resource}/${sub}`,
+    subresource: sub ?? '',
     namespace,
     name,
     path: `${method} ${u.pathname}`,
@@ -91,10 +95,16 @@ function attributesOf(method: string, url: string): Attrs | undefined {
 const DISCOVERY = /^\/(api|apis)(\/[^/]+(\/[^/]+)?)?$|^\/version$/;
 
 const ruleGrants = (r: Rule, a: Attrs): boolean =>
-  (r.apiGroups ?? []).some((g) => g === a.group || g === '*') &&
-  (r.resources ?? []).some((x) => x === a.resource || x === '*') &&
-  r.verbs.some((v) => v === a.verb || v === '*') &&
-  (r.resourceNames === undefined || r.resourceNames.length === 0 || r.resourceNames.includes(a.name));
+  ruleAllows(r, {
+    verb: a.verb,
+    resourceRequest: true,
+    apiGroup: a.group,
+    namespace: a.namespace,
+    resource: a.resource.split('/')[0]!,
+    subresource: a.subresource,
+    name: a.name,
+    path: a.path,
+  });
 
 /** The rules bound to a ServiceAccount: its ClusterRoles everywhere, its Roles in their namespace. */
 function rulesFor(objs: Obj[], sa: string): { rule: Rule; namespace?: string; role: string }[] {
@@ -129,11 +139,17 @@ const tuples = (rules: { rule: Rule; role: string }[]): string[] =>
     ),
   );
 
-/** A plain-HTTP proxy to the server that records what each client asks (by its port's name). */
-async function recordingProxy(srv: TestServer, seen: string[]): Promise<{ url: string; server: Server }> {
+/** A plain-HTTP proxy to the server that records what each client asks, and the status it gets back. */
+interface Seen {
+  readonly request: string;
+  status?: number;
+}
+
+async function recordingProxy(srv: TestServer, seen: Seen[]): Promise<{ url: string; server: Server }> {
   const target = new URL(srv.url);
   const server = createServer((req, res) => {
-    seen.push(`${req.method} ${req.url}`);
+    const entry: Seen = { request: `${req.method} ${req.url}` };
+    seen.push(entry);
     const up = httpsRequest(
       {
         host: target.hostname,
@@ -144,6 +160,7 @@ async function recordingProxy(srv: TestServer, seen: string[]): Promise<{ url: s
         ca: srv.ca,
       },
       (r) => {
+        if (r.statusCode !== undefined) entry.status = r.statusCode;
         res.writeHead(r.statusCode ?? 502, r.headers);
         r.pipe(res);
       },
@@ -194,8 +211,9 @@ describe("deploy/'s roles against the components' requests", () => {
   const work = mkdtempSync(path.join(tmpdir(), 'svcplane-deploy-rbac-'));
   let srv: TestServer;
   let objs: Obj[];
-  const seen = { cm: [] as string[], wrapper: [] as string[] };
+  const seen = { cm: [] as Seen[], wrapper: [] as Seen[] };
   const proxies: Server[] = [];
+  let kubectl: Kubectl;
   after(async () => {
     for (const p of proxies) p.close();
     await srv?.destroy();
@@ -215,6 +233,9 @@ describe("deploy/'s roles against the components' requests", () => {
     const r = await call(srv, 'GET', p);
     return r.status === 200 ? r.json() : undefined;
   };
+  /** A token for one of deploy/'s ServiceAccounts, from `kubectl create token`. */
+  const tokenOf = async (sa: string): Promise<string> =>
+    (await kubectl(['-n', NS, 'create', 'token', sa, '--duration', '1h'])).trim();
 
   before(async () => {
     objs = parseAllDocuments(
@@ -222,26 +243,26 @@ describe("deploy/'s roles against the components' requests", () => {
     )
       .map((d) => (Array.isArray(d) ? undefined : (d.toJS() as Obj)))
       .filter((o): o is Obj => o !== undefined && o !== null);
-    const tokenFile = path.join(work, 'tokens.csv');
-    writeFileSync(tokenFile, `${TOKEN},admin,admin,"system:masters"\n`);
-    const port = await freePort();
-    srv = {
-      ...(await startUp({
-        command: 'apiserver',
-        dataDir: path.join(work, 'api'),
-        args: ['--token-auth-file', tokenFile, '--secure-port', String(port)],
-      })),
-      token: TOKEN,
-    };
-    await post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    // svcplane up with its default authorization (Node,RBAC), and none of the controllers deploy/ runs
+    // (they would race with the controller-manager under test).
+    srv = await startUp({
+      dataDir: path.join(work, 'up'),
+      args: ['--controllers', '*,-servicegrid,-deploymentgrid,-servicetopology'],
+    });
+    kubectl = kubectlFor(srv, path.join(work, 'kubectl-home'));
+    await kubectl(['apply', '-k', path.join(DEPLOY, 'rbac')]);
   });
 
-  it('every request is granted, and every grant but */finalizers is used', async () => {
+  it('runs both components on their tokens: every request granted, every grant but */finalizers used', async () => {
     const cmProxy = await recordingProxy(srv, seen.cm);
     const wrapperProxy = await recordingProxy(srv, seen.wrapper);
     proxies.push(cmProxy.server, wrapperProxy.server);
     // Plain HTTP to the recording proxy; the token is what the proxy passes on.
-    const kubeconfig = (name: string, server: string): string => {
+    const tokens = {
+      cm: await tokenOf('svcplane-controller-manager'),
+      wrapper: await tokenOf('svcplane-wrapper'),
+    };
+    const kubeconfig = (name: 'cm' | 'wrapper', server: string): string => {
       const file = path.join(work, `${name}.kubeconfig`);
       writeFileSync(
         file,
@@ -250,7 +271,7 @@ describe("deploy/'s roles against the components' requests", () => {
           kind: 'Config',
           // client-node takes plain HTTP only with TLS verification off.
           clusters: [{ name, cluster: { server, 'insecure-skip-tls-verify': true } }],
-          users: [{ name, user: { token: TOKEN } }],
+          users: [{ name, user: { token: tokens[name] } }],
           contexts: [{ name, context: { cluster: name, user: name } }],
           'current-context': name,
         }),
@@ -371,6 +392,31 @@ describe("deploy/'s roles against the components' requests", () => {
           ).metadata.ownerReferences !== undefined
         );
       });
+      // The wrapper serves node-a what its unit may use: of the grid Service's endpoints on node-a (u1)
+      // and node-b (u2), only node-a's.
+      await post('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'sg-svc-by-hand', labels: { 'kubernetes.io/service-name': 'sg-svc' } },
+        addressType: 'IPv4',
+        ports: [{ port: 80, protocol: 'TCP' }],
+        endpoints: [
+          { addresses: ['10.1.0.1'], nodeName: 'node-a', conditions: { ready: true } },
+          { addresses: ['10.1.0.2'], nodeName: 'node-b', conditions: { ready: true } },
+        ],
+      });
+      await until('the wrapper serving node-a its unit’s endpoints', 20_000, async () => {
+        const r = await fetch(
+          `http://127.0.0.1:${wrapperPorts[1]}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices`,
+        ).catch(() => undefined);
+        if (r?.status !== 200) return undefined;
+        const list = (await r.json()) as {
+          items: { metadata: { name: string }; endpoints?: { addresses: string[] }[] | null }[];
+        };
+        const mine = list.items.find((i) => i.metadata.name === 'sg-svc-by-hand');
+        const addresses = (mine?.endpoints ?? []).flatMap((e) => e.addresses);
+        return addresses.length === 1 && addresses[0] === '10.1.0.1' ? true : undefined;
+      });
       // A drifted Service is put back (update); a unit's last node leaves, so its Deployment goes.
       await patch('/api/v1/namespaces/default/services/sg-svc', { metadata: { labels: { drift: 'yes' } } });
       await patch('/api/v1/nodes/node-b', { metadata: { labels: { unit: null } } });
@@ -383,7 +429,7 @@ describe("deploy/'s roles against the components' requests", () => {
       );
       // The same topology problem again on the same Service: the Event's count goes up (a PATCH).
       await until('the topology Warning', 20_000, () =>
-        seen.cm.some((r) => r.startsWith('POST /api/v1/namespaces/default/events')),
+        seen.cm.some((r) => r.request.startsWith('POST /api/v1/namespaces/default/events')),
       );
       await patch('/api/v1/namespaces/default/services/bad-topology', {
         metadata: { annotations: { topologyKeys: null } },
@@ -393,15 +439,16 @@ describe("deploy/'s roles against the components' requests", () => {
         metadata: { annotations: { topologyKeys: '[' } },
       });
       await until('a repeated Event', 20_000, () =>
-        seen.cm.some((r) => r.startsWith('PATCH /api/v1/namespaces/default/events/')),
+        seen.cm.some((r) => r.request.startsWith('PATCH /api/v1/namespaces/default/events/')),
       );
       // The wrapper watches its four resources once it has listed them.
       await until(
         () => `the wrapper watching\n${wrapper.log()}`,
         30_000,
         () =>
-          new Set(seen.wrapper.filter((r) => r.includes('watch=true')).map((r) => r.split('?')[0])).size ===
-          4,
+          new Set(
+            seen.wrapper.filter((r) => r.request.includes('watch=true')).map((r) => r.request.split('?')[0]),
+          ).size === 4,
       );
     } finally {
       await stop(cm.proc); // a clean stop releases the Lease (an update)
@@ -415,7 +462,9 @@ describe("deploy/'s roles against the components' requests", () => {
       const rules = rulesFor(objs, sa);
       const used = new Set<string>();
       const denied: string[] = [];
-      for (const r of requests) {
+      const refused = requests.filter((r) => r.status === 401 || r.status === 403).map((r) => r.request);
+      assert.deepEqual(refused, [], `${who}: requests the server refused`);
+      for (const { request: r } of requests) {
         const [method, url] = r.split(' ') as [string, string];
         const a = attributesOf(method, url);
         if (a === undefined) {
@@ -435,5 +484,35 @@ describe("deploy/'s roles against the components' requests", () => {
       const unused = tuples(rules).filter((t) => !used.has(t) && !/\/finalizers /.test(t));
       assert.deepEqual(unused, [], `${who}: grants no request of the scenario used`);
     }
+  });
+
+  it('gives the same tokens 403, with upstream’s message, for what the components do not need', async () => {
+    const as = async (sa: string, args: string[]): Promise<string> => {
+      const token = await tokenOf(sa);
+      return kubectl([`--token=${token}`, ...args]).then(
+        (out) => assert.fail(`kubectl ${args.join(' ')} as ${sa} was allowed: ${out}`),
+        (err: Error) => err.message,
+      );
+    };
+    const user = (sa: string): string => `User "system:serviceaccount:${NS}:${sa}"`;
+    assert.match(
+      await as('svcplane-wrapper', ['get', 'pods', '--all-namespaces']),
+      new RegExp(
+        `pods is forbidden: ${user('svcplane-wrapper')} cannot list resource "pods" in API group "" at the cluster scope`,
+      ),
+    );
+    assert.match(
+      await as('svcplane-controller-manager', ['delete', 'node', 'node-a']),
+      new RegExp(
+        `nodes "node-a" is forbidden: ${user('svcplane-controller-manager')} cannot delete resource "nodes" in API group "" at the cluster scope`,
+      ),
+    );
+    assert.match(
+      await as('svcplane-wrapper', ['create', 'service', 'clusterip', 'x', '--tcp=80:80', '-n', 'default']),
+      new RegExp(
+        `services is forbidden: ${user('svcplane-wrapper')} cannot create resource "services" in API group "" in the namespace "default"`,
+      ),
+    );
+    assert.ok((await get('/api/v1/nodes/node-a')) !== undefined, 'node-a is still there');
   });
 });

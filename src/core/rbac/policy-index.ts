@@ -6,11 +6,11 @@
 // then the namespace's RoleBindings; a RoleBinding that references a ClusterRole grants it in the
 // binding's namespace only; a binding to a role that does not exist grants nothing, and names the missing
 // role in the reason of a refusal. RBAC never denies: it allows or has no opinion.
+import { serviceAccountUsername } from '../serviceaccount/token-claims.js';
 import { aggregate } from '../../api/field-errors.js';
 import { goQuote } from '../../api/go-quote.js';
 import { ruleAllows } from './rule-match.js';
 import {
-  serviceAccountUser,
   type PolicyRule,
   type RbacBinding,
   type RbacRequest,
@@ -52,7 +52,7 @@ export function subjectKey(s: Subject, bindingNamespace: string): string | undef
     case 'Group':
       return groupKey(s.name);
     case 'ServiceAccount':
-      return userKey(serviceAccountUser(s.namespace || bindingNamespace, s.name));
+      return userKey(serviceAccountUsername(s.namespace || bindingNamespace, s.name));
     default:
       return undefined;
   }

@@ -61,7 +61,3 @@ export interface RbacRequest {
   readonly name: string;
   readonly path: string;
 }
-
-/** The user name a ServiceAccount authenticates as. */
-export const serviceAccountUser = (namespace: string, name: string): string =>
-  `system:serviceaccount:${namespace}:${name}`;
