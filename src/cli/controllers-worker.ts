@@ -23,6 +23,8 @@ export interface ControllersWorkerData {
   readonly token: string;
   /** The scheduler's token (user system:kube-scheduler). */
   readonly schedulerToken: string;
+  /** Each controller as its own ServiceAccount (with RBAC), or all as the manager. */
+  readonly serviceAccountCredentials?: boolean;
   readonly controllers: readonly ControllerName[];
   /** `svcplane up`'s --node-monitor-* flags (controller-manager's); absent: upstream's defaults. */
   readonly nodeLifecycle?: NodeLifecycleSettings;
@@ -66,7 +68,12 @@ const controllerClients = serviceAccountClients(client, socketTransport, (c) =>
   c === 'scheduler' ? scheduler : client,
 );
 const manager = new ControllerManager(client, {
-  clientFor: (c) => controllerClients.clientFor(c),
+  clientFor: (c) =>
+    data.serviceAccountCredentials === true
+      ? controllerClients.clientFor(c)
+      : c === 'scheduler'
+        ? scheduler
+        : client,
   controllers: data.controllers,
   ...(data.nodeLifecycle === undefined ? {} : { nodeLifecycle: data.nodeLifecycle }),
   ...(data.podGC === undefined ? {} : { podGC: data.podGC }),

@@ -116,12 +116,15 @@ export async function upCommand(
   // The controllers reach this server over a unix socket of the data dir (plain HTTP) with tokens that live
   // only in this process, as kube-apiserver's loopback client has one: the manager as
   // system:kube-controller-manager (its informers, its Lease, and the TokenRequests that give each
-  // controller its own ServiceAccount), the scheduler as system:kube-scheduler. Neither is in
-  // system:masters: RBAC authorizes them by their bootstrap roles.
+  // controller its own ServiceAccount), the scheduler as system:kube-scheduler, each authorized by its
+  // RBAC bootstrap role. Only RBAC has those roles: under other modes (ABAC, AlwaysAllow) they are in
+  // system:masters, as every controller was before RBAC.
+  const ownIdentities = auth.modes.includes('RBAC');
+  const groups = ownIdentities ? [] : ['system:masters'];
   const controllerToken = generateToken();
-  tokens.set(tokenDigest(controllerToken), { name: 'system:kube-controller-manager', uid: '', groups: [] });
+  tokens.set(tokenDigest(controllerToken), { name: 'system:kube-controller-manager', uid: '', groups });
   const schedulerToken = generateToken();
-  tokens.set(tokenDigest(schedulerToken), { name: 'system:kube-scheduler', uid: '', groups: [] });
+  tokens.set(tokenDigest(schedulerToken), { name: 'system:kube-scheduler', uid: '', groups });
   const socket = controllerSocketPath(settings.dataDir);
   const log = jsonLogger();
   const controllers = new ControllerHost({
@@ -129,6 +132,7 @@ export async function upCommand(
       socketPath: socket.path,
       token: controllerToken,
       schedulerToken,
+      serviceAccountCredentials: ownIdentities,
       controllers: controllerNames,
       nodeLifecycle,
       podGC,

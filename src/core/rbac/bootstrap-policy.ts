@@ -71,7 +71,7 @@ export const CONTROLLER_ROLES: Readonly<
       EVENTS,
     ],
   },
-  servicetopology: { name: 'servicetopology-controller', rules: [rule(READ, [''], ['services'])] },
+  servicetopology: { name: 'servicetopology-controller', rules: [rule(READ, [''], ['services']), EVENTS] },
   garbagecollector: {
     name: 'generic-garbage-collector',
     rules: [rule(['get', 'list', 'watch', 'patch', 'update', 'delete'], ['*'], ['*'])],
