@@ -494,6 +494,16 @@ describe('properties', () => {
           },
         },
       },
+      'certificates.k8s.io/CertificateSigningRequest': {
+        metadata: { name: 'x' },
+        spec: {
+          request: Buffer.from(
+            '-----BEGIN CERTIFICATE REQUEST-----\n-----END CERTIFICATE REQUEST-----\n',
+          ).toString('base64'),
+          signerName: 'example.com/signer',
+          usages: ['client auth'],
+        },
+      },
     };
     for (const r of RESOURCES) {
       const obj = minimal[`${r.group}/${r.kind}`];

@@ -8,6 +8,7 @@ import { customPrinter, DEPLOYMENT_GRID_PRINTER_COLUMNS, SERVICE_GRID_PRINTER_CO
 import { coreEventPrinter, eventsV1Printer } from './events.js';
 import { deploymentPrinter, endpointSlicePrinter, leasePrinter, replicaSetPrinter } from './others.js';
 import { podPrinter } from './pods.js';
+import { csrPrinter } from './certificates.js';
 import { formatTimestamp, parseTimestamp, ZERO_TIME_MS } from './time.js';
 import {
   NAME_COLUMN,
@@ -38,6 +39,7 @@ const PRINTERS: ReadonlyMap<string, Printer> = new Map([
   ['apps/replicasets', replicaSetPrinter],
   ['superedge.io/servicegrids', serviceGridPrinter],
   ['superedge.io/deploymentgrids', deploymentGridPrinter],
+  ['certificates.k8s.io/certificatesigningrequests', csrPrinter],
 ]);
 
 /** kube-apiserver's default table for a built-in kind without a printer: name and RFC 3339 creation time. */

@@ -2,6 +2,7 @@
 // OpenAPI documents publish them under.
 import { deployment, replicaSet } from './apps.js';
 import { lease } from './coordination.js';
+import { certificateSigningRequest } from './certificates.js';
 import { coreEvent, endpoints, namespace, node, pod, service } from './core.js';
 import { endpointSlice } from './discovery.js';
 import { event } from './events.js';
@@ -54,6 +55,7 @@ export const KIND_SCHEMAS: readonly KindSchema[] = [
   entry('apps', 'v1', 'ReplicaSet', replicaSet),
   entry('superedge.io', 'v1', 'ServiceGrid', serviceGrid),
   entry('superedge.io', 'v1', 'DeploymentGrid', deploymentGrid),
+  entry('certificates.k8s.io', 'v1', 'CertificateSigningRequest', certificateSigningRequest),
 ];
 
 const byGroupKind = new Map<string, KindSchema>();

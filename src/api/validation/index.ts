@@ -21,6 +21,7 @@ import { validateEventCreate, validateEventUpdate } from './event.js';
 import { validateDeploymentGrid, validateServiceGrid } from './grids.js';
 import { In, isObj } from './json.js';
 import { validateLeaseSpec } from './lease.js';
+import { validateCsrSpec, validateCsrStatus } from './certificate-signing-request.js';
 import { validateNamespaceCreate, validateNamespaceStatusUpdate } from './namespace.js';
 import { validateNodeCreate, validateNodeUpdate } from './node.js';
 import {
@@ -50,7 +51,8 @@ type KindKey =
   | 'apps/Deployment'
   | 'apps/ReplicaSet'
   | 'superedge.io/ServiceGrid'
-  | 'superedge.io/DeploymentGrid';
+  | 'superedge.io/DeploymentGrid'
+  | 'certificates.k8s.io/CertificateSigningRequest';
 
 const kindKey = (r: ResourceInfo): KindKey => `${r.group}/${r.kind}` as KindKey;
 
@@ -136,6 +138,10 @@ function validateKind(
     case 'superedge.io/DeploymentGrid':
       errs.push(...validateDeploymentGrid(obj));
       break;
+    case 'certificates.k8s.io/CertificateSigningRequest':
+      // The spec is immutable (the registry keeps the stored one), so only a new request is checked.
+      if (old === undefined) errs.push(...validateCsrSpec(obj, opts.parseCertificateRequest));
+      break;
   }
   return errs;
 }
@@ -200,6 +206,9 @@ export function validateStatusUpdate(r: ResourceInfo, obj: KObject, old: KObject
       break;
     case 'apps/ReplicaSet':
       errs.push(...validateReplicaSetStatus(o));
+      break;
+    case 'certificates.k8s.io/CertificateSigningRequest':
+      errs.push(...validateCsrStatus(o, before));
       break;
     default:
       break;

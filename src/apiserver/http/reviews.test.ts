@@ -226,6 +226,13 @@ describe('the review endpoints of the API server', () => {
         kind: 'SelfSubjectRulesReview',
         verbs: ['create'],
       },
+      {
+        name: 'subjectaccessreviews',
+        singularName: 'subjectaccessreview',
+        namespaced: false,
+        kind: 'SubjectAccessReview',
+        verbs: ['create'],
+      },
     ]);
   });
 });

@@ -31,6 +31,7 @@ import { IMMORTAL_NAMESPACES, planDelete } from './delete-plan.js';
 import { guaranteedUpdate, storeWrite, type UpdateAttempt } from './guaranteed-update.js';
 import { scaleOf, scaleRequest, scaleResource, withReplicas, type Scale } from './scale.js';
 import { checkNamespaceAcceptsCreates } from './namespace-admission.js';
+import { fillRequester } from './certificate-signing-request.js';
 import { bindPod, type Binding } from './binding.js';
 import { recordUpdate, serverSideApply } from './managed-fields.js';
 import {
@@ -108,6 +109,7 @@ export class Registry {
     const meta = obj.metadata;
     fillCreateMetadata(r, obj, namespace, randomUUID(), this.now());
     resetStatusOnCreate(r, obj);
+    fillRequester(r, obj, ctx.user);
     applyDefaults(r, obj);
     admitOnCreate(r, obj);
     this.hooks.prepare?.(r, obj, undefined);
@@ -186,7 +188,7 @@ export class Registry {
     applyDefaults(r, next);
     if (subresource === '') this.hooks.prepare?.(r, next, old);
     const errs =
-      subresource === 'status'
+      subresource === 'status' || subresource === 'approval'
         ? validateStatusUpdate(r, next, old)
         : validateUpdate(r, next, old, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, om.name ?? '', errs);
@@ -237,7 +239,7 @@ export class Registry {
     type: PatchType,
     patch: unknown,
     ctx: WriteContext,
-    opts: { subresource: '' | 'status'; force: boolean },
+    opts: { subresource: '' | 'status' | 'approval'; force: boolean },
   ): Promise<{ object: KObject; created: boolean }> {
     if (type === 'apply') return this.apply(r, namespace, name, patch, ctx, opts);
     // A patch without a resourceVersion precondition is re-applied to the newer object (kube does too).
@@ -269,7 +271,7 @@ export class Registry {
     name: string,
     patch: unknown,
     ctx: WriteContext,
-    opts: { subresource: '' | 'status'; force: boolean },
+    opts: { subresource: '' | 'status' | 'approval'; force: boolean },
   ): Promise<{ object: KObject; created: boolean }> {
     if (!isPlainObject(patch)) throw statusErrors.badRequest('the apply configuration must be an object');
     const applied = decodeObjectBody(r, patch, ctx);

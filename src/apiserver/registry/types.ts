@@ -2,9 +2,10 @@
 import type { ValidationOptions } from '../../api/validation/options.js';
 import type { KObject } from '../../api/object.js';
 import type { ResourceInfo } from '../../api/resources.js';
+import type { UserInfo } from '../auth/types.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
-export type Subresource = '' | 'status' | 'finalize';
+export type Subresource = '' | 'status' | 'finalize' | 'approval';
 
 export interface WriteContext {
   readonly dryRun: boolean;
@@ -12,6 +13,8 @@ export interface WriteContext {
   readonly fieldValidation: FieldValidation;
   /** Warnings for the response's Warning headers. */
   readonly warnings: string[];
+  /** Who is writing (a CertificateSigningRequest records its requester). */
+  readonly user?: UserInfo;
 }
 
 export interface DeleteOptions {
