@@ -85,6 +85,7 @@ export async function upCommand(
   // The admin identity: a token in DIR/pki/tokens.csv; an operator's --token-auth-file replaces it.
   const tokensFile = join(settings.dataDir, 'pki', 'tokens.csv');
   const adminToken = ensureAdminToken(tokensFile);
+  const bootstrapToken = ensureBootstrapToken(tokensFile);
   const tokens = new Map(auth.tokens ?? parseTokenFile(readFileSync(tokensFile, 'utf8')));
   // The controllers run on a worker thread (controller-host.ts) and reach this server over a unix socket of
   // the data dir, plain HTTP, with a token of their own that lives only in this process (as kube-apiserver's
@@ -104,6 +105,10 @@ export async function upCommand(
       controllers: KNOWN_CONTROLLERS,
       nodeLifecycle,
       podGC,
+      clusterSigning: {
+        certFile: join(settings.dataDir, 'pki', 'ca.crt'),
+        keyFile: join(settings.dataDir, 'pki', 'ca.key'),
+      },
       // On etcd, several API servers share the store: one `svcplane up` of them runs the controllers, the
       // others stand by, on the Lease `svcplane controller-manager --leader-elect` uses too. SQLite has one
       // process, which needs no campaign (and would otherwise wait out its own old Lease after a crash).
@@ -123,7 +128,8 @@ export async function upCommand(
     return await serveFromFlags({
       values,
       settings,
-      tls: { cert: tls.certPem, key: tls.keyPem },
+      // Client certificates of this CA authenticate (CN = user, O = groups): the nodes' own, from CSRs.
+      tls: { cert: tls.certPem, key: tls.keyPem, clientCA: tls.caPem },
       auth,
       tokens,
       pkgVersion,
@@ -139,6 +145,17 @@ export async function upCommand(
           kubeconfig,
           renderKubeconfig({ server: server.url, caPem: tls.caPem, user: 'admin', token: adminToken }),
         );
+        // What `svcplane node --bootstrap-kubeconfig` starts from (kubeadm's bootstrap-kubelet.conf).
+        if (auth.tokens === undefined)
+          writeFileAtomic(
+            join(settings.dataDir, 'bootstrap-kubeconfig'),
+            renderKubeconfig({
+              server: server.url,
+              caPem: tls.caPem,
+              user: 'kubelet-bootstrap',
+              token: bootstrapToken,
+            }),
+          );
         out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
         controllers.start();
       },
@@ -178,5 +195,19 @@ function ensureAdminToken(tokensFile: string): string {
     tokensFile,
     `${formatTokenFileRecord(token, { name: 'admin', uid: 'admin', groups: ['system:masters'] })}\n`,
   );
+  return token;
+}
+
+/** The user `svcplane node --bootstrap-kubeconfig` bootstraps as (a bootstrap token's identity upstream). */
+const BOOTSTRAP_USER = { name: 'system:bootstrap:svcplane', uid: '', groups: ['system:bootstrappers'] };
+
+/** The bootstrap token from the tokens file, appended (user system:bootstrap:svcplane) when missing. */
+function ensureBootstrapToken(tokensFile: string): string {
+  const text = readFileSync(tokensFile, 'utf8');
+  const line = text.split('\n').find((l) => l.includes(`,${BOOTSTRAP_USER.name},`));
+  if (line !== undefined) return line.split(',')[0]!;
+  const token = generateToken();
+  const sep = text === '' || text.endsWith('\n') ? '' : '\n';
+  writeFileAtomic(tokensFile, `${text}${sep}${formatTokenFileRecord(token, BOOTSTRAP_USER)}\n`);
   return token;
 }
