@@ -415,7 +415,9 @@ function csrParts(pemText: string): CsrParts {
   const key = createPublicKey({ key: spki, format: 'der', type: 'spki' });
   const sig = Buffer.from((signature.value as string).slice(1), 'binary');
   if (!verify('sha256', Buffer.from(der(info), 'binary'), key, sig))
-    throw new Error('x509: ECDSA verification failure');
+    throw new Error(
+      key.asymmetricKeyType === 'rsa' ? 'crypto/rsa: verification error' : 'x509: ECDSA verification failure',
+    );
   const out = {
     commonName: '',
     organizations: [] as string[],
