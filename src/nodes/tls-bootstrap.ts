@@ -12,7 +12,8 @@ import { KUBELET_CLIENT_SIGNER, decodeBytesField, encodeBytesField } from '../ap
 import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
 import { csrView, NODE_USER_PREFIX, NODES_GROUP } from '../core/certificates/csr.js';
-import { Client, isApiError } from '../runtime/client.js';
+import type { Client } from '../runtime/client.js';
+import { isApiError } from '../runtime/client.js';
 import { httpTransport, type HttpCredentials } from '../runtime/http-transport.js';
 import type { Transport } from '../runtime/transport.js';
 
