@@ -4,7 +4,7 @@
 // node the certificate names (renewal). Level-based: every change of a request is looked at again, and
 // a request no review allows stays Pending for an administrator (`kubectl certificate approve`).
 import type { CertificateRequestParser } from '../../api/certificate-request.js';
-import { mustFindResource } from '../../api/resources.js';
+import type { KObject } from '../../api/object.js';
 import { rfc3339 } from '../../core/nodes/node-object.js';
 import {
   approvalReviews,
@@ -14,50 +14,26 @@ import {
   withCondition,
 } from '../../core/certificates/csr.js';
 import type { Client } from '../../runtime/client.js';
-import type { Controller } from '../../runtime/controller.js';
-import type { Informer, SharedInformerFactory } from '../../runtime/informer.js';
-import { enqueueOnChange, keyedController, type KeyedControllerOptions } from '../controller-wiring.js';
+import type { SharedInformerFactory } from '../../runtime/informer.js';
+import { CSRS, CsrController, type CsrControllerOptions } from '../csr-controller.js';
 
-const CSRS = mustFindResource('certificates.k8s.io', 'certificatesigningrequests');
 const SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
 
-export interface CsrApprovingOptions extends KeyedControllerOptions {
+export interface CsrApprovingOptions extends CsrControllerOptions {
   /** Reads spec.request (the server's X.509 tooling, injected). */
   readonly parse: CertificateRequestParser;
-  readonly now?: () => number;
 }
 
-export class CsrApprovingController {
-  private readonly csrs: Informer;
-  private readonly controller: Controller;
-  private readonly now: () => number;
-
+export class CsrApprovingController extends CsrController {
   constructor(
-    private readonly client: Client,
+    client: Client,
     factory: SharedInformerFactory,
     private readonly o: CsrApprovingOptions,
   ) {
-    this.now = o.now ?? Date.now;
-    this.csrs = factory.informer(CSRS);
-    this.controller = keyedController(
-      { name: 'csrapproving', workers: 5, reconcile: (key) => this.sync(key) },
-      o,
-    );
-    enqueueOnChange(this.csrs, this.controller);
+    super(client, factory, 'csrapproving', o);
   }
 
-  async start(): Promise<void> {
-    await this.csrs.waitForSync();
-    this.controller.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.controller.stop();
-  }
-
-  private async sync(key: string): Promise<void> {
-    const csr = this.csrs.indexer.get(key);
-    if (csr === undefined) return;
+  protected async syncCsr(csr: KObject): Promise<void> {
     const v = csrView(csr);
     if (v.approved || v.denied || v.issued || v.request === '') return;
     let parsed;

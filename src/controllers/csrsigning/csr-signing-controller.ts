@@ -6,15 +6,11 @@
 import type { CertificateRequestParser, ParsedCertificateRequest } from '../../api/certificate-request.js';
 import { encodeBytesField } from '../../api/certificate-request.js';
 import type { KObject } from '../../api/object.js';
-import { mustFindResource } from '../../api/resources.js';
 import { rfc3339 } from '../../core/nodes/node-object.js';
 import { csrView, signerFailedCondition, signingPlan, withCondition } from '../../core/certificates/csr.js';
 import type { Client } from '../../runtime/client.js';
-import type { Controller } from '../../runtime/controller.js';
-import type { Informer, SharedInformerFactory } from '../../runtime/informer.js';
-import { enqueueOnChange, keyedController, type KeyedControllerOptions } from '../controller-wiring.js';
-
-const CSRS = mustFindResource('certificates.k8s.io', 'certificatesigningrequests');
+import type { SharedInformerFactory } from '../../runtime/informer.js';
+import { CSRS, CsrController, type CsrControllerOptions } from '../csr-controller.js';
 
 /** kube-controller-manager's --cluster-signing-duration default: one year. */
 export const DEFAULT_SIGNING_DURATION_SECONDS = 365 * 24 * 60 * 60;
@@ -25,45 +21,23 @@ export type CsrSigner = (
   opts: { usages: readonly string[]; durationSeconds: number; nowMs: number },
 ) => string;
 
-export interface CsrSigningOptions extends KeyedControllerOptions {
+export interface CsrSigningOptions extends CsrControllerOptions {
   readonly parse: CertificateRequestParser;
   readonly sign: CsrSigner;
   /** --cluster-signing-duration in seconds (default one year). */
   readonly maxDurationSeconds?: number;
-  readonly now?: () => number;
 }
 
-export class CsrSigningController {
-  private readonly csrs: Informer;
-  private readonly controller: Controller;
-  private readonly now: () => number;
-
+export class CsrSigningController extends CsrController {
   constructor(
-    private readonly client: Client,
+    client: Client,
     factory: SharedInformerFactory,
     private readonly o: CsrSigningOptions,
   ) {
-    this.now = o.now ?? Date.now;
-    this.csrs = factory.informer(CSRS);
-    this.controller = keyedController(
-      { name: 'csrsigning', workers: 5, reconcile: (key) => this.sync(key) },
-      o,
-    );
-    enqueueOnChange(this.csrs, this.controller);
+    super(client, factory, 'csrsigning', o);
   }
 
-  async start(): Promise<void> {
-    await this.csrs.waitForSync();
-    this.controller.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.controller.stop();
-  }
-
-  private async sync(key: string): Promise<void> {
-    const csr = this.csrs.indexer.get(key);
-    if (csr === undefined) return;
+  protected async syncCsr(csr: KObject): Promise<void> {
     const v = csrView(csr);
     let parsed: ParsedCertificateRequest | Error;
     try {
