@@ -115,6 +115,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     hooks: allocators.hooks(),
     // CertificateSigningRequests' spec.request is parsed and its signature checked, as upstream.
     validation: { parseCertificateRequest, ...opts.validation },
+    authorize: opts.authorize,
   });
   metrics.storageObjects.reset();
   const collectObjects = (): void => {

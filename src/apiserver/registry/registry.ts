@@ -31,7 +31,13 @@ import { IMMORTAL_NAMESPACES, planDelete } from './delete-plan.js';
 import { guaranteedUpdate, storeWrite, type UpdateAttempt } from './guaranteed-update.js';
 import { scaleOf, scaleRequest, scaleResource, withReplicas, type Scale } from './scale.js';
 import { checkNamespaceAcceptsCreates } from './namespace-admission.js';
-import { fillRequester } from './certificate-signing-request.js';
+import {
+  admitCsr,
+  fillRequester,
+  signerPermission,
+  type SignerPermission,
+} from './certificate-signing-request.js';
+import type { CertificateRequestParser } from '../../api/certificate-request.js';
 import { bindPod, type Binding } from './binding.js';
 import { recordUpdate, serverSideApply } from './managed-fields.js';
 import {
@@ -54,6 +60,7 @@ export class Registry {
   private readonly random: () => number;
   private readonly hooks: RegistryHooks;
   private readonly validation: ValidationOptions;
+  private readonly signers: SignerPermission | undefined;
 
   constructor(
     readonly store: Store,
@@ -64,6 +71,7 @@ export class Registry {
     this.random = opts.random ?? Math.random;
     this.hooks = opts.hooks ?? {};
     this.validation = opts.validation ?? {};
+    this.signers = opts.authorize === undefined ? undefined : signerPermission(opts.authorize);
   }
 
   async get(r: ResourceInfo, namespace: string, name: string): Promise<KObject> {
@@ -112,6 +120,7 @@ export class Registry {
     fillRequester(r, obj, ctx.user);
     applyDefaults(r, obj);
     admitOnCreate(r, obj);
+    admitCsr(r, obj, undefined, ctx.user, this.csrAdmission());
     this.hooks.prepare?.(r, obj, undefined);
     const errs = validateCreate(r, obj, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, meta.name ?? '', errs);
@@ -192,6 +201,7 @@ export class Registry {
         ? validateStatusUpdate(r, next, old)
         : validateUpdate(r, next, old, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, om.name ?? '', errs);
+    admitCsr(r, next, old, ctx.user, this.csrAdmission());
     if (tracksGeneration(r) && subresource === '' && specOf(next, r) !== specOf(old, r)) {
       meta.generation = (om.generation ?? 0) + 1;
     }
@@ -418,6 +428,14 @@ export class Registry {
     const gone = atRevision(obj, kv.modRevision);
     await this.hooks.afterDelete?.(r, gone);
     return gone;
+  }
+
+  private csrAdmission(): { may?: SignerPermission; parse?: CertificateRequestParser } {
+    const parse = this.validation.parseCertificateRequest;
+    return {
+      ...(this.signers === undefined ? {} : { may: this.signers }),
+      ...(parse === undefined ? {} : { parse }),
+    };
   }
 
   nowTime(): string {

@@ -2,7 +2,7 @@
 import type { ValidationOptions } from '../../api/validation/options.js';
 import type { KObject } from '../../api/object.js';
 import type { ResourceInfo } from '../../api/resources.js';
-import type { UserInfo } from '../auth/types.js';
+import type { RequestAttributes, UserInfo } from '../auth/types.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 export type Subresource = '' | 'status' | 'finalize' | 'approval';
@@ -49,4 +49,6 @@ export interface RegistryOptions {
   readonly hooks?: RegistryHooks;
   /** What validation accepts beyond kube-apiserver's rules (flags such as --allow-loopback-endpoints). */
   readonly validation?: ValidationOptions;
+  /** The server's authorizer, for the checks admission makes inside a write (approving, signing CSRs). */
+  readonly authorize?: (attrs: RequestAttributes) => boolean;
 }
