@@ -116,7 +116,7 @@ export function admitCsr(
   const name = obj.metadata.name ?? '';
   if (old === undefined) {
     if (signer !== APISERVER_CLIENT_SIGNER || o.parse === undefined) return;
-    let groups: readonly string[] = [];
+    let groups: readonly string[];
     try {
       groups = o.parse(
         decodeBytesField(isPlainObject(obj.spec) ? obj.spec['request'] : undefined),
