@@ -156,7 +156,7 @@ async function waitForCertificate(client: Client, csr: KObject, timeoutMs: numbe
     clearTimeout(timer);
   }
   throw new BootstrapError(
-    `timed out after ${Math.round(timeoutMs / 1000)}s waiting for CertificateSigningRequest "${name}" to be approved and issued (kubectl get csr; kubectl certificate approve ${name})`,
+    `timed out after ${timeoutMs < 1000 ? `${timeoutMs}ms` : `${Math.round(timeoutMs / 1000)}s`} waiting for CertificateSigningRequest "${name}" to be approved and issued (kubectl get csr; kubectl certificate approve ${name})`,
   );
 }
 
