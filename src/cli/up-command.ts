@@ -35,7 +35,9 @@ export const UP_HELP = `Usage: svcplane up [flags]
 All-in-one svcplane: the Kubernetes API server on the embedded SQLite store (or etcd with
 --storage-backend etcd3), with every controller (${KNOWN_CONTROLLERS.join(', ')}) on a worker
 thread of its own. The first start generates a CA, a serving certificate for 127.0.0.1 and localhost,
-an admin token (group system:masters) and DIR/kubeconfig. When ready it prints one line with
+an admin token (group system:masters) and DIR/kubeconfig, and a bootstrap token for nodes
+(DIR/bootstrap-kubeconfig: svcplane node --bootstrap-kubeconfig). Client certificates of the CA
+authenticate; the CSR signer issues with it. When ready it prints one line with
 the URL and the kubeconfig path:
 
   KUBECONFIG=.svcplane/kubeconfig kubectl get namespaces

@@ -4,7 +4,8 @@
 // I?). They are create-only and stored nowhere: the answer is the request with a status,
 // 201 Created, as kube-apiserver gives it. Every authenticated user may ask them, as kube-apiserver's
 // default system:basic-user ClusterRole allows, whatever else the authorization policy says; the access
-// review is then answered by that policy for the asking (or impersonated) user.
+// review is then answered by that policy for the asking (or impersonated) user. SubjectAccessReview
+// asks the same of another identity (the one its spec names), and is authorized like any create.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalid, required, type FieldError } from '../../api/field-errors.js';
 import { recordOf as rec } from '../../api/json.js';
