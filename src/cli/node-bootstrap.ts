@@ -1,13 +1,15 @@
 // `svcplane node --bootstrap-kubeconfig FILE [--cert-dir DIR]`: each node's own identity, as kubelets
 // get theirs by TLS bootstrapping. The bootstrap kubeconfig is loaded once (its server, the CA it
 // trusts, and the bootstrap credentials); every node gets its certificate (src/nodes/tls-bootstrap.ts,
-// with the API server's pki making the key and request) and a client that presents it.
+// with the API server's pki making the key and request) and a client that presents it, and renews it
+// before it expires.
 import { existsSync } from 'node:fs';
 import { createCertificateRequest } from '../apiserver/auth/pki.js';
 import {
   bootstrapNodeCertificate,
   DEFAULT_BOOTSTRAP_TIMEOUT_MS,
   nodeTransport,
+  renewalAtMs,
 } from '../nodes/tls-bootstrap.js';
 import { forEachLimit } from '../nodes/register.js';
 import { Client } from '../runtime/client.js';
@@ -60,7 +62,36 @@ export interface NodeIdentities {
   close(): void;
 }
 
-/** Every node's certificate (reused or bootstrapped, a few at a time) and its client. */
+/**
+ * A transport whose target can be swapped (a renewed certificate): requests go to the current one;
+ * the old one is closed, so its watches end and the informers watch again with the new certificate.
+ */
+function swappableTransport(first: Transport): Transport & { swap(next: Transport): void } {
+  let current = first;
+  return {
+    server: first.server,
+    send: (req) => current.send(req),
+    stream: (req) => current.stream!(req),
+    close: () => current.close(),
+    swap(next) {
+      const old = current;
+      current = next;
+      old.close();
+    },
+  };
+}
+
+/** The longest delay setTimeout takes (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** How long a failed renewal waits before it tries again. */
+const RENEW_RETRY_MS = 60_000;
+
+/**
+ * Every node's certificate (reused or bootstrapped, a few at a time) and its client. Each certificate is
+ * renewed by the node itself (its own identity: certificatesigningrequests/selfnodeclient) at 70–90% of
+ * its validity, as the kubelet's certificate manager does.
+ */
 export async function nodeIdentities(
   s: BootstrapSettings,
   names: readonly string[],
@@ -74,28 +105,70 @@ export async function nodeIdentities(
   }
   const trust = await kc.credentials();
   const transports: Transport[] = [];
+  const timers = new Set<NodeJS.Timeout>();
   const bootstrap = httpTransport({ server: kc.server, credentials: () => kc.credentials() });
   transports.push(bootstrap);
   const close = (): void => {
+    for (const t of timers) clearTimeout(t);
+    timers.clear();
     for (const t of transports) t.close();
     kc.close();
   };
   const clients = new Map<string, Client>();
+  const certificate = (client: Client, name: string, renew: boolean) =>
+    bootstrapNodeCertificate({
+      client,
+      nodeName: name,
+      certDir: s.certDir,
+      createRequest: createCertificateRequest,
+      timeoutMs: s.timeoutMs,
+      renew,
+    });
+  const scheduleRenewal = (
+    name: string,
+    transport: ReturnType<typeof swappableTransport>,
+    atMs: number,
+  ): void => {
+    if (atMs - Date.now() > MAX_TIMER_MS) {
+      // A timer cannot wait a year (node's limit is about 24.8 days): wait in steps.
+      const step = setTimeout(() => {
+        timers.delete(step);
+        scheduleRenewal(name, transport, atMs);
+      }, MAX_TIMER_MS);
+      step.unref();
+      timers.add(step);
+      return;
+    }
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        certificate(clients.get(name)!, name, true).then(
+          (cert) => {
+            log.info('node certificate renewed', { node: name, csr: cert.requestName });
+            transport.swap(nodeTransport(kc.server, trust, cert));
+            scheduleRenewal(name, transport, renewalAtMs(cert, Date.now()));
+          },
+          (err: unknown) => {
+            log.warn('node certificate renewal failed; retrying', { node: name, err: firstLine(err) });
+            scheduleRenewal(name, transport, Date.now() + RENEW_RETRY_MS);
+          },
+        );
+      },
+      Math.max(0, atMs - Date.now()),
+    );
+    timer.unref();
+    timers.add(timer);
+  };
   try {
     const bootClient = new Client(bootstrap);
     await forEachLimit(names, 8, async (name) => {
-      const cert = await bootstrapNodeCertificate({
-        client: bootClient,
-        nodeName: name,
-        certDir: s.certDir,
-        createRequest: createCertificateRequest,
-        timeoutMs: s.timeoutMs,
-      });
+      const cert = await certificate(bootClient, name, false);
       if (cert.requestName !== undefined)
         log.info('node certificate issued', { node: name, csr: cert.requestName });
-      const t = nodeTransport(kc.server, trust, cert);
+      const t = swappableTransport(nodeTransport(kc.server, trust, cert));
       transports.push(t);
       clients.set(name, new Client(t));
+      scheduleRenewal(name, t, renewalAtMs(cert, Date.now()));
     });
   } catch (err) {
     close();

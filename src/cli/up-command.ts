@@ -18,7 +18,8 @@ import {
   nodeLifecycleFlags,
   podGCFlags,
 } from './controller-manager-command.js';
-import { UsageError, parseFlags } from './flags.js';
+import { UsageError, durationFlag, parseFlags } from './flags.js';
+import { CLUSTER_SIGNING_FLAGS, CLUSTER_SIGNING_HELP } from './cluster-signing.js';
 import {
   ensureDataDir,
   SERVER_FLAGS,
@@ -50,19 +51,26 @@ ${SERVER_FLAGS_HELP}
 
 The node lifecycle and pod GC controllers' timings (svcplane controller-manager's flags):
 ${controllerTimingFlagsHelp(40)}
+  ${CLUSTER_SIGNING_HELP[2][0].padEnd(40)}${CLUSTER_SIGNING_HELP[2][1]}
 `;
+
+/** The controllers' flags `up` takes: their timings, and the longest validity its CSR signer issues. */
+const UP_CONTROLLER_FLAGS = {
+  ...CONTROLLER_TIMING_FLAGS,
+  'cluster-signing-duration': CLUSTER_SIGNING_FLAGS['cluster-signing-duration'],
+};
 
 /** Splits `args` into the API server's and the controllers' flags (unknown flags are usage errors). */
 function splitControllerFlags(args: string[]): {
   serverArgs: string[];
   values: Record<string, string | boolean | undefined>;
 } {
-  const options = { ...SERVER_FLAGS, ...CONTROLLER_TIMING_FLAGS };
+  const options = { ...SERVER_FLAGS, ...UP_CONTROLLER_FLAGS };
   const { values } = parseFlags(args, options);
   const { tokens } = parseArgs({ args, options, strict: true, allowPositionals: true, tokens: true });
   const drop = new Set<number>();
   for (const t of tokens) {
-    if (t.kind !== 'option' || !Object.hasOwn(CONTROLLER_TIMING_FLAGS, t.name)) continue;
+    if (t.kind !== 'option' || !Object.hasOwn(UP_CONTROLLER_FLAGS, t.name)) continue;
     drop.add(t.index);
     if (t.value !== undefined && !t.inlineValue) drop.add(t.index + 1);
   }
@@ -80,6 +88,7 @@ export async function upCommand(
   const { values, settings } = parsed;
   const nodeLifecycle = nodeLifecycleFlags(split.values);
   const podGC = podGCFlags(split.values);
+  const signingMs = durationFlag('cluster-signing-duration', split.values['cluster-signing-duration']);
   // Every flag is checked before anything is written: a bad flag leaves no trace.
   const auth = loadAuth(values);
   ensureDataDir(settings.dataDir);
@@ -110,6 +119,7 @@ export async function upCommand(
       clusterSigning: {
         certFile: join(settings.dataDir, 'pki', 'ca.crt'),
         keyFile: join(settings.dataDir, 'pki', 'ca.key'),
+        ...(signingMs === undefined ? {} : { durationSeconds: Math.floor(signingMs / 1000) }),
       },
       // On etcd, several API servers share the store: one `svcplane up` of them runs the controllers, the
       // others stand by, on the Lease `svcplane controller-manager --leader-elect` uses too. SQLite has one

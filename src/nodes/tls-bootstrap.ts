@@ -40,11 +40,14 @@ export interface BootstrapOptions {
   readonly createRequest: CertificateRequestMaker;
   readonly timeoutMs?: number;
   readonly nowMs?: () => number;
+  /** Request a new certificate even though the stored one is still valid (rotation). */
+  readonly renew?: boolean;
 }
 
 export interface NodeCertificate {
   readonly certPem: string;
   readonly keyPem: string;
+  readonly notBeforeMs: number;
   readonly notAfterMs: number;
   /** The name of the request it came from; undefined when a stored certificate was used again. */
   readonly requestName: string | undefined;
@@ -77,7 +80,7 @@ export function storedCertificate(
   const notAfterMs = Date.parse(cert.validTo);
   if (!cert.subject.split('\n').includes(`CN=${NODE_USER_PREFIX}${nodeName}`)) return undefined;
   if (Date.parse(cert.validFrom) > nowMs || notAfterMs <= nowMs) return undefined;
-  return { certPem, keyPem, notAfterMs, requestName: undefined };
+  return { certPem, keyPem, notBeforeMs: Date.parse(cert.validFrom), notAfterMs, requestName: undefined };
 }
 
 function writeSecret(file: string, text: string): void {
@@ -92,7 +95,7 @@ export async function bootstrapNodeCertificate(o: BootstrapOptions): Promise<Nod
   const now = o.nowMs ?? Date.now;
   const dir = join(o.certDir, o.nodeName);
   const file = join(dir, CLIENT_CERT_FILE);
-  const stored = storedCertificate(file, o.nodeName, now());
+  const stored = o.renew === true ? undefined : storedCertificate(file, o.nodeName, now());
   if (stored !== undefined) return stored;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const { csrPem, keyPem } = o.createRequest({
@@ -113,7 +116,13 @@ export async function bootstrapNodeCertificate(o: BootstrapOptions): Promise<Nod
   const certPem = await waitForCertificate(o.client, created, o.timeoutMs ?? DEFAULT_BOOTSTRAP_TIMEOUT_MS);
   writeSecret(file, `${certPem.endsWith('\n') ? certPem : `${certPem}\n`}${keyPem}`);
   const cert = new X509Certificate(certPem);
-  return { certPem, keyPem, notAfterMs: Date.parse(cert.validTo), requestName: name };
+  return {
+    certPem,
+    keyPem,
+    notBeforeMs: Date.parse(cert.validFrom),
+    notAfterMs: Date.parse(cert.validTo),
+    requestName: name,
+  };
 }
 
 /** The issued certificate of a request, from its watch; a Denied or Failed request, or the timeout, throws. */
@@ -173,6 +182,21 @@ function outcome(csr: KObject): string | undefined {
   }
   if (!v.issued) return undefined;
   return decodeBytesField((csr.status as { certificate?: unknown }).certificate);
+}
+
+/**
+ * When to request the next certificate: at a random point between 70% and 90% of the current one's
+ * validity, as the kubelet's certificate manager does (so a fleet does not renew all at once). A
+ * certificate just issued counts from `nowMs`, not from its notBefore (signers backdate it by minutes,
+ * which would make a short one due at once).
+ */
+export function renewalAtMs(
+  cert: NodeCertificate,
+  nowMs: number,
+  random: () => number = Math.random,
+): number {
+  const from = cert.requestName === undefined ? cert.notBeforeMs : Math.max(cert.notBeforeMs, nowMs);
+  return from + (cert.notAfterMs - from) * (0.7 + 0.2 * random());
 }
 
 /**

@@ -44,11 +44,15 @@ interface Csr {
 let srv: TestServer;
 let kubectl: Kubectl;
 
-async function startNode(): Promise<{ proc: ChildProcess; out: () => string }> {
-  const args = ['node', '--bootstrap-kubeconfig', path.join(srv.dataDir, 'bootstrap-kubeconfig')];
+async function startNode(
+  server: TestServer = srv,
+  name = 'n1',
+  dir = certDir,
+): Promise<{ proc: ChildProcess; out: () => string }> {
+  const args = ['node', '--bootstrap-kubeconfig', path.join(server.dataDir, 'bootstrap-kubeconfig')];
   const proc = spawn(
     process.execPath,
-    [BIN, ...args, '--name', 'n1', '--cert-dir', certDir, '--pod-cidr', POD_CIDR],
+    [BIN, ...args, '--name', name, '--cert-dir', dir, '--pod-cidr', POD_CIDR],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env['PATH'] ?? '', HOME: work },
@@ -231,5 +235,51 @@ describe('svcplane node --bootstrap-kubeconfig', () => {
     );
     const bob = await kubectl(['get', 'csr', 'bob', '--no-headers']);
     assert.match(bob, /\s+Denied\s*$/);
+  });
+});
+
+describe('svcplane node renews its certificate', () => {
+  let short: TestServer;
+  let node: { proc: ChildProcess; out: () => string } | undefined;
+  const dir = path.join(work, 'renewing-pki');
+
+  before(async () => {
+    // Certificates of 40 s: the node asks for the next one 28–36 s after it got one.
+    short = await startUp({ args: ['--cluster-signing-duration', '40s'] });
+  });
+  after(async () => {
+    if (node !== undefined) await stop(node.proc);
+    await short?.destroy();
+  });
+
+  it('asks for a new certificate as itself before the old one expires, and goes on with it', async () => {
+    const k = kubectlFor(short, work);
+    node = await startNode(short, 'r1', dir);
+    const list = async (): Promise<Csr[]> =>
+      (JSON.parse(await k(['get', 'csr', '-o', 'json'])) as { items: Csr[] }).items;
+    const renewal = await until(
+      'a renewal request by system:node:r1, issued',
+      90_000,
+      async () =>
+        (await list()).find(
+          (c) => c.spec.username === 'system:node:r1' && c.status?.certificate !== undefined,
+        ),
+      500,
+    );
+    assert.deepEqual(renewal.spec.groups?.sort(), ['system:authenticated', 'system:nodes']);
+    const approved = renewal.status!.conditions!.find((c) => c.type === 'Approved') as { message?: string };
+    assert.equal(
+      approved.message,
+      'Auto approving self kubelet client certificate after SubjectAccessReview.',
+    );
+    await until('the renewed certificate saved', 30_000, () => {
+      const saved = readFileSync(path.join(dir, 'r1', 'kubelet-client-current.pem'), 'utf8');
+      return saved.includes(Buffer.from(renewal.status!.certificate!, 'base64').toString().trim());
+    });
+    // The node goes on with its new certificate: its Lease keeps being renewed.
+    const lease = async (): Promise<string> =>
+      k(['get', 'lease', '-n', 'kube-node-lease', 'r1', '-o', 'jsonpath={.spec.renewTime}']);
+    const first = await lease();
+    await until('the Lease renewed after the rotation', 30_000, async () => (await lease()) !== first, 500);
   });
 });
