@@ -196,7 +196,7 @@ export function renewalAtMs(
   random: () => number = Math.random,
 ): number {
   const from = cert.requestName === undefined ? cert.notBeforeMs : Math.max(cert.notBeforeMs, nowMs);
-  return from + (cert.notAfterMs - from) * (0.7 + 0.2 * random());
+  return Math.round(from + (cert.notAfterMs - from) * (0.7 + 0.2 * random()));
 }
 
 /**
