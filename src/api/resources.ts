@@ -289,6 +289,19 @@ export const RESOURCES: readonly ResourceInfo[] = [
       nameRule: 'path-segment',
     }),
   ),
+  row({
+    group: 'certificates.k8s.io',
+    version: 'v1',
+    resource: 'certificatesigningrequests',
+    kind: 'CertificateSigningRequest',
+    shortNames: ['csr'],
+    namespaced: false,
+    hasStatus: true,
+    storagePath: 'certificatesigningrequests',
+    // kube validates no CSR name ("we don't care what you call your certificate requests").
+    nameRule: 'path-segment',
+    fieldSelectors: { 'spec.signerName': at('spec', 'signerName') },
+  }),
 ];
 
 export const groupVersion = (r: Pick<ResourceInfo, 'group' | 'version'>): string =>

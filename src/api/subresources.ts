@@ -1,7 +1,7 @@
 // The subresources served beside each resource, the single source for discovery, routing and OpenAPI:
 // `status` for every resource with a status, `scale` (autoscaling/v1 Scale) on Deployments and
 // ReplicaSets, `binding` (v1 Binding) on Pods, `token` (authentication/v1 TokenRequest) on
-// ServiceAccounts; plus the legacy core `bindings` resource.
+// ServiceAccounts, `approval` on CertificateSigningRequests; plus the legacy core `bindings` resource.
 import type { ResourceInfo } from './resources.js';
 
 export interface GroupVersionKind {
@@ -11,7 +11,7 @@ export interface GroupVersionKind {
 }
 
 export interface SubresourceInfo {
-  readonly name: 'binding' | 'scale' | 'status' | 'token';
+  readonly name: 'approval' | 'binding' | 'scale' | 'status' | 'token';
   /** The kind the subresource takes and returns; for status, the resource's own kind. */
   readonly kind: GroupVersionKind;
   readonly verbs: readonly string[];
@@ -35,9 +35,20 @@ export const hasToken = (r: ResourceInfo): boolean => r.group === '' && r.resour
 /** Whether `r` serves v1 Binding at `/binding` (pods). */
 export const hasBinding = (r: ResourceInfo): boolean => r.group === '' && r.resource === 'pods';
 
+/** Whether `r` serves `/approval` (CertificateSigningRequests: the Approved and Denied conditions). */
+export const hasApproval = (r: ResourceInfo): boolean =>
+  r.group === 'certificates.k8s.io' && r.resource === 'certificatesigningrequests';
+
 /** The subresources of `r`, in the order discovery lists them (by name). */
 export function subresourcesOf(r: ResourceInfo): SubresourceInfo[] {
   const out: SubresourceInfo[] = [];
+  if (hasApproval(r)) {
+    out.push({
+      name: 'approval',
+      kind: { group: r.group, version: r.version, kind: r.kind },
+      verbs: ['get', 'patch', 'update'],
+    });
+  }
   if (hasBinding(r)) out.push({ name: 'binding', kind: BINDING_KIND, verbs: ['create'] });
   if (hasScale(r)) out.push({ name: 'scale', kind: SCALE_KIND, verbs: ['get', 'patch', 'update'] });
   if (hasToken(r)) out.push({ name: 'token', kind: TOKEN_REQUEST_KIND, verbs: ['create'] });

@@ -1,6 +1,7 @@
 // The API server process: watch cache + registry + HTTPS handler on one port, with the system
 // namespaces, namespace lifecycle, and a graceful shutdown (stop accepting, end watches cleanly,
 // finish in-flight requests, stop the cache; the caller then closes the store).
+import { parseCertificateRequest } from './auth/pki.js';
 import type { ValidationOptions } from '../api/validation/options.js';
 import { connect, type Socket } from 'node:net';
 import {
@@ -165,7 +166,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const authz = authorizationOf(opts, cache);
   const registry = new Registry(opts.store, cache, {
     hooks: composeHooks([...authz.registryHooks, allocators.hooks()]),
-    ...(opts.validation === undefined ? {} : { validation: opts.validation }),
+    // CertificateSigningRequests' spec.request is parsed and its signature checked, as upstream.
+    validation: { parseCertificateRequest, ...opts.validation },
+    // Approving and signing CertificateSigningRequests ask the chain about signers.
+    authorize: authz.authorize,
   });
   collectObjects();
   cache.onBatch = () => collectObjects();

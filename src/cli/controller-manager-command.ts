@@ -18,6 +18,12 @@ import { Client } from '../runtime/client.js';
 import { loadRequiredKubeconfig, requiredKubeconfig } from './kubeconfig-flags.js';
 import { UsageError, durationFlag, intFlag, commandFlags, noExtraArgs } from './flags.js';
 import { leaderElectionFlags, runManagerUntilSignal } from './run-manager.js';
+import {
+  CLUSTER_SIGNING_FLAGS,
+  CLUSTER_SIGNING_HELP,
+  certificateControllers,
+  clusterSigningFlags,
+} from './cluster-signing.js';
 
 /** The node lifecycle and pod GC controllers' timing flags (kube-controller-manager's), with their help. */
 const CONTROLLER_TIMING_FLAG_HELP: readonly (readonly [flag: string, help: string])[] = [
@@ -66,6 +72,7 @@ Flags:
   --concurrent-deployment-syncs N        Deployment workers (default 5)
   --concurrent-grid-syncs N              ServiceGrid and DeploymentGrid workers, each (default 5)
 ${controllerTimingFlagsHelp(39)}
+${CLUSTER_SIGNING_HELP.map(([f, h]) => `  ${f.padEnd(39)}${h}`).join('\n')}
   --metrics-bind-address HOST:PORT       serve /metrics, /healthz and /readyz over HTTP there (default: off)
   --leader-elect                         campaign for a Lease; only the holder runs the controllers
   --leader-elect-resource-namespace NS   default kube-system
@@ -86,6 +93,7 @@ const FLAGS = {
   'concurrent-deployment-syncs': { type: 'string' },
   'concurrent-grid-syncs': { type: 'string' },
   ...CONTROLLER_TIMING_FLAGS,
+  ...CLUSTER_SIGNING_FLAGS,
   'metrics-bind-address': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'leader-elect-resource-namespace': { type: 'string' },
@@ -162,6 +170,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
   const gridWorkers = intFlag('concurrent-grid-syncs', values['concurrent-grid-syncs'], 1) ?? 5;
   const nodeLifecycle = nodeLifecycleFlags(values);
   const podGC = podGCFlags(values);
+  const certificates = certificateControllers(clusterSigningFlags(values));
   const metricsAddress = hostPort(values['metrics-bind-address']);
   const transport = loadRequiredKubeconfig(kubeconfig);
   const log = jsonLogger(undefined, 'controller-manager');
@@ -177,6 +186,7 @@ export async function controllerManagerCommand(args: string[], out: (s: string) 
     concurrentGridSyncs: gridWorkers,
     nodeLifecycle,
     podGC,
+    certificates,
     log,
   });
   let running = false;

@@ -15,6 +15,7 @@ import { httpTransport } from '../runtime/http-transport.js';
 import type { Transport } from '../runtime/transport.js';
 import { serviceAccountClients } from '../controllers/controller-credentials.js';
 import { LeaderElector, leaseClient } from '../runtime/leader-election.js';
+import { certificateControllers, type ClusterSigningFiles } from './cluster-signing.js';
 
 /** What the host hands the worker (structured-cloned). */
 export interface ControllersWorkerData {
@@ -30,6 +31,8 @@ export interface ControllersWorkerData {
   readonly nodeLifecycle?: NodeLifecycleSettings;
   /** `svcplane up`'s --podgc-* and --terminated-pod-gc-threshold flags. */
   readonly podGC?: PodGCSettings;
+  /** The CA the CSR signer issues with (`svcplane up`'s own DIR/pki/ca.crt and ca.key). */
+  readonly clusterSigning?: ClusterSigningFiles;
   /**
    * Campaign for this Lease before running (a store several API servers share: etcd), so that one
    * `svcplane up` of several runs the controllers, as kube-controller-manager's --leader-elect does.
@@ -77,6 +80,7 @@ const manager = new ControllerManager(client, {
   controllers: data.controllers,
   ...(data.nodeLifecycle === undefined ? {} : { nodeLifecycle: data.nodeLifecycle }),
   ...(data.podGC === undefined ? {} : { podGC: data.podGC }),
+  certificates: certificateControllers(data.clusterSigning),
   log,
 });
 

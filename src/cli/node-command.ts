@@ -10,6 +10,8 @@ import { registerNodes, RegistrationError, type CidrSource } from '../nodes/regi
 import { Client } from '../runtime/client.js';
 import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
 import { UsageError, intFlag, commandFlags, noExtraArgs } from './flags.js';
+import { BootstrapError } from '../nodes/tls-bootstrap.js';
+import { bootstrapFlags, nodeIdentities, type NodeIdentities } from './node-bootstrap.js';
 import { signalled } from './signals.js';
 
 export const NODE_HELP = `Usage: svcplane node --name NAME [--count N] [flags]
@@ -43,6 +45,12 @@ Flags:
                               127.0.0.0/8 pod CIDR needs no root. A port another process holds is a
                               container that fails to start: CrashLoopBackOff, not Ready, retried
 ${kubeconfigFlagsHelp(28)}
+  --bootstrap-kubeconfig FILE TLS bootstrapping, as a kubelet: each node gets its own client certificate
+                              (CN=system:node:NAME, O=system:nodes) through a CertificateSigningRequest
+                              made with FILE's identity, and does all its API traffic with it
+  --cert-dir DIR              where each node keeps it: DIR/NAME/kubelet-client-current.pem, reused
+                              while valid (default .svcplane/node-pki)
+  --bootstrap-timeout D       how long to wait for a request to be issued (default 5m)
 `;
 
 const FLAGS = {
@@ -56,6 +64,9 @@ const FLAGS = {
   'node-ip': { type: 'string' },
   'max-pods': { type: 'string' },
   'serve-pods': { type: 'boolean' },
+  'bootstrap-kubeconfig': { type: 'string' },
+  'cert-dir': { type: 'string' },
+  'bootstrap-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -144,13 +155,25 @@ export async function nodeCommand(
   const cidrs = cidrSource(values);
   const internalIP = nodeIPs(values['node-ip'], nodeNames.length);
   const maxPods = intFlag('max-pods', values['max-pods'], 1);
-  const transport = transportFromFlags(values, (message) => new UsageError(message));
-  const client = new Client(transport);
+  const bootstrap = bootstrapFlags(values);
+  const transport =
+    bootstrap === undefined ? transportFromFlags(values, (message) => new UsageError(message)) : undefined;
   const log = jsonLogger(undefined, 'node');
-  let kubelets: SimulatedKubelets;
+  let kubelets: SimulatedKubelets[] = [];
+  let identities: NodeIdentities | undefined;
   try {
+    let client: Client;
+    let clientFor: ((name: string) => Client) | undefined;
+    if (bootstrap === undefined) client = new Client(transport!);
+    else {
+      identities = await nodeIdentities(bootstrap, nodeNames, log);
+      const own = identities.clients;
+      clientFor = (name) => own.get(name)!;
+      client = clientFor(nodeNames[0]!);
+    }
     const registered = await registerNodes({
       client,
+      ...(clientFor === undefined ? {} : { clientFor }),
       names: nodeNames,
       labels,
       cidrs,
@@ -170,13 +193,16 @@ export async function nodeCommand(
         }
       },
     });
-    kubelets = new SimulatedKubelets({
-      client,
-      nodes: registered,
-      servePods: values['serve-pods'] === true,
-      log,
-    });
-    await kubelets.start();
+    const servePods = values['serve-pods'] === true;
+    // With their own identities, each node watches and writes as itself (its pods by
+    // spec.nodeName=NAME, as a kubelet); with one identity, one informer serves all of them.
+    kubelets =
+      clientFor === undefined
+        ? [new SimulatedKubelets({ client, nodes: registered, servePods, log })]
+        : registered.map(
+            (reg) => new SimulatedKubelets({ client: clientFor(reg.name), nodes: [reg], servePods, log }),
+          );
+    await Promise.all(kubelets.map((k) => k.start()));
     const cidrText =
       registered.length === 1
         ? registered[0]!.podCIDRs.join(',')
@@ -185,8 +211,10 @@ export async function nodeCommand(
       `svcplane: ${registered.length === 1 ? 'node' : `${registered.length} nodes`} ${span(nodeNames)} running, pod CIDRs ${cidrText}`,
     );
   } catch (err) {
-    transport.close();
-    if (err instanceof RegistrationError) throw err;
+    await Promise.all(kubelets.map((k) => k.stop()));
+    transport?.close();
+    identities?.close();
+    if (err instanceof RegistrationError || err instanceof BootstrapError) throw err;
     // The API's own message or the connection's, on one line.
     throw new Error(
       `cannot register ${nodeNames.length === 1 ? `node "${nodeNames[0]}"` : 'the nodes'}: ${firstLine(err)}`,
@@ -198,7 +226,8 @@ export async function nodeCommand(
   await signalled();
   // Like a kubelet that is stopped: no more heartbeats; the Nodes and Leases stay, and the node
   // lifecycle controller notices the silence.
-  await kubelets.stop();
-  transport.close();
+  await Promise.all(kubelets.map((k) => k.stop()));
+  transport?.close();
+  identities?.close();
   return 0;
 }

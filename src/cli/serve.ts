@@ -420,7 +420,7 @@ export function parseServerFlags(
 export async function serveFromFlags(opts: {
   values: Flags;
   settings: ServerSettings;
-  tls: { cert: string; key: string };
+  tls: { cert: string; key: string; clientCA?: string };
   auth: LoadedAuth;
   tokens: TokenTable | undefined;
   pkgVersion: string;

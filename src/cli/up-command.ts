@@ -22,7 +22,8 @@ import {
   nodeLifecycleFlags,
   podGCFlags,
 } from './controller-manager-command.js';
-import { UsageError, parseFlags } from './flags.js';
+import { UsageError, durationFlag, parseFlags } from './flags.js';
+import { CLUSTER_SIGNING_FLAGS, CLUSTER_SIGNING_HELP } from './cluster-signing.js';
 import {
   ensureDataDir,
   SERVER_FLAGS,
@@ -42,8 +43,10 @@ export const UP_HELP = `Usage: svcplane up [flags]
 
 All-in-one svcplane: the Kubernetes API server on the embedded SQLite store (or etcd with
 --storage-backend etcd3), with its controllers (by default all: ${KNOWN_CONTROLLERS.join(', ')}) on a
-worker thread of their own. The first start generates a CA, a serving certificate for 127.0.0.1 and localhost,
-an admin token (group system:masters) and DIR/kubeconfig. When ready it prints one line with
+worker thread of their own. The first start generates a CA, a serving certificate for 127.0.0.1 and
+localhost, an admin token (group system:masters) and DIR/kubeconfig, and a bootstrap token for nodes
+(DIR/bootstrap-kubeconfig: svcplane node --bootstrap-kubeconfig). Client certificates of the CA
+authenticate; the CSR signer issues with it. When ready it prints one line with
 the URL and the kubeconfig path:
 
   KUBECONFIG=.svcplane/kubeconfig kubectl get namespaces
@@ -59,9 +62,15 @@ The controllers (svcplane controller-manager's flags):
                                           (default '*'), e.g. '*,-servicegrid' when another manager
                                           runs the grid controllers
 ${controllerTimingFlagsHelp(40)}
+  ${CLUSTER_SIGNING_HELP[2][0].padEnd(40)}${CLUSTER_SIGNING_HELP[2][1]}
 `;
 
-const UP_CONTROLLER_FLAGS = { ...CONTROLLER_TIMING_FLAGS, controllers: { type: 'string' } } as const;
+/** The controllers' flags `up` takes: which run, their timings, the longest validity its CSR signer issues. */
+const UP_CONTROLLER_FLAGS = {
+  ...CONTROLLER_TIMING_FLAGS,
+  controllers: { type: 'string' },
+  'cluster-signing-duration': CLUSTER_SIGNING_FLAGS['cluster-signing-duration'],
+} as const;
 
 /** Splits `args` into the API server's and the controllers' flags (unknown flags are usage errors). */
 function splitControllerFlags(args: string[]): {
@@ -91,6 +100,7 @@ export async function upCommand(
   const { values, settings } = parsed;
   const nodeLifecycle = nodeLifecycleFlags(split.values);
   const podGC = podGCFlags(split.values);
+  const signingMs = durationFlag('cluster-signing-duration', split.values['cluster-signing-duration']);
   const controllerNames = controllerList(split.values['controllers']);
   // Every flag is checked before anything is written: a bad flag leaves no trace (a new sa.key is
   // written only once the flags that use it have passed).
@@ -109,6 +119,7 @@ export async function upCommand(
   // The admin identity: a token in DIR/pki/tokens.csv; an operator's --token-auth-file replaces it.
   const tokensFile = join(settings.dataDir, 'pki', 'tokens.csv');
   const adminToken = ensureAdminToken(tokensFile);
+  const bootstrapToken = ensureBootstrapToken(tokensFile);
   const tokens = new Map(auth.tokens ?? parseTokenFile(readFileSync(tokensFile, 'utf8')));
   // The controllers run on a worker thread (controller-host.ts) and reach this server over a unix socket of
   // the data dir, plain HTTP, with a token of their own that lives only in this process (as kube-apiserver's
@@ -136,6 +147,11 @@ export async function upCommand(
       controllers: controllerNames,
       nodeLifecycle,
       podGC,
+      clusterSigning: {
+        certFile: join(settings.dataDir, 'pki', 'ca.crt'),
+        keyFile: join(settings.dataDir, 'pki', 'ca.key'),
+        ...(signingMs === undefined ? {} : { durationSeconds: Math.floor(signingMs / 1000) }),
+      },
       // On etcd, several API servers share the store: one `svcplane up` of them runs the controllers, the
       // others stand by, on the Lease `svcplane controller-manager --leader-elect` uses too. SQLite has one
       // process, which needs no campaign (and would otherwise wait out its own old Lease after a crash).
@@ -155,7 +171,8 @@ export async function upCommand(
     return await serveFromFlags({
       values,
       settings,
-      tls: { cert: tls.certPem, key: tls.keyPem },
+      // Client certificates of this CA authenticate (CN = user, O = groups): the nodes' own, from CSRs.
+      tls: { cert: tls.certPem, key: tls.keyPem, clientCA: tls.caPem },
       auth,
       tokens,
       pkgVersion,
@@ -171,6 +188,17 @@ export async function upCommand(
           kubeconfig,
           renderKubeconfig({ server: server.url, caPem: tls.caPem, user: 'admin', token: adminToken }),
         );
+        // What `svcplane node --bootstrap-kubeconfig` starts from (kubeadm's bootstrap-kubelet.conf).
+        if (auth.tokens === undefined)
+          writeFileAtomic(
+            join(settings.dataDir, 'bootstrap-kubeconfig'),
+            renderKubeconfig({
+              server: server.url,
+              caPem: tls.caPem,
+              user: 'kubelet-bootstrap',
+              token: bootstrapToken,
+            }),
+          );
         out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
         controllers.start();
       },
@@ -210,5 +238,19 @@ function ensureAdminToken(tokensFile: string): string {
     tokensFile,
     `${formatTokenFileRecord(token, { name: 'admin', uid: 'admin', groups: ['system:masters'] })}\n`,
   );
+  return token;
+}
+
+/** The user `svcplane node --bootstrap-kubeconfig` bootstraps as (a bootstrap token's identity upstream). */
+const BOOTSTRAP_USER = { name: 'system:bootstrap:svcplane', uid: '', groups: ['system:bootstrappers'] };
+
+/** The bootstrap token from the tokens file, appended (user system:bootstrap:svcplane) when missing. */
+function ensureBootstrapToken(tokensFile: string): string {
+  const text = readFileSync(tokensFile, 'utf8');
+  const line = text.split('\n').find((l) => l.includes(`,${BOOTSTRAP_USER.name},`));
+  if (line !== undefined) return line.split(',')[0]!;
+  const token = generateToken();
+  const sep = text === '' || text.endsWith('\n') ? '' : '\n';
+  writeFileAtomic(tokensFile, `${text}${sep}${formatTokenFileRecord(token, BOOTSTRAP_USER)}\n`);
   return token;
 }

@@ -23,6 +23,9 @@ import { DeploymentGridController, DEPLOYMENTGRIDS } from './grids/deploymentgri
 import { ServiceGridController, SERVICEGRIDS } from './grids/servicegrid-controller.js';
 import { ClusterRoleAggregationController } from './clusterroleaggregation/clusterrole-aggregation-controller.js';
 import type { Logger } from '../runtime/logger.js';
+import type { CertificateRequestParser } from '../api/certificate-request.js';
+import { CsrApprovingController } from './csrapproving/csr-approving-controller.js';
+import { CsrSigningController, type CsrSigner } from './csrsigning/csr-signing-controller.js';
 
 const CRDS_MISSING = (controller: string, resource: string): string =>
   `${controller} controller not started: the API server does not serve superedge.io/v1 ${resource}; ` +
@@ -42,6 +45,8 @@ export const KNOWN_CONTROLLERS = [
   'scheduler',
   'clusterrole-aggregation',
   'serviceaccount',
+  'csrapproving',
+  'csrsigning',
 ] as const;
 export type ControllerName = (typeof KNOWN_CONTROLLERS)[number];
 
@@ -66,6 +71,11 @@ export interface ControllerManagerOptions {
   readonly podGC?: PodGCSettings;
   /** Scheduler workers, and so bindings in flight (kube-scheduler's parallelism, default 16). */
   readonly schedulerParallelism?: number;
+  /**
+   * The CSR controllers' X.509 tooling, injected by the command (the API server's pki): without it they
+   * do not start; without `sign` (no --cluster-signing-cert-file/--cluster-signing-key-file) the signer does not.
+   */
+  readonly certificates?: CertificateControllerSettings;
   readonly log: Pick<Logger, 'info' | 'warn'>;
   /** Where the workqueue metrics go (`svcplane up` passes the apiserver's /metrics registry). */
   readonly metrics?: Registry;
@@ -82,6 +92,13 @@ export interface NodeLifecycleSettings {
   readonly gracePeriodMs?: number;
   readonly startupGracePeriodMs?: number;
   readonly enablePodEviction?: boolean;
+}
+
+export interface CertificateControllerSettings {
+  readonly parse: CertificateRequestParser;
+  readonly sign?: CsrSigner;
+  /** --cluster-signing-duration in seconds (default one year). */
+  readonly signingDurationSeconds?: number;
 }
 
 export interface PodGCSettings {
@@ -219,6 +236,7 @@ export class ControllerManager {
           }),
         );
       }
+      if (name === 'csrapproving' || name === 'csrsigning') this.addCsrController(name, queueMetrics);
       if (name === 'scheduler') {
         this.running.push(
           new Scheduler(this.clientOf(name), this.factory, {
@@ -247,6 +265,38 @@ export class ControllerManager {
     return this.o.clientFor?.(controller) ?? this.client;
   }
 
+  private addCsrController(name: 'csrapproving' | 'csrsigning', metrics: WorkqueueMetrics): void {
+    const { o } = this;
+    const client = this.clientOf(name);
+    const certs = o.certificates;
+    const onError = (key: string, err: unknown): void =>
+      o.log.warn(`${name} sync failed`, { key, err: String(err) });
+    if (certs === undefined || (name === 'csrsigning' && certs.sign === undefined)) {
+      o.log.warn(
+        name === 'csrsigning'
+          ? 'csrsigning controller not started: no --cluster-signing-cert-file and --cluster-signing-key-file'
+          : 'csrapproving controller not started: no certificate request parser',
+      );
+      return;
+    }
+    if (name === 'csrapproving') {
+      this.running.push(
+        new CsrApprovingController(client, this.factory, { parse: certs.parse, metrics, onError }),
+      );
+      return;
+    }
+    this.running.push(
+      new CsrSigningController(client, this.factory, {
+        parse: certs.parse,
+        sign: certs.sign!,
+        ...(certs.signingDurationSeconds === undefined
+          ? {}
+          : { maxDurationSeconds: certs.signingDurationSeconds }),
+        metrics,
+        onError,
+      }),
+    );
+  }
   /**
    * The grid controllers need the superedge.io kinds, which a real cluster serves only once their CRDs
    * are installed (`svcplane crds | kubectl apply -f -`). Without them a grid controller is skipped with

@@ -42,7 +42,7 @@ import {
   type ClaimedCidrs,
   type NodeCidrs,
 } from '../core/nodes/pod-cidrs.js';
-import type { Client } from '../runtime/client.js';
+import { isApiError, type Client } from '../runtime/client.js';
 
 export const NODES = mustFindResource('', 'nodes');
 export const LEASES = mustFindResource('coordination.k8s.io', 'leases');
@@ -66,6 +66,11 @@ export type CidrSource =
 
 export interface RegisterOptions {
   readonly client: Client;
+  /**
+   * Each node's own client (TLS bootstrapping: its system:node:NAME certificate), for that node's writes
+   * and its Lease's read, as a kubelet under the Node authorizer may; `client` still lists the Nodes.
+   */
+  readonly clientFor?: (name: string) => Client;
   readonly names: readonly string[];
   readonly labels: Readonly<Record<string, string>>;
   readonly cidrs: CidrSource;
@@ -156,9 +161,12 @@ export async function registerNodes(o: RegisterOptions): Promise<RegisteredNode[
 /** One attempt: the nodes, or the race it lost (after deleting what it created). */
 async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | CidrRaceLoss> {
   const { client } = o;
+  const own = (name: string): Client => o.clientFor?.(name) ?? client;
   const allNodes = await listAll(client, NODES);
   const leases = new Map(
-    (await listAll(client, LEASES, NODE_LEASE_NAMESPACE)).map((l) => [l.metadata.name, l]),
+    o.clientFor === undefined
+      ? (await listAll(client, LEASES, NODE_LEASE_NAMESPACE)).map((l) => [l.metadata.name, l])
+      : await ownLeases(o.names, own),
   );
   const byName = new Map(allNodes.map((n) => [n.metadata.name ?? '', n]));
   const now = o.nowMs();
@@ -196,9 +204,9 @@ async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | Cidr
   const undo = async (): Promise<void> => {
     const ignore = (): undefined => undefined;
     await forEachLimit(createdLeases, 32, (n) =>
-      client.delete(LEASES, NODE_LEASE_NAMESPACE, n).then(ignore, ignore),
+      own(n).delete(LEASES, NODE_LEASE_NAMESPACE, n).then(ignore, ignore),
     );
-    await forEachLimit(createdNodes, 32, (n) => client.delete(NODES, '', n).then(ignore, ignore));
+    await forEachLimit(createdNodes, 32, (n) => own(n).delete(NODES, '', n).then(ignore, ignore));
   };
   try {
     const out: RegisteredNode[] = [];
@@ -217,10 +225,10 @@ async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | Cidr
       const stored = byName.get(name);
       let node: KObject;
       if (stored === undefined) {
-        node = await client.create(NODES, '', nodeObject(input));
+        node = await own(name).create(NODES, '', nodeObject(input));
         createdNodes.push(name);
       } else {
-        node = await takeOver(client, stored, input);
+        node = await takeOver(own(name), stored, input);
       }
       // A range set by this call on an old node is as new as it gets (see ClaimedCidrs).
       const claimedMs =
@@ -230,7 +238,7 @@ async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | Cidr
       claimed.push({ node: name, cidrs: input.podCIDRs, claimedMs });
       const uid = node.metadata.uid ?? '';
       const lease = await writeLease(
-        client,
+        own(name),
         leases.get(name),
         leaseObject(name, o.nowMs(), uid, o.process),
         () => stored === undefined && createdLeases.push(name),
@@ -251,6 +259,22 @@ async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | Cidr
     await undo();
     throw err;
   }
+}
+
+/** Each node's Lease, read with its own client (a node may read its own Lease, not list them all). */
+async function ownLeases(
+  names: readonly string[],
+  own: (name: string) => Client,
+): Promise<Array<[string | undefined, KObject]>> {
+  const out: Array<[string | undefined, KObject]> = [];
+  await forEachLimit(names, 32, async (name) => {
+    try {
+      out.push([name, await own(name).get(LEASES, NODE_LEASE_NAMESPACE, name)]);
+    } catch (err) {
+      if (!isApiError(err, 404)) throw err;
+    }
+  });
+  return out;
 }
 
 /** A dead node of our name: add our labels and (when it has none) podCIDRs, then report our status. */

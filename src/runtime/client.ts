@@ -192,8 +192,13 @@ export class Client {
     });
   }
 
+  /** POST of a body to a path that stores nothing (a SubjectAccessReview): the answer. */
+  post<T>(path: string, body: object): Promise<T> {
+    return this.call({ method: 'POST', path, body: JSON.stringify(body) });
+  }
+
   /** PUT; the object's metadata.resourceVersion (when set) is the compare-and-swap precondition. */
-  update(r: ResourceInfo, obj: KObject, sub?: 'status'): Promise<KObject> {
+  update(r: ResourceInfo, obj: KObject, sub?: 'status' | 'approval'): Promise<KObject> {
     const path = resourcePath(r, obj.metadata.namespace, obj.metadata.name ?? '', sub);
     return this.call({ method: 'PUT', path, body: JSON.stringify(obj) });
   }

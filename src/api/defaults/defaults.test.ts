@@ -505,6 +505,16 @@ describe('properties', () => {
         metadata: { name: 'x' },
         roleRef: { kind: 'ClusterRole', name: 'r' },
       },
+      'certificates.k8s.io/CertificateSigningRequest': {
+        metadata: { name: 'x' },
+        spec: {
+          request: Buffer.from(
+            '-----BEGIN CERTIFICATE REQUEST-----\n-----END CERTIFICATE REQUEST-----\n',
+          ).toString('base64'),
+          signerName: 'example.com/signer',
+          usages: ['client auth'],
+        },
+      },
     };
     for (const r of RESOURCES) {
       const obj = minimal[`${r.group}/${r.kind}`];

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { hasApproval } from '../subresources.js';
 import { describe, it } from 'node:test';
 import { RESOURCES } from '../resources.js';
 import { openAPIV2Protobuf } from './v2-protobuf.js';
@@ -67,7 +68,11 @@ describe('/openapi/v2 protobuf document', () => {
     for (const r of RESOURCES) {
       const prefix = r.group === '' ? '/api/v1' : `/apis/${r.group}/${r.version}`;
       const item = `${prefix}${r.namespaced ? '/namespaces/{namespace}' : ''}/${r.resource}/{name}`;
-      for (const p of [item, ...(r.hasStatus ? [`${item}/status`] : [])]) {
+      for (const p of [
+        item,
+        ...(r.hasStatus ? [`${item}/status`] : []),
+        ...(hasApproval(r) ? [`${item}/approval`] : []),
+      ]) {
         const pathItem = paths.get(p);
         assert.ok(pathItem !== undefined, p);
         const patch = one(pathItem, 8);
@@ -82,7 +87,7 @@ describe('/openapi/v2 protobuf document', () => {
     }
     assert.equal(
       paths.size,
-      RESOURCES.reduce((n, r) => n + (r.hasStatus ? 2 : 1), 0),
+      RESOURCES.reduce((n, r) => n + (r.hasStatus ? 2 : 1) + (hasApproval(r) ? 1 : 0), 0),
     );
   });
 

@@ -15,6 +15,7 @@
 import { isPlainObject as isObject, type JsonRecord } from '../json.js';
 import { RESOURCES, type ResourceInfo } from '../resources.js';
 import { Components, defineKinds, GVK_EXTENSION, OPENAPI_INFO_VERSION } from './v3.js';
+import { hasApproval } from '../subresources.js';
 
 // ---------------------------------------------------------------------------------------------------
 // A minimal protobuf writer: only length-delimited fields are needed.
@@ -192,6 +193,7 @@ function patchPaths(): Field[] {
     const id = `patch${r.kind}_${r.group === '' ? 'core' : r.group}_${r.version}`;
     out.push(patchPath(item, r, id));
     if (r.hasStatus) out.push(patchPath(`${item}/status`, r, `${id}_status`));
+    if (hasApproval(r)) out.push(patchPath(`${item}/approval`, r, `${id}_approval`));
   }
   return out;
 }

@@ -73,6 +73,7 @@ describe('/openapi/v3 index', () => {
     assert.deepEqual(Object.keys(index.paths), [
       'api/v1',
       'apis/apps/v1',
+      'apis/certificates.k8s.io/v1',
       'apis/coordination.k8s.io/v1',
       'apis/discovery.k8s.io/v1',
       'apis/events.k8s.io/v1',

@@ -29,6 +29,7 @@ import {
   BINDING_KIND,
   SCALE_KIND,
   TOKEN_REQUEST_KIND,
+  hasApproval,
   hasBinding,
   hasScale,
   hasToken,
@@ -361,28 +362,29 @@ function addResource(paths: JsonRecord, c: Components, r: ResourceInfo, k: KindS
       deleteBody,
     ),
   };
-  if (r.hasStatus) {
-    paths[`${item}/status`] = {
+  for (const sub of [...(r.hasStatus ? ['status'] : []), ...(hasApproval(r) ? ['approval'] : [])]) {
+    const Sub = sub === 'status' ? 'Status' : 'Approval';
+    paths[`${item}/${sub}`] = {
       parameters: itemParams,
       get: op(
         'get',
-        `read${group}${scope}${r.kind}Status`,
-        `Read the status of the named ${r.kind}.`,
+        `read${group}${scope}${r.kind}${Sub}`,
+        `Read the ${sub} of the named ${r.kind}.`,
         [],
         ok(kindRef, '200'),
       ),
       put: op(
         'put',
-        `replace${group}${scope}${r.kind}Status`,
-        `Replace the status of the named ${r.kind}.`,
+        `replace${group}${scope}${r.kind}${Sub}`,
+        `Replace the ${sub} of the named ${r.kind}.`,
         WRITE_PARAMS,
         ok(kindRef, '200', '201'),
         writeBody,
       ),
       patch: op(
         'patch',
-        `patch${group}${scope}${r.kind}Status`,
-        `Partially update the status of the named ${r.kind}.`,
+        `patch${group}${scope}${r.kind}${Sub}`,
+        `Partially update the ${sub} of the named ${r.kind}.`,
         PATCH_PARAMS,
         ok(kindRef, '200', '201'),
         { content: patchContent, required: true },

@@ -15,6 +15,7 @@ import { coreEventPrinter, eventsV1Printer } from './events.js';
 import { deploymentPrinter, endpointSlicePrinter, leasePrinter, replicaSetPrinter } from './others.js';
 import { podPrinter } from './pods.js';
 import { bindingPrinter } from './rbac.js';
+import { csrPrinter } from './certificates.js';
 import { formatTimestamp, parseTimestamp, ZERO_TIME_MS } from './time.js';
 import {
   NAME_COLUMN,
@@ -48,6 +49,7 @@ const PRINTERS: ReadonlyMap<string, Printer> = new Map([
   ['superedge.io/deploymentgrids', deploymentGridPrinter],
   ['rbac.authorization.k8s.io/rolebindings', bindingPrinter],
   ['rbac.authorization.k8s.io/clusterrolebindings', bindingPrinter],
+  ['certificates.k8s.io/certificatesigningrequests', csrPrinter],
 ]);
 
 /** kube-apiserver's default table for a built-in kind without a printer: name and RFC 3339 creation time. */

@@ -8,6 +8,7 @@ import type { KObject } from '../object.js';
 import { decodeMessage, type MessageType } from './decode.js';
 import { ProtobufError, malformed, unsupported } from './errors.js';
 import { deployment } from './tables/apps.js';
+import { certificateSigningRequest } from './tables/certificates.js';
 import { event as coreEvent, namespace, pod, service, serviceAccount } from './tables/core.js';
 import { event as eventsEvent } from './tables/events.js';
 import { deleteOptions } from './tables/meta.js';
@@ -49,6 +50,7 @@ const TABLES: ReadonlyMap<string, MessageType> = new Map([
   ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', clusterRoleBinding],
   ['authentication.k8s.io/v1/TokenRequest', tokenRequest],
   ['/v1/ServiceAccount', serviceAccount],
+  ['certificates.k8s.io/v1/CertificateSigningRequest', certificateSigningRequest],
 ]);
 
 const gvkKey = (gvk: GroupVersionKind): string => `${gvk.group}/${gvk.version}/${gvk.kind}`;

@@ -2,6 +2,7 @@
 // OpenAPI documents publish them under.
 import { deployment, replicaSet } from './apps.js';
 import { lease } from './coordination.js';
+import { certificateSigningRequest } from './certificates.js';
 import { coreEvent, endpoints, namespace, node, pod, service, serviceAccount } from './core.js';
 import { endpointSlice } from './discovery.js';
 import { event } from './events.js';
@@ -60,6 +61,7 @@ export const KIND_SCHEMAS: readonly KindSchema[] = [
   entry('rbac.authorization.k8s.io', 'v1', 'ClusterRole', clusterRole),
   entry('rbac.authorization.k8s.io', 'v1', 'RoleBinding', roleBinding),
   entry('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', clusterRoleBinding),
+  entry('certificates.k8s.io', 'v1', 'CertificateSigningRequest', certificateSigningRequest),
 ];
 
 const byGroupKind = new Map<string, KindSchema>();

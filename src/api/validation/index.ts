@@ -21,6 +21,7 @@ import { validateEventCreate, validateEventUpdate } from './event.js';
 import { validateDeploymentGrid, validateServiceGrid } from './grids.js';
 import { In, isObj } from './json.js';
 import { validateLeaseSpec } from './lease.js';
+import { validateCsrSpec, validateCsrStatus } from './certificate-signing-request.js';
 import { validateNamespaceCreate, validateNamespaceStatusUpdate } from './namespace.js';
 import { validateNodeCreate, validateNodeUpdate } from './node.js';
 import {
@@ -55,7 +56,8 @@ type KindKey =
   | 'rbac.authorization.k8s.io/Role'
   | 'rbac.authorization.k8s.io/ClusterRole'
   | 'rbac.authorization.k8s.io/RoleBinding'
-  | 'rbac.authorization.k8s.io/ClusterRoleBinding';
+  | 'rbac.authorization.k8s.io/ClusterRoleBinding'
+  | 'certificates.k8s.io/CertificateSigningRequest';
 
 const kindKey = (r: ResourceInfo): KindKey => `${r.group}/${r.kind}` as KindKey;
 
@@ -150,6 +152,10 @@ function validateKind(
       errs.push(...validateBinding(obj, r.namespaced));
       if (old !== undefined) errs.push(...validateBindingUpdate(obj, old));
       break;
+    case 'certificates.k8s.io/CertificateSigningRequest':
+      // The spec is immutable (the registry keeps the stored one), so only a new request is checked.
+      if (old === undefined) errs.push(...validateCsrSpec(obj, opts.parseCertificateRequest));
+      break;
   }
   return errs;
 }
@@ -214,6 +220,9 @@ export function validateStatusUpdate(r: ResourceInfo, obj: KObject, old: KObject
       break;
     case 'apps/ReplicaSet':
       errs.push(...validateReplicaSetStatus(o));
+      break;
+    case 'certificates.k8s.io/CertificateSigningRequest':
+      errs.push(...validateCsrStatus(o, before));
       break;
     default:
       break;

@@ -1,4 +1,5 @@
 // Server-wide choices that change what validation accepts, set by flags of the API server.
+import type { CertificateRequestParser } from '../certificate-request.js';
 
 export interface ValidationOptions {
   /**
@@ -8,4 +9,6 @@ export interface ValidationOptions {
    * `--allow-loopback-endpoints` is given.
    */
   readonly allowLoopbackEndpoints?: boolean;
+  /** Parses a CertificateSigningRequest's spec.request (the server's X.509 tooling); without it only the PEM type is checked. */
+  readonly parseCertificateRequest?: CertificateRequestParser;
 }

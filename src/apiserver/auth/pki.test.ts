@@ -1,13 +1,22 @@
 // The generated certificates as TLS sees them: real handshakes on 127.0.0.1 with the CA as the only trust
 // root, SANs for IPs and DNS names, and client certificates whose CN/O become the user.
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import tls from 'node:tls';
 import { authenticate } from './authenticator.js';
-import { generateCA, ipToBytes, issueClientCert, issueServingCert, type CertKeyPair } from './pki.js';
+import {
+  createCertificateRequest,
+  generateCA,
+  ipToBytes,
+  issueClientCert,
+  issueServingCert,
+  parseCertificateRequest,
+  signCertificateRequest,
+  type CertKeyPair,
+} from './pki.js';
 import { parseTokenFile } from './token-file.js';
 
 const ca = generateCA('svcplane-ca');
@@ -207,5 +216,60 @@ describe('pki', () => {
       /invalid IP/,
     );
     assert.throws(() => issueClientCert(ca, { commonName: 'x', organizations: [''] }), /organization/);
+  });
+});
+
+describe('certificate signing requests', () => {
+  const ca = generateCA('csr-test-ca');
+  const { csrPem, keyPem } = createCertificateRequest({
+    commonName: 'system:node:n1',
+    organizations: ['system:nodes'],
+  });
+
+  it('reads back the subject of a request it made, which has no subjectAltNames', () => {
+    assert.deepEqual(parseCertificateRequest(csrPem), {
+      commonName: 'system:node:n1',
+      organizations: ['system:nodes'],
+      dnsNames: [],
+      emailAddresses: [],
+      ipAddresses: [],
+      uris: [],
+    });
+  });
+
+  it('refuses what is not a request, or one whose signature does not verify', () => {
+    assert.throws(() => parseCertificateRequest(ca.certPem), /PEM block type must be CERTIFICATE REQUEST/);
+    assert.throws(() => parseCertificateRequest('nothing'), /PEM block type must be CERTIFICATE REQUEST/);
+    const body = csrPem.split('\n').slice(1, -2).join('');
+    const bytes = Buffer.from(body, 'base64');
+    // Another node's name in the signed subject: the signature no longer matches.
+    bytes[bytes.indexOf('system:node:n1') + 'system:node:n'.length] = '2'.charCodeAt(0);
+    const tampered = `-----BEGIN CERTIFICATE REQUEST-----\n${bytes.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+    assert.throws(() => parseCertificateRequest(tampered), /verification/);
+  });
+
+  it('issues the request: its subject and key, client auth, the duration, signed by the CA', () => {
+    const nowMs = Date.now();
+    const certPem = signCertificateRequest(ca, csrPem, {
+      usages: ['digital signature', 'client auth'],
+      durationSeconds: 3600,
+      nowMs,
+    });
+    const cert = new X509Certificate(certPem);
+    assert.deepEqual(cert.subject.split('\n').sort(), ['CN=system:node:n1', 'O=system:nodes']);
+    assert.ok(cert.checkIssued(new X509Certificate(ca.certPem)));
+    assert.ok(cert.verify(new X509Certificate(ca.certPem).publicKey));
+    assert.ok(cert.checkPrivateKey(createPrivateKey(keyPem)));
+    assert.deepEqual(cert.keyUsage, ['1.3.6.1.5.5.7.3.2']);
+    assert.ok(Math.abs(Date.parse(cert.validTo) - (nowMs + 3600_000)) < 2000);
+    // Never past the CA's own expiry.
+    const long = new X509Certificate(
+      signCertificateRequest(ca, csrPem, {
+        usages: ['client auth'],
+        durationSeconds: 100 * 365 * 86400,
+        nowMs,
+      }),
+    );
+    assert.equal(long.validTo, new X509Certificate(ca.certPem).validTo);
   });
 });

@@ -8,14 +8,17 @@
 import {
   createHash,
   createPrivateKey,
+  createPublicKey,
   generateKeyPairSync,
   randomBytes,
   sign,
+  verify,
   X509Certificate,
   type KeyObject,
 } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import forge from 'node-forge';
+import type { ParsedCertificateRequest } from '../../api/certificate-request.js';
 
 /** A PEM certificate and its PEM private key (PKCS#8, "PRIVATE KEY"). */
 export interface CertKeyPair {
@@ -145,13 +148,38 @@ function certify(t: Template, issuer: Issuer | undefined): CertKeyPair {
   if (!Number.isInteger(t.days) || t.days <= 0) throw new Error(`invalid validity: ${t.days} days`);
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const spki = publicKey.export({ type: 'spki', format: 'der' });
-  const keyId = keyIdentifier(spki);
-  const signer: Issuer = issuer ?? { name: t.subject, key: privateKey, keyId };
-  const rsa = signer.key.asymmetricKeyType === 'rsa';
-  const algorithm = rsa
+  const now = Date.now();
+  const certPem = certifyKey(
+    t.subject,
+    spki,
+    now - BACKDATE_MS,
+    now + t.days * DAY_MS,
+    t.extensions,
+    issuer,
+    privateKey,
+  );
+  return { certPem, keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+}
+
+/** The algorithm identifier of a signature by `key` (SHA-256 with ECDSA or RSA). */
+const signatureAlgorithm = (key: KeyObject): Asn1 =>
+  key.asymmetricKeyType === 'rsa'
     ? seq(oid(OID.sha256WithRSAEncryption), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.NULL, false, ''))
     : seq(oid(OID.ecdsaWithSHA256));
-  const now = Date.now();
+
+/** A certificate for the public key `spki`, valid from `notBefore` to `notAfter` (ms), signed by `issuer` or self-signed with `ownKey`. */
+function certifyKey(
+  subject: Asn1,
+  spki: Buffer,
+  notBefore: number,
+  notAfter: number,
+  extensions: Asn1[],
+  issuer: Issuer | undefined,
+  ownKey?: KeyObject,
+): string {
+  const keyId = keyIdentifier(spki);
+  const signer: Issuer = issuer ?? { name: subject, key: ownKey!, keyId };
+  const algorithm = signatureAlgorithm(signer.key);
   const tbs = seq(
     asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [
       asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, '\x02'), // v3
@@ -159,12 +187,12 @@ function certify(t: Template, issuer: Issuer | undefined): CertKeyPair {
     asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, forge.util.hexToBytes(randomSerial())),
     algorithm,
     signer.name,
-    seq(time(new Date(now - BACKDATE_MS)), time(new Date(now + t.days * DAY_MS))),
-    t.subject,
+    seq(time(new Date(notBefore)), time(new Date(notAfter))),
+    subject,
     fromBuffer(spki),
     asn1.create(asn1.Class.CONTEXT_SPECIFIC, 3, true, [
       seq(
-        ...t.extensions,
+        ...extensions,
         extension('subjectKeyIdentifier', octets(keyId)),
         ...(issuer === undefined
           ? []
@@ -180,12 +208,11 @@ function certify(t: Template, issuer: Issuer | undefined): CertKeyPair {
   const tbsDer = der(tbs);
   // ECDSA signatures come as DER ECDSA-Sig-Value, RSA ones as PKCS#1 v1.5: both what X.509 carries.
   const signature = sign('sha256', Buffer.from(tbsDer, 'binary'), signer.key).toString('binary');
-  const cert = seq(tbs, algorithm, bits(signature));
-  const certPem = forge.pem
-    .encode({ type: 'CERTIFICATE', body: der(cert) }, { maxline: 64 })
-    .replace(/\r\n/g, '\n');
-  return { certPem, keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+  return pem('CERTIFICATE', der(seq(tbs, algorithm, bits(signature))));
 }
+
+const pem = (type: string, body: string): string =>
+  forge.pem.encode({ type, body }, { maxline: 64 }).replace(/\r\n/g, '\n');
 
 /** A self-signed CA (ECDSA P-256, SHA-256, 10 years, basicConstraints CA:TRUE, keyCertSign + cRLSign). */
 export function generateCA(commonName: string): CertKeyPair {
@@ -237,16 +264,19 @@ export function issueClientCert(ca: CertKeyPair, opts: ClientCertOptions): CertK
   return issue(ca, subject, opts.days ?? LEAF_DAYS, [extension('extKeyUsage', seq(oid(OID.clientAuth)))]);
 }
 
-function issue(ca: CertKeyPair, subject: Asn1, days: number, extra: Asn1[]): CertKeyPair {
+function issuerOf(ca: CertKeyPair): Issuer {
   const caCert = new X509Certificate(ca.certPem);
   // The issuer DN must be byte-for-byte the CA's subject: copy it from the CA's own TBSCertificate.
   const tbs = (fromBuffer(caCert.raw).value as Asn1[])[0]!;
-  const caName = (tbs.value as Asn1[])[5]!;
-  const issuer: Issuer = {
-    name: caName,
+  return {
+    name: (tbs.value as Asn1[])[5]!,
     key: createPrivateKey(ca.keyPem),
     keyId: keyIdentifier(caCert.publicKey.export({ type: 'spki', format: 'der' })),
   };
+}
+
+function issue(ca: CertKeyPair, subject: Asn1, days: number, extra: Asn1[]): CertKeyPair {
+  const issuer = issuerOf(ca);
   return certify(
     {
       subject,
@@ -293,4 +323,187 @@ export function ipToBytes(ip: string): string {
   const zeros = rest === undefined ? 0 : 8 - left.length - right.length;
   const groups = [...left, ...Array<string>(zeros).fill('0'), ...right].map((g) => parseInt(g, 16));
   return String.fromCharCode(...groups.flatMap((g) => [g >> 8, g & 0xff]));
+}
+
+// ---- certificate signing requests (certificates.k8s.io/v1, TLS bootstrapping) -----------------------
+
+const CSR_OID = {
+  extensionRequest: '1.2.840.113549.1.9.14',
+  emailAddress: '1.2.840.113549.1.9.1',
+  ecPublicKey: '1.2.840.10045.2.1',
+} as const;
+
+export interface CertificateRequestSubject {
+  readonly commonName: string;
+  readonly organizations: readonly string[];
+}
+
+/**
+ * A new P-256 key and a PKCS#10 CERTIFICATE REQUEST for it (what a kubelet sends to bootstrap): the
+ * subject only, no extensions. The key stays with the caller.
+ */
+export function createCertificateRequest(subject: CertificateRequestSubject): {
+  csrPem: string;
+  keyPem: string;
+} {
+  requireName('commonName', subject.commonName);
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const info = seq(
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, '\x00'),
+    name([
+      ...subject.organizations.map((o) => ['organizationName', o] as const),
+      ['commonName', subject.commonName],
+    ]),
+    fromBuffer(publicKey.export({ type: 'spki', format: 'der' })),
+    asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, []),
+  );
+  const infoDer = der(info);
+  const signature = sign('sha256', Buffer.from(infoDer, 'binary'), privateKey).toString('binary');
+  return {
+    csrPem: pem('CERTIFICATE REQUEST', der(seq(info, signatureAlgorithm(privateKey), bits(signature)))),
+    keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+}
+
+interface CsrParts {
+  readonly info: Asn1;
+  readonly subject: Asn1;
+  readonly spki: Buffer;
+  readonly parsed: ParsedCertificateRequest;
+}
+
+/** The one PEM block of `type` in `text`, as DER bytes; throws when there is none or it is not alone. */
+function pemBlock(text: string, type: string): Buffer {
+  const blocks = [...text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g)];
+  if (blocks.length === 0) throw new Error('PEM block type must be CERTIFICATE REQUEST');
+  const block = blocks[0]!;
+  if (block[1] !== type) throw new Error(`PEM block type must be ${type}`);
+  return Buffer.from(block[2]!.replace(/\s+/g, ''), 'base64');
+}
+
+const text = (a: Asn1): string =>
+  a.type === asn1.Type.UTF8 ? forge.util.decodeUtf8(a.value as string) : (a.value as string);
+
+function ipText(bytes: string): string {
+  if (bytes.length === 4) return [...bytes].map((c) => c.charCodeAt(0)).join('.');
+  const groups: string[] = [];
+  for (let i = 0; i + 1 < bytes.length; i += 2)
+    groups.push(((bytes.charCodeAt(i) << 8) | bytes.charCodeAt(i + 1)).toString(16));
+  return groups.join(':');
+}
+
+function csrParts(pemText: string): CsrParts {
+  let root: Asn1;
+  try {
+    root = fromBuffer(pemBlock(pemText, 'CERTIFICATE REQUEST'));
+  } catch (err) {
+    if ((err as Error).message.startsWith('PEM block type')) throw err;
+    throw new Error('asn1: structure error: the certificate request is not valid DER', { cause: err });
+  }
+  const [info, algorithm, signature] = root.value as Asn1[];
+  const fields = (info?.value ?? []) as Asn1[];
+  const [, subject, spkiAsn1, attributes] = fields;
+  if (
+    info === undefined ||
+    algorithm === undefined ||
+    signature === undefined ||
+    subject === undefined ||
+    spkiAsn1 === undefined
+  )
+    throw new Error('asn1: structure error: the certificate request is incomplete');
+  const spki = Buffer.from(der(spkiAsn1), 'binary');
+  const key = createPublicKey({ key: spki, format: 'der', type: 'spki' });
+  const sig = Buffer.from((signature.value as string).slice(1), 'binary');
+  if (!verify('sha256', Buffer.from(der(info), 'binary'), key, sig))
+    throw new Error(
+      key.asymmetricKeyType === 'rsa' ? 'crypto/rsa: verification error' : 'x509: ECDSA verification failure',
+    );
+  const out = {
+    commonName: '',
+    organizations: [] as string[],
+    dnsNames: [] as string[],
+    emailAddresses: [] as string[],
+    ipAddresses: [] as string[],
+    uris: [] as string[],
+  };
+  for (const rdn of subject.value as Asn1[])
+    for (const atv of rdn.value as Asn1[]) {
+      const [type, value] = atv.value as Asn1[];
+      if (type === undefined || value === undefined) continue;
+      const id = asn1.derToOid(type.value as string);
+      if (id === OID.commonName) out.commonName = text(value);
+      else if (id === OID.organizationName) out.organizations.push(text(value));
+      else if (id === CSR_OID.emailAddress) out.emailAddresses.push(text(value));
+    }
+  for (const attr of (attributes?.value ?? []) as Asn1[]) {
+    const [type, values] = attr.value as Asn1[];
+    if (type === undefined || asn1.derToOid(type.value as string) !== CSR_OID.extensionRequest) continue;
+    for (const exts of (values?.value ?? []) as Asn1[])
+      for (const ext of exts.value as Asn1[]) {
+        const parts = ext.value as Asn1[];
+        if (asn1.derToOid(parts[0]!.value as string) !== OID.subjectAltName) continue;
+        const names = asn1.fromDer(parts[parts.length - 1]!.value as string, DER_OPTIONS);
+        for (const n of names.value as Asn1[]) {
+          const v = n.value as string;
+          if (n.type === 1) out.emailAddresses.push(v);
+          else if (n.type === 2) out.dnsNames.push(v);
+          else if (n.type === 6) out.uris.push(v);
+          else if (n.type === 7) out.ipAddresses.push(ipText(v));
+        }
+      }
+  }
+  return { info, subject, spki, parsed: out };
+}
+
+/**
+ * Reads a PEM CERTIFICATE REQUEST: its subject and requested subjectAltNames, after checking that it
+ * is one and that its signature verifies with its own key (as kube-apiserver's CSR validation parses
+ * spec.request). Throws an Error with what is wrong.
+ */
+export function parseCertificateRequest(pemText: string): ParsedCertificateRequest {
+  return csrParts(pemText).parsed;
+}
+
+/** The X.509 key usages a CSR names (certificates.k8s.io's usage strings), as certificate extensions. */
+const KEY_USAGES: Readonly<Record<string, keyof typeof KEY_USAGE>> = {
+  'digital signature': 'digitalSignature',
+  'key encipherment': 'keyEncipherment',
+};
+const EXT_KEY_USAGES: Readonly<Record<string, keyof typeof OID>> = {
+  'client auth': 'clientAuth',
+  'server auth': 'serverAuth',
+};
+
+export interface SignOptions {
+  /** spec.usages; only digital signature, key encipherment, client auth and server auth are written. */
+  readonly usages: readonly string[];
+  readonly durationSeconds: number;
+  readonly nowMs: number;
+}
+
+/**
+ * Issues the certificate a CSR asks for, signed by `ca` (kube-controller-manager's csrsigning local
+ * signer): the CSR's subject and key, its usages, valid from 5 minutes before `nowMs` (clock skew) for
+ * `durationSeconds`, and never past the CA's own expiry.
+ */
+export function signCertificateRequest(ca: CertKeyPair, csrPem: string, opts: SignOptions): string {
+  const { subject, spki } = csrParts(csrPem);
+  const caNotAfter = Date.parse(new X509Certificate(ca.certPem).validTo);
+  const notAfter = Math.min(opts.nowMs + opts.durationSeconds * 1000, caNotAfter);
+  const keyUsages = opts.usages.map((u) => KEY_USAGES[u]).filter((u) => u !== undefined);
+  const extUsages = opts.usages.map((u) => EXT_KEY_USAGES[u]).filter((u) => u !== undefined);
+  return certifyKey(
+    subject,
+    spki,
+    opts.nowMs - 5 * 60 * 1000,
+    notAfter,
+    [
+      extension('basicConstraints', seq(), true),
+      ...(keyUsages.length === 0 ? [] : [extension('keyUsage', keyUsage(...keyUsages), true)]),
+      ...(extUsages.length === 0
+        ? []
+        : [extension('extKeyUsage', seq(...extUsages.map((u) => oid(OID[u]))))]),
+    ],
+    issuerOf(ca),
+  );
 }

@@ -37,7 +37,7 @@ import { serveList } from './list.js';
 import { serveResourceWatch } from './watch-request.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
 import { isExtraSubresource, serveBinding, serveSubresource } from './subresources.js';
-import { isSelfReview, reviewOf, serveReview } from './reviews.js';
+import { isReviewCreate, isSelfReview, reviewOf, serveReview } from './reviews.js';
 import { schemaOf } from '../registry/decode.js';
 
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
@@ -137,7 +137,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     const review = deps.resources === undefined ? reviewOf(info) : undefined;
     if (review !== undefined) {
       labels.scope = 'cluster';
-      if (!isSelfReview(info) || who === 'anonymous') {
+      if (!isReviewCreate(info) || who === 'anonymous') {
         req.resume();
         throw info.namespace === '' && info.name === '' && info.subresource === '' && who !== 'anonymous'
           ? statusErrors.methodNotSupported(review, info.verb)
@@ -171,7 +171,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       }
       return;
     }
-    await serveResource(deps, req, res, r, info, query);
+    await serveResource(deps, req, res, r, info, query, who === 'anonymous' ? undefined : who);
   } catch (err) {
     const status = toStatus(err, deps.log);
     if (longRunning) deps.metrics.requests.inc({ ...labels, code: String(status.code) });
@@ -309,7 +309,9 @@ const decodeBodyFor = (r: ResourceInfo, req: IncomingMessage, buf: Buffer, ctx: 
     { group: r.group, version: r.version, kind: r.kind },
   );
 
-const serveResource: ResourceHandler = async (deps, req, res, r, info, query) => {
+const serveResource = async (
+  ...[deps, req, res, r, info, query, user]: [...Parameters<ResourceHandler>, Identity | undefined]
+): Promise<void> => {
   if (isExtraSubresource(r, info)) {
     scopeCheck(r, { ...info, subresource: '' });
     await serveSubresource(deps, req, res, r, info, query);
@@ -339,7 +341,7 @@ const serveResource: ResourceHandler = async (deps, req, res, r, info, query) =>
     case 'create': {
       const rendering = renderingFor(req);
       const buf = await readBody(req);
-      const ctx = writeContext(req, query, 'CreateOptions');
+      const ctx = { ...writeContext(req, query, 'CreateOptions'), ...(user === undefined ? {} : { user }) };
       const body = decodeBodyFor(r, req, buf, ctx);
       if (info.subresource !== '') throw notFoundPath();
       const obj = await reg.create(r, ns, body, ctx);
@@ -351,7 +353,10 @@ const serveResource: ResourceHandler = async (deps, req, res, r, info, query) =>
       const buf = await readBody(req);
       const ctx = writeContext(req, query, 'UpdateOptions');
       const body = decodeBodyFor(r, req, buf, ctx);
-      const sub = info.subresource === 'status' || info.subresource === 'finalize' ? info.subresource : '';
+      const sub =
+        info.subresource === 'status' || info.subresource === 'finalize' || info.subresource === 'approval'
+          ? info.subresource
+          : '';
       const { object, created } = await reg.update(r, ns, info.name, body, ctx, sub);
       writeObject(res, r, created ? 201 : 200, object, rendering, query, now, warningHeaders(ctx.warnings));
       return;
@@ -383,7 +388,7 @@ const serveResource: ResourceHandler = async (deps, req, res, r, info, query) =>
       const patch = type === 'apply' ? parseYamlDoc(buf) : parseJson(buf);
       const force = queryTrue(query.get('force'));
       const { object, created } = await reg.patch(r, ns, info.name, type, patch, ctx, {
-        subresource: info.subresource === 'status' ? 'status' : '',
+        subresource: info.subresource === 'status' || info.subresource === 'approval' ? info.subresource : '',
         force,
       });
       writeObject(res, r, created ? 201 : 200, object, rendering, query, now, warningHeaders(ctx.warnings));

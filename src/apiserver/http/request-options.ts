@@ -5,6 +5,7 @@ import { notSupported, tooLong, type FieldError } from '../../api/field-errors.j
 import { isPlainObject } from '../../api/json.js';
 import { selectableFields, type ResourceInfo } from '../../api/resources.js';
 import { statusErrors } from '../../api/status.js';
+import { hasApproval } from '../../api/subresources.js';
 import { checkSupportedFields, parseFieldSelector } from '../../core/selectors/fields.js';
 import { parseLabelSelector } from '../../core/selectors/labels.js';
 import type { DeleteOptions, FieldValidation, WriteContext } from '../registry/registry.js';
@@ -33,7 +34,8 @@ export function scopeCheck(r: ResourceInfo, info: ResourceRequestInfo): void {
   if (sub === '') return;
   const statusOk = sub === 'status' && r.hasStatus && ['get', 'update', 'patch'].includes(info.verb);
   const finalizeOk = sub === 'finalize' && r.resource === 'namespaces' && info.verb === 'update';
-  if (!statusOk && !finalizeOk) throw notFoundPath();
+  const approvalOk = sub === 'approval' && hasApproval(r) && ['get', 'update', 'patch'].includes(info.verb);
+  if (!statusOk && !finalizeOk && !approvalOk) throw notFoundPath();
 }
 
 export function filterFrom(r: ResourceInfo, namespace: string, query: URLSearchParams): WatchFilter {

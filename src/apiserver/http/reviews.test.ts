@@ -205,6 +205,29 @@ describe('the review endpoints of the API server', () => {
     assert.match(String(none.json.message), /spec.namespace: Required value/);
   });
 
+  it('answers a SubjectAccessReview for the user it names, to whoever may create one', async () => {
+    const SAR = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
+    const sar = (spec: Record<string, unknown>) => ({
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { resourceAttributes: { verb: 'create', resource: 'services' }, ...spec },
+    });
+    // ro may not create reviews of others (it is no self review), whoever they name.
+    assert.equal((await post(tokens.ro, SAR, sar({ user: 'ro' }))).status, 403);
+    const ofMaster = await post(tokens.admin, SAR, sar({ user: 'bob', groups: [SYSTEM_MASTERS] }));
+    assert.equal(ofMaster.status, 201);
+    assert.deepEqual(ofMaster.json.status, { allowed: true });
+    // Exactly the groups named: nothing is added for the subject.
+    const ofBob = await post(tokens.admin, SAR, sar({ user: 'bob' }));
+    assert.deepEqual(ofBob.json.status, { allowed: false });
+    const nobody = await post(tokens.admin, SAR, sar({}));
+    assert.equal(nobody.status, 422);
+    assert.match(
+      String(nobody.json.message),
+      /spec.user: Invalid value: "": at least one of user or group must be specified/,
+    );
+  });
+
   it('lists them in discovery, create only', async () => {
     const r = await api
       .transport(tokens.admin)
@@ -224,6 +247,13 @@ describe('the review endpoints of the API server', () => {
         singularName: 'selfsubjectrulesreview',
         namespaced: false,
         kind: 'SelfSubjectRulesReview',
+        verbs: ['create'],
+      },
+      {
+        name: 'subjectaccessreviews',
+        singularName: 'subjectaccessreview',
+        namespaced: false,
+        kind: 'SubjectAccessReview',
         verbs: ['create'],
       },
     ]);

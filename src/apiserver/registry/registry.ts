@@ -32,6 +32,13 @@ import { guaranteedUpdate, storeWrite, type UpdateAttempt } from './guaranteed-u
 import { scaleOf, scaleRequest, scaleResource, withReplicas, type Scale } from './scale.js';
 import { checkNamespaceAcceptsCreates } from './namespace-admission.js';
 import { checkNodeRestriction } from './node-restriction.js';
+import {
+  admitCsr,
+  fillRequester,
+  signerPermission,
+  type SignerPermission,
+} from './certificate-signing-request.js';
+import type { CertificateRequestParser } from '../../api/certificate-request.js';
 import { bindPod, type Binding } from './binding.js';
 import { recordUpdate, serverSideApply } from './managed-fields.js';
 import {
@@ -54,6 +61,7 @@ export class Registry {
   private readonly random: () => number;
   private readonly hooks: RegistryHooks;
   private readonly validation: ValidationOptions;
+  private readonly signers: SignerPermission | undefined;
 
   constructor(
     readonly store: Store,
@@ -64,6 +72,7 @@ export class Registry {
     this.random = opts.random ?? Math.random;
     this.hooks = opts.hooks ?? {};
     this.validation = opts.validation ?? {};
+    this.signers = opts.authorize === undefined ? undefined : signerPermission(opts.authorize);
   }
 
   async get(r: ResourceInfo, namespace: string, name: string): Promise<KObject> {
@@ -109,9 +118,11 @@ export class Registry {
     const meta = obj.metadata;
     fillCreateMetadata(r, obj, namespace, randomUUID(), this.now());
     resetStatusOnCreate(r, obj);
+    fillRequester(r, obj, ctx.user);
     applyDefaults(r, obj);
     admitOnCreate(r, obj);
     checkNodeRestriction(this.cache, ctx, { operation: 'create', r, subresource: '', object: obj });
+    admitCsr(r, obj, undefined, ctx.user, this.csrAdmission());
     this.hooks.prepare?.(r, obj, undefined);
     const errs = validateCreate(r, obj, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, meta.name ?? '', errs);
@@ -189,10 +200,11 @@ export class Registry {
     checkNodeRestriction(this.cache, ctx, { operation: 'update', r, subresource, object: next, old });
     if (subresource === '') this.hooks.prepare?.(r, next, old);
     const errs =
-      subresource === 'status'
+      subresource === 'status' || subresource === 'approval'
         ? validateStatusUpdate(r, next, old)
         : validateUpdate(r, next, old, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, om.name ?? '', errs);
+    admitCsr(r, next, old, ctx.user, this.csrAdmission());
     if (tracksGeneration(r) && subresource === '' && specOf(next, r) !== specOf(old, r)) {
       meta.generation = (om.generation ?? 0) + 1;
     }
@@ -240,7 +252,7 @@ export class Registry {
     type: PatchType,
     patch: unknown,
     ctx: WriteContext,
-    opts: { subresource: '' | 'status'; force: boolean },
+    opts: { subresource: '' | 'status' | 'approval'; force: boolean },
   ): Promise<{ object: KObject; created: boolean }> {
     if (type === 'apply') return this.apply(r, namespace, name, patch, ctx, opts);
     // A patch without a resourceVersion precondition is re-applied to the newer object (kube does too).
@@ -272,7 +284,7 @@ export class Registry {
     name: string,
     patch: unknown,
     ctx: WriteContext,
-    opts: { subresource: '' | 'status'; force: boolean },
+    opts: { subresource: '' | 'status' | 'approval'; force: boolean },
   ): Promise<{ object: KObject; created: boolean }> {
     if (!isPlainObject(patch)) throw statusErrors.badRequest('the apply configuration must be an object');
     const applied = decodeObjectBody(r, patch, ctx);
@@ -420,6 +432,14 @@ export class Registry {
     const gone = atRevision(obj, kv.modRevision);
     await this.hooks.afterDelete?.(r, gone);
     return gone;
+  }
+
+  private csrAdmission(): { may?: SignerPermission; parse?: CertificateRequestParser } {
+    const parse = this.validation.parseCertificateRequest;
+    return {
+      ...(this.signers === undefined ? {} : { may: this.signers }),
+      ...(parse === undefined ? {} : { parse }),
+    };
   }
 
   nowTime(): string {

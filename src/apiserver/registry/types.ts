@@ -2,10 +2,10 @@
 import type { ValidationOptions } from '../../api/validation/options.js';
 import type { KObject } from '../../api/object.js';
 import type { ResourceInfo } from '../../api/resources.js';
-import type { UserInfo } from '../auth/types.js';
+import type { RequestAttributes, UserInfo } from '../auth/types.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
-export type Subresource = '' | 'status' | 'finalize';
+export type Subresource = '' | 'status' | 'finalize' | 'approval';
 
 export interface WriteContext {
   readonly dryRun: boolean;
@@ -13,7 +13,7 @@ export interface WriteContext {
   readonly fieldValidation: FieldValidation;
   /** Warnings for the response's Warning headers. */
   readonly warnings: string[];
-  /** Who asks (after impersonation), for admission (escalation, NodeRestriction); absent for the server's own writes. */
+  /** Who asks (after impersonation), for admission (escalation, NodeRestriction, a CertificateSigningRequest's requester); absent for the server's own writes. */
   readonly user?: UserInfo;
 }
 
@@ -49,4 +49,6 @@ export interface RegistryOptions {
   readonly hooks?: RegistryHooks;
   /** What validation accepts beyond kube-apiserver's rules (flags such as --allow-loopback-endpoints). */
   readonly validation?: ValidationOptions;
+  /** The server's authorizer, for the checks admission makes inside a write (approving, signing CSRs). */
+  readonly authorize?: (attrs: RequestAttributes) => boolean;
 }

@@ -6,6 +6,7 @@ import type { KObject } from '../../api/object.js';
 import type { ResourceInfo } from '../../api/resources.js';
 import { statusSubresourceMetadata } from './kind-rules.js';
 import { carryOverMetadata } from './object-meta.js';
+import { prepareCsrUpdate } from './certificate-signing-request.js';
 import type { Subresource } from './types.js';
 
 /** `incoming` as an update of `old` through `subresource`: a new object; neither argument changes. */
@@ -24,7 +25,7 @@ export function objectForUpdate(
       ...((old.spec as object | undefined) ?? {}),
       finalizers: Array.isArray(want) ? want : [],
     };
-  } else if (subresource === 'status') {
+  } else if (subresource === 'status' || subresource === 'approval') {
     // The status subresource takes only status; spec and metadata stay as they are.
     next = { ...structuredClone(old), status: structuredClone(incoming.status) };
     if (incoming.status === undefined) delete next.status;
@@ -36,6 +37,7 @@ export function objectForUpdate(
       else next.status = structuredClone(old.status);
     }
   }
+  prepareCsrUpdate(r, next, old, subresource);
   carryOverMetadata(r, next, old);
   return next;
 }

@@ -51,6 +51,17 @@ const serviceAccount = (name: string): Subject => ({
 });
 
 /** The controllers svcplane runs (controllers/manager.ts KNOWN_CONTROLLERS) → their role's name and rules. */
+const CSR_GROUP = 'certificates.k8s.io';
+const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+const CERTIFICATE_CONTROLLER: readonly PolicyRule[] = [
+  rule(READ, [CSR_GROUP], ['certificatesigningrequests']),
+  rule(['update'], [CSR_GROUP], ['certificatesigningrequests/approval', 'certificatesigningrequests/status']),
+  rule(['approve'], [CSR_GROUP], ['signers'], [KUBELET_CLIENT_SIGNER]),
+  rule(['sign'], [CSR_GROUP], ['signers'], [KUBELET_CLIENT_SIGNER, 'kubernetes.io/kube-apiserver-client']),
+  rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
+  EVENTS,
+];
+
 export const CONTROLLER_ROLES: Readonly<
   Record<string, { readonly name: string; readonly rules: readonly PolicyRule[] }>
 > = {
@@ -138,6 +149,10 @@ export const CONTROLLER_ROLES: Readonly<
       EVENTS,
     ],
   },
+  // Upstream's certificate-controller account runs both: approving kubelet client requests (after a
+  // SubjectAccessReview of the requester) and signing the client signers' approved requests.
+  csrapproving: { name: 'certificate-controller', rules: CERTIFICATE_CONTROLLER },
+  csrsigning: { name: 'certificate-controller', rules: CERTIFICATE_CONTROLLER },
   deployment: {
     name: 'deployment-controller',
     rules: [
@@ -149,6 +164,11 @@ export const CONTROLLER_ROLES: Readonly<
     ],
   },
 };
+
+/** The controllers' accounts, each once (two controllers may share one, as upstream's certificate-controller). */
+function controllerAccounts(): { readonly name: string; readonly rules: readonly PolicyRule[] }[] {
+  return [...new Map(Object.values(CONTROLLER_ROLES).map((c) => [c.name, c])).values()];
+}
 
 /** The scheduler is not a controller upstream: it has system:kube-scheduler, its user's role. */
 const KUBE_SCHEDULER: readonly PolicyRule[] = [
@@ -321,7 +341,21 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly BootstrapClusterRole[] = [
   { name: 'system:node-proxier', rules: NODE_PROXIER },
   { name: 'system:kube-controller-manager', rules: KUBE_CONTROLLER_MANAGER },
   { name: 'system:kube-scheduler', rules: KUBE_SCHEDULER },
-  ...Object.values(CONTROLLER_ROLES).map((c) => ({ name: `system:controller:${c.name}`, rules: c.rules })),
+  // TLS bootstrapping (the kubelet's): a bootstrap identity may ask for a node client certificate, which
+  // the certificate controller approves for it; a node may renew its own.
+  {
+    name: 'system:node-bootstrapper',
+    rules: [rule(['create', 'get', 'list', 'watch'], [CSR_GROUP], ['certificatesigningrequests'])],
+  },
+  {
+    name: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+    rules: [rule(['create'], [CSR_GROUP], ['certificatesigningrequests/nodeclient'])],
+  },
+  {
+    name: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient',
+    rules: [rule(['create'], [CSR_GROUP], ['certificatesigningrequests/selfnodeclient'])],
+  },
+  ...controllerAccounts().map((c) => ({ name: `system:controller:${c.name}`, rules: c.rules })),
 ];
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly BootstrapClusterRoleBinding[] = [
@@ -345,7 +379,22 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly BootstrapClusterRoleBindi
     subjects: [user('system:kube-controller-manager')],
   },
   { name: 'system:kube-scheduler', role: 'system:kube-scheduler', subjects: [user('system:kube-scheduler')] },
-  ...Object.values(CONTROLLER_ROLES).map((c) => ({
+  {
+    name: 'system:node-bootstrapper',
+    role: 'system:node-bootstrapper',
+    subjects: [group('system:bootstrappers')],
+  },
+  {
+    name: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+    role: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+    subjects: [group('system:bootstrappers')],
+  },
+  {
+    name: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient',
+    role: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient',
+    subjects: [group('system:nodes')],
+  },
+  ...controllerAccounts().map((c) => ({
     name: `system:controller:${c.name}`,
     role: `system:controller:${c.name}`,
     subjects: [serviceAccount(c.name)],
