@@ -1,7 +1,7 @@
 // The shapes the authentication and authorization steps share: who is asking (UserInfo), what they ask
 // for (RequestAttributes) and what an authorizer answers (AuthorizerResult). They mirror kube-apiserver's
 // user.Info, authorizer.Attributes and (decision, reason) pair so that policies written for it mean the same here.
-import type { FieldRequirement } from '../../core/selectors/fields.js';
+import type { AccessRequest } from '../../core/authz/access-request.js';
 
 /** An authenticated (or anonymous) identity. */
 export interface UserInfo {
@@ -26,31 +26,9 @@ export const ANONYMOUS_USER: UserInfo = Object.freeze({
   groups: Object.freeze([ALL_UNAUTHENTICATED]),
 });
 
-/** What a request asks to do: kube-apiserver's authorizer.Attributes, as the request-info step derives them. */
-export interface RequestAttributes {
+/** What a request asks to do (core/authz/access-request.ts), by a user with a uid and extra. */
+export interface RequestAttributes extends AccessRequest {
   readonly user: UserInfo;
-  /**
-   * Resource requests: get, list, watch, create, update, patch, delete, deletecollection (and proxy, …).
-   * Non-resource requests: the lower-cased HTTP method (get, post, put, …).
-   */
-  readonly verb: string;
-  readonly resourceRequest: boolean;
-  /** '' for the core group. Resource requests only. */
-  readonly apiGroup: string;
-  /** '' for cluster-scoped resources and for non-namespaced requests. */
-  readonly namespace: string;
-  /** The plural resource, without the subresource ('services', not 'services/status'). */
-  readonly resource: string;
-  readonly subresource: string;
-  /** The object's name; '' for list, watch, create and deletecollection. */
-  readonly name: string;
-  /** The URL path, without the query. */
-  readonly path: string;
-  /**
-   * A list, watch or deletecollection's fieldSelector, parsed (upstream's AuthorizeWithSelectors); absent
-   * for other verbs and when there is none or it does not parse.
-   */
-  readonly fieldSelector?: readonly FieldRequirement[];
 }
 
 /** kube-apiserver's authorizer decisions: a 'no-opinion' from every authorizer means the request is forbidden. */

@@ -32,6 +32,7 @@ function req(
     resource: res!,
     subresource: sub,
     name: '',
+    path: '',
     ...(fieldSelector === undefined ? {} : { fieldSelector: parseFieldSelector(fieldSelector).requirements }),
     ...rest,
   };

@@ -14,7 +14,7 @@
 //   leases         get/create/update/patch/delete in kube-node-lease, named as the node (create: admission)
 //   the rest       upstream's static node rules (bootstrappolicy NodeRules), plus reads of endpoints and
 //                  EndpointSlices, which svcplane's node agents watch as the node.
-import type { FieldRequirement } from '../selectors/fields.js';
+import type { AccessRequest } from '../authz/access-request.js';
 
 /** kube's user.NodesGroup and the user name prefix of node identities. */
 export const NODES_GROUP = 'system:nodes';
@@ -22,19 +22,8 @@ export const NODE_USER_PREFIX = 'system:node:';
 /** api.NamespaceNodeLease: where node heartbeats (Leases) live. */
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
-/** The parts of a request the Node mode looks at (structurally the API server's RequestAttributes). */
-export interface NodeRequest {
-  readonly user: { readonly name: string; readonly groups: readonly string[] };
-  readonly verb: string;
-  readonly resourceRequest: boolean;
-  readonly apiGroup: string;
-  readonly namespace: string;
-  readonly resource: string;
-  readonly subresource: string;
-  readonly name: string;
-  /** The parsed fieldSelector of a list, watch or deletecollection; absent otherwise. */
-  readonly fieldSelector?: readonly FieldRequirement[];
-}
+/** What the Node mode is asked (core/authz/access-request.ts). */
+export type NodeRequest = AccessRequest;
 
 export interface NodeDecision {
   readonly decision: 'allow' | 'no-opinion';

@@ -2,18 +2,10 @@
 // RoleBinding, ClusterRoleBinding), and what it is asked: kube-apiserver's authorizer attributes, in the
 // shape the API server's RequestAttributes already has.
 
-export const RBAC_GROUP = 'rbac.authorization.k8s.io';
+import type { AccessRequest, AccessUser } from '../authz/access-request.js';
+import type { PolicyRule } from '../../api/rbac.js';
 
-/** One rule of a Role or ClusterRole (upstream's PolicyRule). */
-export interface PolicyRule {
-  readonly verbs: readonly string[];
-  readonly apiGroups?: readonly string[];
-  readonly resources?: readonly string[];
-  /** Empty or absent: every object. */
-  readonly resourceNames?: readonly string[];
-  /** ClusterRoles only; a trailing "*" is a prefix match. */
-  readonly nonResourceURLs?: readonly string[];
-}
+export { RBAC_GROUP, type PolicyRule } from '../../api/rbac.js';
 
 export interface Subject {
   readonly kind: string;
@@ -44,20 +36,7 @@ export interface RbacBinding {
   readonly roleRef: RoleRef;
 }
 
-export interface RbacUser {
-  readonly name: string;
-  readonly groups: readonly string[];
-}
+export type RbacUser = AccessUser;
 
 /** What a request asks (kube-apiserver's authorizer.Attributes). */
-export interface RbacRequest {
-  readonly user: RbacUser;
-  readonly verb: string;
-  readonly resourceRequest: boolean;
-  readonly apiGroup: string;
-  readonly namespace: string;
-  readonly resource: string;
-  readonly subresource: string;
-  readonly name: string;
-  readonly path: string;
-}
+export type RbacRequest = AccessRequest;
