@@ -162,7 +162,7 @@ export async function registerNodes(o: RegisterOptions): Promise<RegisteredNode[
 async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | CidrRaceLoss> {
   const { client } = o;
   const own = (name: string): Client => o.clientFor?.(name) ?? client;
-  const allNodes = await listAll(client, NODES);
+  const allNodes = await visibleNodes(o, own);
   const leases = new Map(
     o.clientFor === undefined
       ? (await listAll(client, LEASES, NODE_LEASE_NAMESPACE)).map((l) => [l.metadata.name, l])
@@ -246,7 +246,7 @@ async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | Cidr
       out[index] = { name, index, uid, podCIDRs: input.podCIDRs, internalIP: input.internalIP, input, lease };
     });
     // Someone who listed before these Nodes existed may hold the same ranges now.
-    const others = (await listAll(client, NODES)).map((n) => ({
+    const others = (await visibleNodes(o, own)).map((n) => ({
       node: n.metadata.name ?? '',
       cidrs: cidrsOf(n),
       claimedMs: parseTimestamp(n.metadata.creationTimestamp) ?? 0,
@@ -262,6 +262,32 @@ async function registerOnce(o: RegisterOptions): Promise<RegisteredNode[] | Cidr
 }
 
 /** Each node's Lease, read with its own client (a node may read its own Lease, not list them all). */
+/**
+ * Every Node this registration may read: all of them, or, for node identities the Node authorizer lets
+ * read only their own Node (a list is 403), each of its own by name. Other nodes' podCIDRs are then
+ * unknown, so --cluster-cidr (which allocates around them) cannot be used.
+ */
+async function visibleNodes(o: RegisterOptions, own: (name: string) => Client): Promise<KObject[]> {
+  try {
+    return await listAll(o.client, NODES);
+  } catch (err) {
+    if (o.clientFor === undefined || !isApiError(err, 403)) throw err;
+  }
+  if (o.cidrs.kind === 'cluster-cidr')
+    throw new RegistrationError(
+      "--cluster-cidr: these node identities may read only their own Node (the Node authorizer), so other nodes' pod CIDRs are unknown; give --pod-cidr",
+    );
+  const out: KObject[] = [];
+  await forEachLimit(o.names, 32, async (name) => {
+    try {
+      out.push(await own(name).get(NODES, '', name));
+    } catch (err) {
+      if (!isApiError(err, 404)) throw err;
+    }
+  });
+  return out;
+}
+
 async function ownLeases(
   names: readonly string[],
   own: (name: string) => Client,
