@@ -1,15 +1,9 @@
 // `svcplane apiserver`: the API server alone, configured with kube-apiserver's flag names.
 // Without --tls-cert-file it serves a self-signed certificate kept in DIR/pki, as kube-apiserver does
 // in its --cert-dir.
-import { UsageError } from './flags.js';
-import {
-  SERVER_FLAGS_HELP,
-  ensureServingCert,
-  loadAuth,
-  parseServerFlags,
-  readFlagFile,
-  serveFromFlags,
-} from './serve.js';
+import { UsageError, readFlagFile } from './flags.js';
+import { SERVER_FLAGS_HELP, ensureServingCert, parseServerFlags, serveFromFlags } from './serve.js';
+import { loadAuth } from './auth-flags.js';
 
 export const APISERVER_HELP = `Usage: svcplane apiserver [flags]
 

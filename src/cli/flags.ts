@@ -1,5 +1,6 @@
 // Flag parsing shared by every subcommand: node's parseArgs in strict mode, with usage errors that
 // exit with status 2 and a one-line reason, as kube-* binaries do.
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { errText } from '../api/err-text.js';
 
@@ -99,4 +100,18 @@ export function hostPort(flag: string, raw: string): { host: string; port: numbe
   if (m === null || !(port >= 0 && port <= 65535))
     throw new UsageError(`--${flag}: ${JSON.stringify(raw)} is not HOST:PORT (e.g. 127.0.0.1:51006)`);
   return { host: m[1] ?? m[2]!, port };
+}
+
+/** Parsed flag values, by name. */
+export type Flags = Record<string, string | boolean | undefined>;
+
+/** A file a flag names, read whole; unreadable is a usage error naming the flag. */
+export function readFlagFile(flag: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
+  }
 }

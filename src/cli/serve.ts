@@ -6,33 +6,23 @@ import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
 import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
-import { parseAbacPolicy, type AbacPolicy } from '../apiserver/auth/abac.js';
 import { authenticate } from '../apiserver/auth/authenticator.js';
-import {
-  AUTHORIZATION_MODES,
-  buildAuthorization,
-  parseAuthorizationModes,
-  type ServerAuthorization,
-} from '../apiserver/auth/modes.js';
+import { AUTHORIZATION_MODES, type ServerAuthorization } from '../apiserver/auth/modes.js';
 import type { WatchCache } from '../apiserver/watch-cache/watch-cache.js';
 import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
-import { parseTokenFile, type TokenTable } from '../apiserver/auth/token-file.js';
+import type { TokenTable } from '../apiserver/auth/token-file.js';
 import { jsonLogger, type Logger } from '../runtime/logger.js';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../apiserver/server.js';
 import { makeDirs } from '../storage/make-dirs.js';
 import type { Store } from '../storage/store.js';
 import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
 import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
-import { UsageError, durationFlag, intFlag, commandFlags, noExtraArgs } from './flags.js';
+import { UsageError, durationFlag, intFlag, commandFlags, noExtraArgs, type Flags } from './flags.js';
+import type { LoadedAuth } from './auth-flags.js';
 import { openStoreFromFlags } from './store-command.js';
 import { signalled } from './signals.js';
 import type { ServiceAccountTokens } from '../apiserver/auth/service-account-tokens.js';
-import {
-  SERVICE_ACCOUNT_FLAGS,
-  SERVICE_ACCOUNT_FLAGS_HELP,
-  serviceAccountTokensFromFlags,
-  type ServiceAccountDefaults,
-} from './service-account-flags.js';
+import { SERVICE_ACCOUNT_FLAGS, SERVICE_ACCOUNT_FLAGS_HELP } from './service-account-flags.js';
 
 export const SERVER_FLAGS = {
   'storage-backend': { type: 'string' },
@@ -79,8 +69,6 @@ export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          defa
                                           kube-apiserver refuses: pods of \`svcplane node --pod-cidr 127.x\`
                                           (default true for up, false for apiserver)
 ${SERVICE_ACCOUNT_FLAGS_HELP}`;
-
-export type Flags = Record<string, string | boolean | undefined>;
 
 const str = (v: string | boolean | undefined): string | undefined =>
   typeof v === 'string' && v !== '' ? v : undefined;
@@ -177,75 +165,6 @@ function advertiseAddress(raw: string | boolean | undefined): string | undefined
     throw new UsageError(`--advertise-address: ${JSON.stringify(v)} is not a specific IP address`);
   }
   return v;
-}
-
-export function readFlagFile(flag: string, path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new UsageError(
-      `--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-    );
-  }
-}
-
-export interface LoadedAuth {
-  readonly tokens: TokenTable | undefined;
-  /** ServiceAccount tokens (issued and accepted), when an issuer is configured. */
-  readonly serviceAccountTokens: ServiceAccountTokens | undefined;
-  /** --authorization-mode, in order. */
-  readonly modes: readonly string[];
-  /** The chain of those modes, built by the server once its watch cache has loaded. */
-  readonly authorization: (cache: WatchCache) => ServerAuthorization;
-  readonly clientCA: string | undefined;
-}
-
-export function loadAuth(
-  values: Flags,
-  defaults: {
-    readonly authorizationMode?: string;
-    readonly serviceAccount?: ServiceAccountDefaults;
-  } = {},
-): LoadedAuth {
-  const tokenFile = str(values['token-auth-file']);
-  let tokens: TokenTable | undefined;
-  if (tokenFile !== undefined) {
-    try {
-      tokens = parseTokenFile(readFlagFile('token-auth-file', tokenFile));
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      throw new UsageError(`--token-auth-file: ${(err as Error).message}`);
-    }
-  }
-  const raw = values['authorization-mode'];
-  const policyFile = str(values['authorization-policy-file']);
-  let modes: string[];
-  try {
-    modes = parseAuthorizationModes(
-      typeof raw === 'string' ? raw : (defaults.authorizationMode ?? 'AlwaysAllow'),
-      policyFile !== undefined,
-    );
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  let abacPolicy: AbacPolicy | undefined;
-  if (policyFile !== undefined) {
-    try {
-      abacPolicy = parseAbacPolicy(readFlagFile('authorization-policy-file', policyFile));
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      throw new UsageError(`--authorization-policy-file: ${(err as Error).message}`);
-    }
-  }
-  const caFile = str(values['client-ca-file']);
-  const serviceAccountTokens = serviceAccountTokensFromFlags(values, readFlagFile, defaults.serviceAccount);
-  return {
-    tokens,
-    serviceAccountTokens,
-    modes,
-    authorization: (cache) => buildAuthorization(modes, { cache, abacPolicy }),
-    clientCA: caFile === undefined ? undefined : readFlagFile('client-ca-file', caFile),
-  };
 }
 
 /** Writes a file atomically (temp + rename), mode 0600 for secrets. */

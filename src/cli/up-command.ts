@@ -22,19 +22,18 @@ import {
   nodeLifecycleFlags,
   podGCFlags,
 } from './controller-manager-command.js';
-import { UsageError, durationFlag, parseFlags } from './flags.js';
+import { UsageError, durationFlag, parseFlags, readFlagFile } from './flags.js';
 import { CLUSTER_SIGNING_FLAGS, CLUSTER_SIGNING_HELP } from './cluster-signing.js';
 import {
   ensureDataDir,
   SERVER_FLAGS,
   SERVER_FLAGS_HELP,
   ensureServingCert,
-  loadAuth,
   parseServerFlags,
-  readFlagFile,
   serveFromFlags,
   writeFileAtomic,
 } from './serve.js';
+import { loadAuth } from './auth-flags.js';
 
 /** The issuer of `up`'s ServiceAccount tokens when --service-account-issuer names none (kubeadm's). */
 const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
