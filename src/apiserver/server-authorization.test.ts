@@ -44,4 +44,53 @@ describe('startApiServer with an --authorization-mode chain', () => {
       return true;
     });
   });
+
+  it('authorizes a PUT or an apply that creates as a create too, as upstream does', async () => {
+    const LEASES = mustFindResource('coordination.k8s.io', 'leases');
+    const RBAC = 'rbac.authorization.k8s.io';
+    const ROLES = mustFindResource(RBAC, 'roles');
+    const BINDINGS = mustFindResource(RBAC, 'rolebindings');
+    const grant = async (verbs: string[]): Promise<void> => {
+      const role = {
+        apiVersion: `${RBAC}/v1`,
+        kind: 'Role',
+        metadata: { name: 'lease-writer', namespace: 'default' },
+        rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs }],
+      };
+      await api.client.delete(ROLES, 'default', 'lease-writer').catch(() => undefined);
+      await api.client.create(ROLES, 'default', role);
+    };
+    await grant(['get', 'update', 'patch']);
+    await api.client.create(BINDINGS, 'default', {
+      apiVersion: `${RBAC}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name: 'alice-leases', namespace: 'default' },
+      roleRef: { apiGroup: RBAC, kind: 'Role', name: 'lease-writer' },
+      subjects: [{ apiGroup: RBAC, kind: 'User', name: 'alice' }],
+    });
+    const alice = new Client(api.transport(ALICE));
+    const lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'l1', namespace: 'default' },
+      spec: {},
+    };
+    const refused = (err: unknown): boolean => {
+      assert.ok(isApiError(err, 403), String(err));
+      assert.equal(
+        err.message,
+        'leases.coordination.k8s.io "l1" is forbidden: User "alice" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "default"',
+      );
+      return true;
+    };
+    await assert.rejects(alice.update(LEASES, lease), refused);
+    await assert.rejects(
+      alice.patch(LEASES, 'default', 'l1', 'apply', lease, { fieldManager: 'alice' }),
+      refused,
+    );
+    await assert.rejects(api.client.get(LEASES, 'default', 'l1'), (e: unknown) => isApiError(e, 404));
+    await grant(['get', 'update', 'patch', 'create']);
+    const made = await alice.update(LEASES, lease);
+    assert.equal(made.metadata.name, 'l1');
+  });
 });

@@ -150,4 +150,45 @@ describe('rbacEscalationHooks', () => {
     const bindAny: PolicyRule = { verbs: ['bind'], apiGroups: [G], resources: ['clusterroles'] };
     await setup([manageRoles, bindAny]).beforeCreate!(RBAC_ROWS.rolebindings, binding('nope'), ctx(alice));
   });
+
+  it('an aggregationRule on the new or the old ClusterRole needs full authority (setting, changing or removing it)', async () => {
+    const index = new RbacPolicyIndex();
+    const rolesRule: PolicyRule = {
+      verbs: ['create', 'update', 'get'],
+      apiGroups: [G],
+      resources: ['clusterroles'],
+    };
+    index.putRole({ namespace: '', name: 'role-manager', rules: [rolesRule, secretsRead] });
+    index.putBinding({
+      namespace: '',
+      name: 'alice',
+      subjects: [{ kind: 'User', name: 'alice' }],
+      roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'role-manager' },
+    });
+    const h = rbacEscalationHooks(index, buildAuthorizer([rbacAuthorizer(index)]));
+    const clusterRole = (aggregated: boolean): KObject =>
+      ({
+        apiVersion: `${G}/v1`,
+        kind: 'ClusterRole',
+        metadata: { name: 'agg' },
+        rules: [secretsRead],
+        ...(aggregated
+          ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'aggregate-to-agg': 'true' } }] } }
+          : {}),
+      }) as KObject;
+    const why = 'must have cluster-admin privileges to use the aggregationRule';
+    // Holding every rule of the role is not enough once an aggregationRule is involved.
+    assert.match(
+      await forbidden(h.beforeCreate!(RBAC_ROWS.clusterroles, clusterRole(true), ctx(alice))),
+      new RegExp(why),
+    );
+    assert.match(
+      await forbidden(
+        h.beforeUpdate!(RBAC_ROWS.clusterroles, clusterRole(false), clusterRole(true), ctx(alice)),
+      ),
+      new RegExp(why),
+    );
+    // Without one on either side, the rules alone decide.
+    await h.beforeUpdate!(RBAC_ROWS.clusterroles, clusterRole(false), clusterRole(false), ctx(alice));
+  });
 });

@@ -89,10 +89,11 @@ export function rbacEscalationHooks(index: RbacPolicyIndex, chain: Authorizer): 
       if (why !== undefined) throw statusErrors.forbidden(gr, name, why);
       const aggregation = (o: KObject | undefined): string =>
         JSON.stringify((o as Record<string, unknown> | undefined)?.['aggregationRule'] ?? null);
+      // As upstream's ClusterRole storage: an aggregationRule on the new or the old object (setting,
+      // changing or removing one) needs full authority, unless `escalate` was held (above).
       if (
         resource === 'clusterroles' &&
-        aggregation(obj) !== 'null' &&
-        aggregation(obj) !== aggregation(old) &&
+        (aggregation(obj) !== 'null' || (old !== undefined && aggregation(old) !== 'null')) &&
         escalation(user, '', FULL_AUTHORITY) !== undefined
       )
         throw statusErrors.forbidden(

@@ -133,4 +133,15 @@ describe('CertificateSigningRequest admission', () => {
     // The server's own writes (no user) are not checked.
     admitCsr(CSRS, req(client, 'devs', { conditions: [approved] }), req(client, 'devs'), undefined, { may });
   });
+
+  it('wants approve on the signer for every write to /approval, even one that adds no condition', () => {
+    const approvedCsr = req(client, 'devs', { conditions: [approved] });
+    const reworded = req(client, 'devs', { conditions: [{ ...approved, message: 'changed' }] });
+    assert.throws(
+      () => admitCsr(CSRS, reworded, approvedCsr, user, { may, subresource: 'approval' }),
+      /user not permitted to approve requests with signerName "kubernetes.io\/kube-apiserver-client"/,
+    );
+    // The same change through /status is not an approval (validation keeps conditions apart there).
+    admitCsr(CSRS, reworded, approvedCsr, user, { may, subresource: 'status' });
+  });
 });

@@ -109,7 +109,7 @@ export function admitCsr(
   obj: KObject,
   old: KObject | undefined,
   user: UserInfo | undefined,
-  o: { may?: SignerPermission; parse?: CertificateRequestParser },
+  o: { may?: SignerPermission; parse?: CertificateRequestParser; subresource?: string },
 ): void {
   if (!hasApproval(r) || user === undefined) return;
   const signer = signerOf(obj);
@@ -135,7 +135,8 @@ export function admitCsr(
   if (o.may === undefined) return;
   const before = typesOf(old);
   const added = [...typesOf(obj)].some((t) => !before.has(t));
-  if (added && !o.may(user, 'approve', signer))
+  // Every write to /approval needs `approve` (upstream's CertificateApproval), whatever it changes.
+  if ((added || o.subresource === 'approval') && !o.may(user, 'approve', signer))
     throw statusErrors.forbidden(
       r,
       name,

@@ -32,6 +32,8 @@ import { guaranteedUpdate, storeWrite, type UpdateAttempt } from './guaranteed-u
 import { scaleOf, scaleRequest, scaleResource, withReplicas, type Scale } from './scale.js';
 import { checkNamespaceAcceptsCreates } from './namespace-admission.js';
 import { checkNodeRestriction } from './node-restriction.js';
+import type { RequestAttributes } from '../auth/types.js';
+import { forbiddenReasonText } from '../auth/forbidden-message.js';
 import {
   admitCsr,
   fillRequester,
@@ -62,6 +64,7 @@ export class Registry {
   private readonly hooks: RegistryHooks;
   private readonly validation: ValidationOptions;
   private readonly signers: SignerPermission | undefined;
+  private readonly authorize: ((attrs: RequestAttributes) => boolean) | undefined;
 
   constructor(
     readonly store: Store,
@@ -73,6 +76,28 @@ export class Registry {
     this.hooks = opts.hooks ?? {};
     this.validation = opts.validation ?? {};
     this.signers = opts.authorize === undefined ? undefined : signerPermission(opts.authorize);
+    this.authorize = opts.authorize;
+  }
+
+  /**
+   * A PUT or an apply that creates is authorized as a create too, as upstream's update and patch
+   * handlers ask for `create` before they create on update: the request itself was authorized as update
+   * or patch only. 403 with upstream's message when the requester may not create.
+   */
+  private checkCreateOnUpdate(r: ResourceInfo, namespace: string, name: string, ctx: WriteContext): void {
+    if (this.authorize === undefined || ctx.user === undefined) return;
+    const attrs: RequestAttributes = {
+      user: ctx.user,
+      verb: 'create',
+      resourceRequest: true,
+      apiGroup: r.group,
+      namespace: r.namespaced ? namespace : '',
+      resource: r.resource,
+      subresource: '',
+      name,
+      path: '',
+    };
+    if (!this.authorize(attrs)) throw statusErrors.forbidden(r, name, forbiddenReasonText(attrs));
   }
 
   async get(r: ResourceInfo, namespace: string, name: string): Promise<KObject> {
@@ -162,6 +187,7 @@ export class Registry {
     const old = await this.getOrUndefined(r, namespace, name);
     if (old === undefined) {
       if (subresource === '' && allowCreateOnUpdate(r)) {
+        this.checkCreateOnUpdate(r, namespace, name, ctx);
         incoming.metadata.name = name;
         delete incoming.metadata.resourceVersion;
         const obj = await this.createPrepared(r, namespace, incoming, ctx, () =>
@@ -204,7 +230,7 @@ export class Registry {
         ? validateStatusUpdate(r, next, old)
         : validateUpdate(r, next, old, this.validation);
     if (errs.length > 0) throw statusErrors.invalid({ group: r.group, kind: r.kind }, om.name ?? '', errs);
-    admitCsr(r, next, old, ctx.user, this.csrAdmission());
+    admitCsr(r, next, old, ctx.user, { ...this.csrAdmission(), subresource });
     if (tracksGeneration(r) && subresource === '' && specOf(next, r) !== specOf(old, r)) {
       meta.generation = (om.generation ?? 0) + 1;
     }
@@ -296,6 +322,7 @@ export class Registry {
         const now = this.nowTime();
         if (old === undefined) {
           if (opts.subresource !== '') throw statusErrors.notFound(r, name);
+          this.checkCreateOnUpdate(r, namespace, name, ctx);
           const created = serverSideApply(r, undefined, applied, ctx.fieldManager, opts.force, now, '');
           const obj = await this.createPrepared(r, namespace, created, ctx, () => created);
           return { done: { object: obj, created: true } };
