@@ -79,10 +79,9 @@ export async function storeCommand(args: string[], out: (s: string) => void): Pr
   };
   if (!['status', 'get', 'list', 'compact', 'check'].includes(verb))
     throw new UsageError(`unknown store command "${verb}"`);
-  const key =
-    verb === 'status' || verb === 'check'
-      ? ''
-      : needArg(verb === 'compact' ? 'a REVISION' : verb === 'get' ? 'a KEY' : 'a PREFIX');
+  const whole = verb === 'status' || verb === 'check';
+  if (whole && arg !== undefined) throw new UsageError(`unexpected arguments: ${arg}`);
+  const key = whole ? '' : needArg(verb === 'compact' ? 'a REVISION' : verb === 'get' ? 'a KEY' : 'a PREFIX');
   const revision = intFlag('revision', values.revision, 1);
   const limit = intFlag('limit', values.limit, 1);
   const compactTo = verb === 'compact' ? intFlag('REVISION', key, 1)! : 0;
