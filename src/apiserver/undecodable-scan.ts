@@ -17,8 +17,8 @@ const MAX_NAMED = 10;
 /** The Warning headers' texts for the undecodable objects among a LIST's items. */
 export type ListWarnings = (r: ResourceInfo, items: readonly CachedObject[]) => string[];
 
-/** Scans the loaded cache, logs each undecodable object and a summary, and returns the LIST warnings. */
-export function scanUndecodable(cache: WatchCache, log: Pick<Logger, 'info' | 'warn'>): ListWarnings {
+/** Scans the loaded cache, logs each undecodable object and a summary (nothing when none), and returns the LIST warnings. */
+export function scanUndecodable(cache: WatchCache, log: Pick<Logger, 'warn'>): ListWarnings {
   const found = new Map<string, { rv: number; text: string }>();
   const record = (r: ResourceInfo, o: CachedObject): string | undefined => {
     const bad = checkStoredObject(r, o.key, o.json);
@@ -38,10 +38,10 @@ export function scanUndecodable(cache: WatchCache, log: Pick<Logger, 'info' | 'w
       if (line !== undefined) log.warn(`stored object cannot be decoded by typed clients: ${line}`);
     }
   }
+  // A clean store logs nothing: start-up output stays as it was.
   const summary = { checked, undecodable: found.size, revision: cache.revision };
   if (found.size > 0)
     log.warn('stored objects typed clients cannot decode; see `svcplane store check`', summary);
-  else log.info('stored objects checked: every one decodes', summary);
 
   return (r, items) => {
     if (found.size === 0) return [];
