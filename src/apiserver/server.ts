@@ -24,6 +24,7 @@ import { listen } from '../runtime/http-endpoint.js';
 import { ApiMetrics } from './metrics.js';
 import { NamespaceLifecycle, ensureSystemNamespaces } from './namespace-lifecycle.js';
 import { Registry } from './registry/registry.js';
+import { scanUndecodable } from './undecodable-scan.js';
 import { WatchCache } from './watch-cache/watch-cache.js';
 import { RESOURCES, resourceId } from '../api/resources.js';
 import { KubernetesServiceController } from './allocation/kubernetes-service.js';
@@ -163,6 +164,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   };
   cache.start();
   await cache.ready;
+  const listWarnings = scanUndecodable(cache, log);
   const authz = authorizationOf(opts, cache);
   const registry = new Registry(opts.store, cache, {
     hooks: composeHooks([...authz.registryHooks, allocators.hooks()]),
@@ -225,6 +227,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     ...(authz.rulesFor === undefined ? {} : { rulesFor: authz.rulesFor }),
     forbiddenMessage: authz.forbiddenMessage,
     openapi: opts.openapi,
+    listWarnings,
     version: opts.version,
     serverAddress: () => address,
     watches,

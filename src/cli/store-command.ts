@@ -1,10 +1,18 @@
 // `svcplane store`: look into a svcplane store (embedded SQLite or etcd) the way etcdctl looks into
-// etcd: status, get, list, compact. Values are printed as stored (Kubernetes objects are JSON).
+// etcd: status, get, list, compact. Values are printed as stored (Kubernetes objects are JSON). `check`
+// names every stored object a typed client could not decode (api/undecodable.ts).
+import {
+  checkStoredObject,
+  resourceForKey,
+  undecodableLine,
+  type UndecodableObject,
+} from '../api/undecodable.js';
+import { resourceId } from '../api/resources.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 import type { KeyValue, Store } from '../storage/store.js';
 import { intFlag, oneOf, parseFlags, UsageError } from './flags.js';
 
-export const STORE_HELP = `Usage: svcplane store <status|get|list|compact> [flags]
+export const STORE_HELP = `Usage: svcplane store <status|get|list|compact|check> [flags]
 
 Inspect a svcplane store. The embedded store is opened exclusively, so stop the server that uses it first.
 
@@ -13,6 +21,7 @@ Commands:
   get KEY                print one key (--revision N reads it as it was at revision N)
   list PREFIX            print the keys under PREFIX (--limit N, --keys-only)
   compact REVISION       discard history before REVISION
+  check                  name every object a typed client could not decode (exit 1 when any)
 
 Flags:
   --storage-backend sqlite|etcd3   default sqlite
@@ -68,17 +77,17 @@ export async function storeCommand(args: string[], out: (s: string) => void): Pr
     if (arg === undefined) throw new UsageError(`store ${verb} needs ${what}`);
     return arg;
   };
-  if (!['status', 'get', 'list', 'compact'].includes(verb))
+  if (!['status', 'get', 'list', 'compact', 'check'].includes(verb))
     throw new UsageError(`unknown store command "${verb}"`);
-  const key =
-    verb === 'status'
-      ? ''
-      : needArg(verb === 'compact' ? 'a REVISION' : verb === 'get' ? 'a KEY' : 'a PREFIX');
+  const whole = verb === 'status' || verb === 'check';
+  if (whole && arg !== undefined) throw new UsageError(`unexpected arguments: ${arg}`);
+  const key = whole ? '' : needArg(verb === 'compact' ? 'a REVISION' : verb === 'get' ? 'a KEY' : 'a PREFIX');
   const revision = intFlag('revision', values.revision, 1);
   const limit = intFlag('limit', values.limit, 1);
   const compactTo = verb === 'compact' ? intFlag('REVISION', key, 1)! : 0;
   const store = await openStoreFromFlags(values);
   try {
+    if (verb === 'check') return await check(store, json, out);
     if (verb === 'status') {
       const status = {
         backend: store.backend,
@@ -132,4 +141,35 @@ function format(kv: KeyValue, json: boolean, keysOnly: boolean): string {
     });
   }
   return keysOnly ? kv.key : `${kv.key}\n${value}`;
+}
+
+/** Reads every object of every served resource, page by page at one revision, and names the broken ones. */
+async function check(store: Store, json: boolean, out: (s: string) => void): Promise<number> {
+  const broken: UndecodableObject[] = [];
+  let checked = 0;
+  let cont: string | undefined;
+  let revision: number;
+  do {
+    const page = await store.list('/', { limit: 1_000, ...(cont === undefined ? {} : { continue: cont }) });
+    revision = page.revision;
+    for (const kv of page.items) {
+      const r = resourceForKey(kv.key);
+      if (r === undefined) continue;
+      checked++;
+      const bad = checkStoredObject(r, kv.key, Buffer.from(kv.value).toString('utf8'));
+      if (bad !== undefined) broken.push(bad);
+    }
+    cont = page.continue;
+  } while (cont !== undefined);
+  if (json) {
+    const items = broken.map(({ resource, ...o }) => ({ resource: resourceId(resource), ...o }));
+    out(JSON.stringify({ revision, checked, undecodable: items }));
+  } else {
+    const summary =
+      broken.length === 0
+        ? `${checked} objects checked at revision ${revision}: every one decodes`
+        : `${broken.length} of ${checked} objects at revision ${revision} cannot be decoded by typed clients; fix or delete them`;
+    out([...broken.map(undecodableLine), summary].join('\n'));
+  }
+  return broken.length === 0 ? 0 : 1;
 }

@@ -5,7 +5,7 @@ import { groupVersion, type ResourceInfo } from '../../api/resources.js';
 import { listObjects, listOptionsInvalid } from '../registry/lister.js';
 import type { CachedObject } from '../watch-cache/cached-object.js';
 import { type Rendering } from './negotiation.js';
-import { headers, writeJson } from './respond.js';
+import { headers, warningHeaders, writeJson } from './respond.js';
 import { parseIncludeObject, partialMetadata, table } from './table.js';
 import { type HandlerDeps } from './types.js';
 import { filterFrom, parseLimit } from './request-options.js';
@@ -32,6 +32,7 @@ export async function serveList(
     ...(rv === undefined ? {} : { resourceVersion: rv }),
     ...(rvm === undefined ? {} : { resourceVersionMatch: rvm }),
   });
+  const warned = warningHeaders(deps.listWarnings?.(r, result.items) ?? []);
   const meta = {
     resourceVersion: String(result.revision),
     ...(result.continueToken === undefined ? {} : { continue: result.continueToken }),
@@ -48,16 +49,22 @@ export async function serveList(
         ...(result.continueToken === undefined ? {} : { continueToken: result.continueToken }),
         nowMs,
       }),
+      { extraHeaders: warned },
     );
     return;
   }
   if (rendering.kind === 'metadata') {
-    writeJson(res, 200, {
-      kind: 'PartialObjectMetadataList',
-      apiVersion: `meta.k8s.io/${rendering.version}`,
-      metadata: meta,
-      items: result.items.map((o) => partialMetadata(JSON.parse(o.json) as KObject, rendering.version)),
-    });
+    writeJson(
+      res,
+      200,
+      {
+        kind: 'PartialObjectMetadataList',
+        apiVersion: `meta.k8s.io/${rendering.version}`,
+        metadata: meta,
+        items: result.items.map((o) => partialMetadata(JSON.parse(o.json) as KObject, rendering.version)),
+      },
+      { extraHeaders: warned },
+    );
     return;
   }
   if (rendering.kind === 'yaml') {
@@ -70,7 +77,7 @@ export async function serveList(
         metadata: meta,
         items: result.items.map((o) => JSON.parse(o.json) as unknown),
       },
-      { yaml: true },
+      { yaml: true, extraHeaders: warned },
     );
     return;
   }
@@ -79,6 +86,7 @@ export async function serveList(
     r,
     meta,
     result.items,
+    warned,
     deps.listWindow ?? { bytes: LIST_WINDOW, chunkBytes: CHUNK_BYTES },
   );
 }
@@ -111,9 +119,10 @@ async function streamList(
   r: ResourceInfo,
   meta: Record<string, string>,
   items: readonly CachedObject[],
+  extraHeaders: Record<string, string[]>,
   window: { readonly bytes: number; readonly chunkBytes: number },
 ): Promise<void> {
-  res.writeHead(200, headers({ 'Content-Type': 'application/json' }));
+  res.writeHead(200, headers({ 'Content-Type': 'application/json', ...extraHeaders }));
   res.write(
     `{"kind":"${r.listKind}","apiVersion":"${groupVersion(r)}","metadata":${JSON.stringify(meta)},"items":[`,
   );

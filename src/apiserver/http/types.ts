@@ -8,6 +8,7 @@ import { StatusError } from '../../api/status.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Registry } from '../registry/registry.js';
+import type { ListWarnings } from '../undecodable-scan.js';
 import type { WatchCache } from '../watch-cache/watch-cache.js';
 import { type WatchRegistry } from './watch.js';
 import type { ResourceRequestInfo } from './request-info.js';
@@ -57,6 +58,8 @@ export interface HandlerDeps {
   readonly rulesFor?: RuleResolver;
   readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;
   readonly openapi: OpenApiProvider;
+  /** Warnings for the undecodable stored objects a LIST serves (undecodable-scan.ts); absent: none. */
+  readonly listWarnings?: ListWarnings;
   readonly version: Record<string, string>;
   readonly serverAddress: () => string;
   readonly watches: WatchRegistry;
