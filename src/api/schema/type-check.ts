@@ -1,0 +1,184 @@
+// Values of the wrong JSON type, found by walking a body against the kind's structural schema (the
+// same tree the OpenAPI documents are built from, so the check cannot drift from what is published).
+//
+// kube-apiserver decodes a built-in kind into its Go struct (encoding/json semantics): a string where
+// the struct has an object, a list or a number cannot be decoded, and the request fails before anything
+// is validated or stored. Go's decoder keeps going after a mismatch but reports only the first one, in
+// document order, naming the innermost struct and the JSON keys from the root (no list indices, no map
+// keys): `json: cannot unmarshal string into Go struct field NodeStatus.status.conditions of type
+// []v1.NodeCondition`. null is accepted everywhere (a no-op, or a nil pointer, slice or map).
+// Custom resources are validated against their OpenAPI schema instead (apiextensions-apiserver):
+// `spec.replicas in body must be of type integer: "string"`.
+import { isPlainObject } from '../json.js';
+import type { Schema } from './schema.js';
+import { QUANTITY } from './build.js';
+
+export interface TypeMismatch {
+  /** Path in Kubernetes' field notation, with list indices: `status.conditions[0]`. */
+  readonly path: string;
+  /** The JSON keys from the root, as Go's decoder names the field: `status.conditions`. */
+  readonly goField: string;
+  /** The innermost Go struct holding the field: `NodeStatus`. */
+  readonly goStruct: string;
+  /** The Go type of the value the decoder was filling: `[]v1.NodeCondition`, `int32`. */
+  readonly goType: string;
+  /** The schema's type there (`object`, `integer`, …), as OpenAPI validation names it. */
+  readonly want: string;
+  /** The value found. */
+  readonly value: unknown;
+  /** A resource.Quantity given something other than a string or a number: its parser answers instead. */
+  readonly quantity: boolean;
+}
+
+interface At {
+  readonly path: string;
+  readonly goField: string;
+  readonly goStruct: string;
+}
+
+/** `io.k8s.api.core.v1.NodeStatus` → `v1.NodeStatus`, as Go prints a named type. */
+function goTypeName(name: string): string {
+  const parts = name.split('.');
+  return parts.length < 2 ? name : `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+}
+
+const structName = (name: string): string => name.slice(name.lastIndexOf('.') + 1);
+
+/** The Go type a schema node decodes into. */
+export function goType(s: Schema): string {
+  if (s['x-kubernetes-int-or-string'] === true) return s.name === QUANTITY ? 'resource.Quantity' : 'int32';
+  switch (s.type) {
+    case 'object':
+      if (s.name !== undefined) return goTypeName(s.name);
+      if (s.additionalProperties !== undefined) return `map[string]${goType(s.additionalProperties)}`;
+      return 'map[string]interface {}';
+    case 'array':
+      return `[]${s.items === undefined ? 'interface {}' : goType(s.items)}`;
+    case 'integer':
+      return s.format === 'int32' ? 'int32' : s.format === 'int64' ? 'int64' : 'int';
+    case 'number':
+      return 'float64';
+    case 'boolean':
+      return 'bool';
+    case 'string':
+      return 'string';
+    default:
+      return 'interface {}';
+  }
+}
+
+const INT32 = 2 ** 31;
+
+function integerFits(v: number, format: string | undefined): boolean {
+  if (!Number.isInteger(v)) return false;
+  return format !== 'int32' || (v >= -INT32 && v < INT32);
+}
+
+function typeFits(v: unknown, s: Schema): boolean {
+  switch (s.type) {
+    case 'object':
+      return isPlainObject(v);
+    case 'array':
+      return Array.isArray(v);
+    case 'string':
+      return typeof v === 'string';
+    case 'integer':
+      return typeof v === 'number' && integerFits(v, s.format);
+    case 'number':
+      return typeof v === 'number';
+    case 'boolean':
+      return typeof v === 'boolean';
+    default:
+      return true;
+  }
+}
+
+/** A node below which anything is kept as sent (RawExtension, FieldsV1, free-form maps). */
+const isFree = (s: Schema): boolean =>
+  s['x-kubernetes-preserve-unknown-fields'] === true &&
+  s.properties === undefined &&
+  s.additionalProperties === undefined;
+
+function mismatch(v: unknown, s: Schema, at: At, quantity = false): TypeMismatch {
+  const want = s['x-kubernetes-int-or-string'] === true ? 'integer' : (s.type ?? 'object');
+  return { ...at, goType: goType(s), want, value: v, quantity };
+}
+
+function intOrStringMismatch(v: unknown, s: Schema, at: At): TypeMismatch | undefined {
+  if (typeof v === 'string') return undefined;
+  const quantity = s.name === QUANTITY;
+  // A Quantity parses any number; an IntOrString decodes a number into its int32.
+  if (typeof v === 'number' && (quantity || integerFits(v, 'int32'))) return undefined;
+  return mismatch(v, s, at, quantity);
+}
+
+function walk(v: unknown, s: Schema, at: At): TypeMismatch | undefined {
+  if (v === null || v === undefined || isFree(s)) return undefined;
+  if (s['x-kubernetes-int-or-string'] === true) return intOrStringMismatch(v, s, at);
+  if (!typeFits(v, s)) return mismatch(v, s, at);
+  if (Array.isArray(v)) {
+    const items = s.items;
+    if (items === undefined) return undefined;
+    for (let i = 0; i < v.length; i++) {
+      const m = walk(v[i], items, { ...at, path: `${at.path}[${i}]` });
+      if (m !== undefined) return m;
+    }
+    return undefined;
+  }
+  if (!isPlainObject(v) || s.type !== 'object') return undefined;
+  const props = s.properties;
+  const goStruct = s.name !== undefined && props !== undefined ? structName(s.name) : at.goStruct;
+  for (const key of Object.keys(v)) {
+    const sub = props !== undefined && Object.hasOwn(props, key) ? props[key] : s.additionalProperties;
+    if (sub === undefined) continue; // an unknown field: unknown-fields.ts reports or drops it
+    const path = at.path === '' ? key : `${at.path}.${key}`;
+    // Go names struct fields by their JSON key; entries of a map add nothing to the field's name.
+    const goField =
+      props !== undefined && Object.hasOwn(props, key)
+        ? at.goField === ''
+          ? key
+          : `${at.goField}.${key}`
+        : at.goField;
+    const m = walk(v[key], sub, { path, goField, goStruct });
+    if (m !== undefined) return m;
+  }
+  return undefined;
+}
+
+/** The first value of `obj` (in document order) whose JSON type `schema` does not allow, if any. */
+export function findTypeMismatch(obj: unknown, schema: Schema): TypeMismatch | undefined {
+  return walk(obj, schema, { path: '', goField: '', goStruct: structName(schema.name ?? '') });
+}
+
+/** Go's name for the JSON type of a value that could not be decoded: `string`, `number 1.5`, `bool`. */
+function goValueWord(v: unknown, want: string): string {
+  if (Array.isArray(v)) return 'array';
+  if (isPlainObject(v)) return 'object';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return want === 'integer' ? `number ${String(v)}` : 'number';
+  return 'string';
+}
+
+/** resource.ParseQuantity's answer to anything that is not a quantity. */
+const QUANTITY_FORMAT =
+  "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/** What kube's JSON decoder says: `json: cannot unmarshal string into Go struct field … of type …`. */
+export function decodeErrorText(m: TypeMismatch): string {
+  if (m.quantity) return QUANTITY_FORMAT;
+  const word = goValueWord(m.value, m.want);
+  const where = m.goField === '' ? 'Go value' : `Go struct field ${m.goStruct}.${m.goField}`;
+  return `json: cannot unmarshal ${word} into ${where} of type ${m.goType}`;
+}
+
+/** OpenAPI's name for a value's type, as custom resource validation reports it. */
+export function openAPITypeName(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (isPlainObject(v)) return 'object';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+/** apiextensions-apiserver's detail for a custom resource field of the wrong type. */
+export const schemaTypeErrorText = (m: TypeMismatch): string =>
+  `${m.path} in body must be of type ${m.want}: ${JSON.stringify(openAPITypeName(m.value))}`;
