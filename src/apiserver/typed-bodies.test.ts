@@ -126,6 +126,112 @@ describe('type-checked bodies on every write path', () => {
   });
   after(() => api?.stop());
 
+  // kube-apiserver's wording for each write path (handlers/create.go and update.go: transformDecodeError;
+  // handlers/patch.go: the patched object fails to decode → Invalid on `patch`; fieldmanager: the apply
+  // configuration fails to convert; apiextensions-apiserver: schema validation of custom resources).
+  const NODES = '/api/v1/nodes';
+  const wording: Array<{
+    name: string;
+    method: 'POST' | 'PUT' | 'PATCH';
+    path: string;
+    body: unknown;
+    contentType?: string;
+    code: number;
+    message: string;
+  }> = [
+    {
+      name: 'POST a Node whose status is a string',
+      method: 'POST',
+      path: NODES,
+      body: { metadata: { name: 'bad' }, status: 'garbage' },
+      code: 400,
+      message:
+        'Node in version "v1" cannot be handled as a Node: json: cannot unmarshal string into Go struct field Node.status of type v1.NodeStatus',
+    },
+    {
+      name: 'PUT nodes/status with conditions a string',
+      method: 'PUT',
+      path: `${NODES}/n1/status`,
+      body: { metadata: { name: 'n1' }, status: { conditions: 'x' } },
+      code: 400,
+      message:
+        'Node in version "v1" cannot be handled as a Node: json: cannot unmarshal string into Go struct field NodeStatus.status.conditions of type []v1.NodeCondition',
+    },
+    {
+      name: 'merge patch of nodes/status with conditions a string',
+      method: 'PATCH',
+      path: `${NODES}/n1/status`,
+      body: { status: { conditions: 'x' } },
+      contentType: 'application/merge-patch+json',
+      code: 422,
+      message:
+        'json: cannot unmarshal string into Go struct field NodeStatus.status.conditions of type []v1.NodeCondition',
+    },
+    {
+      name: 'server-side apply of a Node with conditions a string',
+      method: 'PATCH',
+      path: `${NODES}/n1?fieldManager=t`,
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, status: { conditions: 'x' } },
+      contentType: 'application/apply-patch+yaml',
+      code: 400,
+      message:
+        'failed to create typed patch object (/v1, Kind=Node): .status.conditions: json: cannot unmarshal string into Go struct field NodeStatus.status.conditions of type []v1.NodeCondition',
+    },
+    {
+      name: 'PUT deployments/scale with replicas a string',
+      method: 'PUT',
+      path: '/apis/apps/v1/namespaces/d/deployments/x/scale',
+      body: { metadata: { name: 'x', namespace: 'd' }, spec: { replicas: '3' } },
+      code: 400,
+      message:
+        'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32',
+    },
+    {
+      name: 'merge patch of deployments/scale with replicas a bool',
+      method: 'PATCH',
+      path: '/apis/apps/v1/namespaces/d/deployments/x/scale',
+      body: { spec: { replicas: true } },
+      contentType: 'application/merge-patch+json',
+      code: 422,
+      message: 'json: cannot unmarshal bool into Go struct field ScaleSpec.spec.replicas of type int32',
+    },
+    {
+      name: 'POST pods/binding with a string target',
+      method: 'POST',
+      path: '/api/v1/namespaces/d/pods/p/binding',
+      body: { metadata: { name: 'p' }, target: 'n1' },
+      code: 400,
+      message:
+        'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal string into Go struct field Binding.target of type v1.ObjectReference',
+    },
+    {
+      name: 'POST a ServiceGrid whose port is a string (a custom resource: validated, 422)',
+      method: 'POST',
+      path: '/apis/superedge.io/v1/namespaces/d/servicegrids',
+      body: { metadata: { name: 'g' }, spec: { gridUniqKey: 'z', template: { ports: [{ port: 'x' }] } } },
+      code: 422,
+      message:
+        'ServiceGrid.superedge.io "g" is invalid: spec.template.ports[0].port: Invalid value: "string": spec.template.ports[0].port in body must be of type integer: "string"',
+    },
+  ];
+  for (const row of wording) {
+    it(`${row.name} → ${row.code}, nothing stored`, async () => {
+      const pod = (await send('GET', '/api/v1/namespaces/d/pods/p')).json;
+      const node = (await send('GET', `${NODES}/n1`)).json;
+      const res = await send(row.method, row.path, row.body, row.contentType);
+      assert.equal(res.status, row.code, res.text);
+      assert.equal(res.json['reason'], row.code === 400 ? 'BadRequest' : 'Invalid');
+      if (row.code === 422 && row.method === 'PATCH') {
+        const causes = (res.json['details'] as { causes: Array<{ field: string; message: string }> }).causes;
+        assert.equal(causes[0]!.field, 'patch');
+        assert.ok(causes[0]!.message.endsWith(`: ${row.message}`), causes[0]!.message);
+      } else assert.equal(res.json['message'], row.message);
+      assert.deepEqual((await send('GET', '/api/v1/namespaces/d/pods/p')).json, pod);
+      assert.deepEqual((await send('GET', `${NODES}/n1`)).json, node);
+      assert.equal((await send('GET', `${NODES}/bad`)).status, 404);
+    });
+  }
+
   for (const r of KINDS) {
     const kind = `${r.group}/${r.kind}`;
     const paths = schemaPaths(schemaFor(r.group, r.kind)!, 6).filter(([, s]) => wrongValues(s).length > 0);

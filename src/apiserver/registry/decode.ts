@@ -39,7 +39,7 @@ export const typeCheckSwitch = { enabled: true };
  * schema instead (422, apiextensions-apiserver's wording).
  */
 export function checkBodyTypes(
-  r: Pick<ResourceInfo, 'group' | 'version' | 'kind' | 'custom'>,
+  r: Pick<ResourceInfo, 'group' | 'version' | 'kind'> & { readonly custom?: boolean },
   obj: unknown,
   schema: Schema,
   source: BodySource,
@@ -47,7 +47,7 @@ export function checkBodyTypes(
   if (!typeCheckSwitch.enabled) return;
   const m = findTypeMismatch(obj, schema);
   if (m === undefined) return;
-  if (r.custom) {
+  if (r.custom === true) {
     const meta = isPlainObject(obj) && isPlainObject(obj['metadata']) ? obj['metadata'] : {};
     const name = typeof meta['name'] === 'string' ? meta['name'] : '';
     throw statusErrors.invalid({ group: r.group, kind: r.kind }, name, [
