@@ -32,30 +32,27 @@ function schemaPaths(s: Schema, depth: number, at: Step[] = [], out: Array<[Step
 
 const CANDIDATES: readonly unknown[] = ['x', 7, 1.5, true, { a: 1 }, [1]];
 
+/** The candidates each schema type takes, by index into CANDIDATES (Go's encoding/json rules). */
+const TAKEN: Record<string, readonly number[]> = {
+  object: [4],
+  array: [5],
+  string: [0],
+  integer: [1],
+  number: [1, 2],
+  boolean: [3],
+  intOrString: [0, 1],
+  quantity: [0, 1, 2],
+};
+
 /** Values of a JSON type the schema node does not take (what Go's decoder refuses). */
 function wrongValues(s: Schema): unknown[] {
-  const takes = (v: unknown): boolean => {
-    if (s['x-kubernetes-int-or-string'] === true)
-      return (
-        typeof v === 'string' ||
-        (typeof v === 'number' && (s.name?.endsWith('Quantity') === true || Number.isInteger(v)))
-      );
-    switch (s.type) {
-      case 'object':
-        return isPlainObject(v);
-      case 'array':
-        return Array.isArray(v);
-      case 'string':
-        return typeof v === 'string';
-      case 'integer':
-        return typeof v === 'number' && Number.isInteger(v);
-      case 'number':
-        return typeof v === 'number';
-      default:
-        return typeof v === 'boolean';
-    }
-  };
-  return CANDIDATES.filter((v) => !takes(v));
+  const kind =
+    s['x-kubernetes-int-or-string'] !== true
+      ? (s.type ?? 'object')
+      : s.name?.endsWith('Quantity') === true
+        ? 'quantity'
+        : 'intOrString';
+  return CANDIDATES.filter((_, i) => !TAKEN[kind]!.includes(i));
 }
 
 /** A copy of `obj` with `value` at `path`, making the containers on the way. */

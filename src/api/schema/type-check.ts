@@ -30,10 +30,38 @@ export interface TypeMismatch {
   readonly quantity: boolean;
 }
 
-interface At {
-  readonly path: string;
-  readonly goField: string;
-  readonly goStruct: string;
+/**
+ * Where the walk is, kept as parallel stacks of primitives (pushed and popped, no allocation per node):
+ * the step taken at each depth and how (a struct field, a map entry, a list index), and the innermost
+ * struct's name. Paths are only spelled out for a mismatch.
+ */
+class Trail {
+  readonly steps: Array<string | number> = [];
+  readonly how: Array<'field' | 'entry' | 'index'> = [];
+  readonly structs: string[];
+  constructor(root: string) {
+    this.structs = [root];
+  }
+  push(step: string | number, how: 'field' | 'entry' | 'index'): void {
+    this.steps.push(step);
+    this.how.push(how);
+  }
+  pop(): void {
+    this.steps.pop();
+    this.how.pop();
+  }
+  /** `status.conditions[0]`, `spec.templatePool.zone-a`. */
+  path(): string {
+    let out = '';
+    this.steps.forEach((st, i) => {
+      out += this.how[i] === 'index' ? `[${String(st)}]` : out === '' ? String(st) : `.${String(st)}`;
+    });
+    return out;
+  }
+  /** Go's field name: the struct fields' JSON keys only. */
+  goField(): string {
+    return this.steps.filter((_, i) => this.how[i] === 'field').join('.');
+  }
 }
 
 /** `io.k8s.api.core.v1.NodeStatus` → `v1.NodeStatus`, as Go prints a named type. */
@@ -99,12 +127,20 @@ const isFree = (s: Schema): boolean =>
   s.properties === undefined &&
   s.additionalProperties === undefined;
 
-function mismatch(v: unknown, s: Schema, at: At, quantity = false): TypeMismatch {
+function mismatch(v: unknown, s: Schema, at: Trail, quantity = false): TypeMismatch {
   const want = s['x-kubernetes-int-or-string'] === true ? 'integer' : (s.type ?? 'object');
-  return { ...at, goType: goType(s), want, value: v, quantity };
+  return {
+    path: at.path(),
+    goField: at.goField(),
+    goStruct: at.structs[at.structs.length - 1]!,
+    goType: goType(s),
+    want,
+    value: v,
+    quantity,
+  };
 }
 
-function intOrStringMismatch(v: unknown, s: Schema, at: At): TypeMismatch | undefined {
+function intOrStringMismatch(v: unknown, s: Schema, at: Trail): TypeMismatch | undefined {
   if (typeof v === 'string') return undefined;
   const quantity = s.name === QUANTITY;
   // A Quantity parses any number; an IntOrString decodes a number into its int32.
@@ -112,7 +148,7 @@ function intOrStringMismatch(v: unknown, s: Schema, at: At): TypeMismatch | unde
   return mismatch(v, s, at, quantity);
 }
 
-function walk(v: unknown, s: Schema, at: At): TypeMismatch | undefined {
+function walk(v: unknown, s: Schema, at: Trail): TypeMismatch | undefined {
   if (v === null || v === undefined || isFree(s)) return undefined;
   if (s['x-kubernetes-int-or-string'] === true) return intOrStringMismatch(v, s, at);
   if (!typeFits(v, s)) return mismatch(v, s, at);
@@ -120,34 +156,36 @@ function walk(v: unknown, s: Schema, at: At): TypeMismatch | undefined {
     const items = s.items;
     if (items === undefined) return undefined;
     for (let i = 0; i < v.length; i++) {
-      const m = walk(v[i], items, { ...at, path: `${at.path}[${i}]` });
+      at.push(i, 'index');
+      const m = walk(v[i], items, at);
+      at.pop();
       if (m !== undefined) return m;
     }
     return undefined;
   }
-  if (!isPlainObject(v) || s.type !== 'object') return undefined;
+  if (s.type !== 'object') return undefined;
+  const obj = v as Record<string, unknown>;
   const props = s.properties;
-  const goStruct = s.name !== undefined && props !== undefined ? structName(s.name) : at.goStruct;
-  for (const key of Object.keys(v)) {
-    const sub = props !== undefined && Object.hasOwn(props, key) ? props[key] : s.additionalProperties;
-    if (sub === undefined) continue; // an unknown field: unknown-fields.ts reports or drops it
-    const path = at.path === '' ? key : `${at.path}.${key}`;
+  const struct = s.name !== undefined && props !== undefined;
+  if (struct) at.structs.push(structName(s.name!));
+  let m: TypeMismatch | undefined;
+  for (const key in obj) {
     // Go names struct fields by their JSON key; entries of a map add nothing to the field's name.
-    const goField =
-      props !== undefined && Object.hasOwn(props, key)
-        ? at.goField === ''
-          ? key
-          : `${at.goField}.${key}`
-        : at.goField;
-    const m = walk(v[key], sub, { path, goField, goStruct });
-    if (m !== undefined) return m;
+    const declared = props !== undefined && Object.hasOwn(props, key);
+    const sub = declared ? props[key] : s.additionalProperties;
+    if (sub === undefined) continue; // an unknown field: unknown-fields.ts reports or drops it
+    at.push(key, declared ? 'field' : 'entry');
+    m = walk(obj[key], sub, at);
+    at.pop();
+    if (m !== undefined) break;
   }
-  return undefined;
+  if (struct) at.structs.pop();
+  return m;
 }
 
 /** The first value of `obj` (in document order) whose JSON type `schema` does not allow, if any. */
 export function findTypeMismatch(obj: unknown, schema: Schema): TypeMismatch | undefined {
-  return walk(obj, schema, { path: '', goField: '', goStruct: structName(schema.name ?? '') });
+  return walk(obj, schema, new Trail(structName(schema.name ?? '')));
 }
 
 /** Go's name for the JSON type of a value that could not be decoded: `string`, `number 1.5`, `bool`. */
