@@ -20,9 +20,13 @@
 // a create carrying metadata.resourceVersion (etcd3's ErrResourceVersionSetOnCreate); svcplane answers
 // 400. Bodies nested deeper than 500 levels are refused with 400 (Go's decoder allows 10000).
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { kubectlFor } from './testing/kubectl.js';
 import { call, startUp, type Reply, type TestServer } from './testing/server.js';
 
 const SVC = '/api/v1/namespaces/default/services';
@@ -834,6 +838,47 @@ describe('hostile requests', () => {
     assert.equal(dup.status, 201, dup.text);
     assert.deepEqual(dup.json<{ metadata: { labels: object } }>().metadata.labels, { app: 'b' });
     assert.match(String(dup.headers['warning']), /299 - "duplicate field \\"metadata\.labels\.app\\""/);
+  });
+
+  it('kubectl: a Node body or status patch of the wrong type is refused, and nodes still list', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'svcplane-bad-input-'));
+    try {
+      const kubectl = kubectlFor(srv, home);
+      const node = (status: unknown): string =>
+        json({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'typed-n1' }, status });
+      // [create.go] the body does not decode into v1.Node: 400, transformDecodeError's wording.
+      await assert.rejects(
+        kubectl(['create', '-f', '-'], node('garbage')),
+        /BadRequest.*Node in version "v1" cannot be handled as a Node: json: cannot unmarshal string into Go struct field Node\.status of type v1\.NodeStatus/,
+      );
+      await kubectl(['create', '-f', '-'], node({}));
+      // [patch.go] the patched object does not decode: 422 on the field "patch".
+      await assert.rejects(
+        kubectl([
+          'patch',
+          'node',
+          'typed-n1',
+          '--subresource=status',
+          '--type=merge',
+          '-p',
+          '{"status":{"conditions":"x"}}',
+        ]),
+        /patch: Invalid value: .*json: cannot unmarshal string into Go struct field NodeStatus\.status\.conditions of type \[\]v1\.NodeCondition/,
+      );
+      const listed = JSON.parse(await kubectl(['get', 'nodes', '-o', 'json'])) as {
+        items: { metadata: { name: string }; status?: { conditions?: unknown } }[];
+      };
+      const stored = listed.items.find((n) => n.metadata.name === 'typed-n1');
+      assert.ok(stored, 'the valid Node is listed');
+      const conditions = stored.status?.conditions;
+      assert.ok(
+        conditions === undefined || conditions === null || Array.isArray(conditions),
+        json(conditions),
+      );
+      await kubectl(['delete', 'node', 'typed-n1']);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('survives malformed HTTP: oversized headers, garbage over TLS', async () => {

@@ -1,4 +1,4 @@
-// The store, apiserver, allocation and authorizer benchmarks must keep working: each runs in --quick mode (tiny sizes,
+// The store, apiserver, allocation, authorizer and typecheck benchmarks must keep working: each runs in --quick mode (tiny sizes,
 // numbers meaningless) and must write its JSON with every figure (test/support/bench-smoke.ts). Performance
 // itself is never asserted in tests; the correctness each benchmark checks on its own is. The benchmarks
 // are split over three files so that none runs past the 90 s a test file may take.
@@ -135,4 +135,16 @@ it('npm run bench -- authorizer --quick writes bench results with every metric',
     assert.ok(Number.isFinite(out.medians[k]) && out.medians[k]! > 0, k);
   for (const k of ['cpu', 'latencyP50'] as const) assert.ok(out.ratios[k] > 0, `ratio ${k}`);
   assert.equal(typeof out.goals.cpuRatioAtMost1_1, 'boolean');
+});
+
+it('npm run bench -- typecheck --quick writes bench results with every metric', { timeout: 90_000 }, () => {
+  const out = runQuickBench('typecheck').results as Record<string, number>;
+  for (const k of [
+    'cpuUsPerCreateOn',
+    'cpuUsPerCreateOff',
+    'checkAloneUsPerPod',
+    'cpuRatio',
+    'pairedCpuRatio',
+  ])
+    assert.ok(Number.isFinite(out[k]) && out[k]! > 0, k);
 });

@@ -5,6 +5,7 @@ import type { KObject } from '../object.js';
 import { RESOURCES, type ResourceInfo } from '../resources.js';
 import { validateCreate, validateStatusUpdate, validateUpdate } from '../validation/index.js';
 import { applyDefaults, defaultPullPolicy, podQOSClass, prepareForUpdate } from './index.js';
+import { MINIMAL_OBJECTS } from '../../../test/support/minimal-objects.js';
 
 const res = (group: string, kind: string): ResourceInfo => {
   const r = RESOURCES.find((x) => x.group === group && x.kind === kind);
@@ -444,80 +445,8 @@ describe('properties', () => {
   });
 
   it('a defaulted minimal object of each kind validates clean', () => {
-    const minimal: Record<string, object> = {
-      '/Namespace': { metadata: { name: 'edge' } },
-      '/Node': { metadata: { name: 'n1' } },
-      '/Pod': { metadata: { name: 'p', namespace: 'd' }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-      '/Service': { metadata: { name: 's', namespace: 'd' }, spec: { ports: [{ port: 80 }] } },
-      '/Endpoints': { metadata: { name: 's', namespace: 'd' } },
-      '/Event': {
-        metadata: { name: 'e', namespace: 'd' },
-        involvedObject: { kind: 'Pod', name: 'p', namespace: 'd' },
-      },
-      'events.k8s.io/Event': {
-        metadata: { name: 'e', namespace: 'd' },
-        eventTime: '2024-01-01T00:00:00.000000Z',
-        type: 'Normal',
-        reason: 'R',
-        action: 'A',
-        reportingController: 'c',
-        reportingInstance: 'i',
-        regarding: { kind: 'Pod', name: 'p', namespace: 'd' },
-      },
-      'discovery.k8s.io/EndpointSlice': { metadata: { name: 's', namespace: 'd' }, addressType: 'IPv4' },
-      'coordination.k8s.io/Lease': { metadata: { name: 'l', namespace: 'd' } },
-      'apps/Deployment': {
-        metadata: { name: 'x', namespace: 'd' },
-        spec: {
-          selector: { matchLabels: { a: 'b' } },
-          template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-        },
-      },
-      'apps/ReplicaSet': {
-        metadata: { name: 'x', namespace: 'd' },
-        spec: {
-          selector: { matchLabels: { a: 'b' } },
-          template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-        },
-      },
-      'superedge.io/ServiceGrid': {
-        metadata: { name: 'x', namespace: 'd' },
-        spec: { gridUniqKey: 'zone', template: { ports: [{ port: 80 }] } },
-      },
-      '/ServiceAccount': { metadata: { name: 'x', namespace: 'd' } },
-      'superedge.io/DeploymentGrid': {
-        metadata: { name: 'x', namespace: 'd' },
-        spec: {
-          gridUniqKey: 'zone',
-          template: {
-            selector: { matchLabels: { a: 'b' } },
-            template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-          },
-        },
-      },
-      'rbac.authorization.k8s.io/Role': { metadata: { name: 'x', namespace: 'd' } },
-      'rbac.authorization.k8s.io/ClusterRole': { metadata: { name: 'x' } },
-      'rbac.authorization.k8s.io/RoleBinding': {
-        metadata: { name: 'x', namespace: 'd' },
-        roleRef: { kind: 'Role', name: 'r' },
-      },
-      'rbac.authorization.k8s.io/ClusterRoleBinding': {
-        metadata: { name: 'x' },
-        roleRef: { kind: 'ClusterRole', name: 'r' },
-      },
-      'certificates.k8s.io/CertificateSigningRequest': {
-        metadata: { name: 'x' },
-        spec: {
-          request: Buffer.from(
-            '-----BEGIN CERTIFICATE REQUEST-----\n-----END CERTIFICATE REQUEST-----\n',
-          ).toString('base64'),
-          signerName: 'example.com/signer',
-          usages: ['client auth'],
-        },
-      },
-    };
     for (const r of RESOURCES) {
-      const obj = minimal[`${r.group}/${r.kind}`];
+      const obj = MINIMAL_OBJECTS[`${r.group}/${r.kind}`];
       assert.ok(obj, `${r.group}/${r.kind}`);
       const o = defaulted(r, obj);
       assert.deepEqual(validateCreate(r, o), [], `${r.group}/${r.kind}`);

@@ -5,11 +5,12 @@ import type { FieldError } from '../../api/field-errors.js';
 import { required } from '../../api/field-errors.js';
 import { isPlainObject } from '../../api/json.js';
 import type { ResourceInfo } from '../../api/resources.js';
-import { scale as scaleSchema } from '../../api/schema/subresources.js';
+import { binding as bindingSchema, scale as scaleSchema } from '../../api/schema/subresources.js';
 import { withZeroValues } from '../../api/schema/zero-values.js';
 import { statusErrors } from '../../api/status.js';
 import { BINDING_KIND, SCALE_KIND, hasBinding, hasScale, hasToken } from '../../api/subresources.js';
 import { readBinding } from '../registry/binding.js';
+import { checkBodyTypes } from '../registry/decode.js';
 import { patchSetsResourceVersion } from '../registry/kind-rules.js';
 import { applyPatch, PATCH_CONTENT_TYPES } from '../registry/patch.js';
 import type { Scale } from '../registry/scale.js';
@@ -82,6 +83,7 @@ export const serveSubresource: ResourceHandler = async (deps, req, res, r, info,
         version: SCALE_KIND.version,
       });
       checkScaleBody(body);
+      checkBodyTypes(SCALE_KIND, body, scaleSchema, 'body');
       const scale = await reg.updateScale(r, ns, info.name, ctx, () => body);
       writeScale(res, req, scale, warningHeaders(ctx.warnings));
       return;
@@ -118,11 +120,16 @@ export const serveSubresource: ResourceHandler = async (deps, req, res, r, info,
           ? scale
           : { ...scale, metadata: { ...scale['metadata'], resourceVersion: undefined } };
       const scale = await reg.updateScale(r, ns, info.name, ctx, (current) => {
-        if (type !== 'apply') return unpinned(applyPatch(type, current as never, patch, scaleSchema));
+        if (type !== 'apply') {
+          const patched = applyPatch(type, current as never, patch, scaleSchema);
+          checkBodyTypes(SCALE_KIND, patched, scaleSchema, 'patch');
+          return unpinned(patched);
+        }
         // Server-side apply of a Scale: the fields it sets are merged over the current Scale (field
         // ownership is recorded on the object as for any update; apply conflicts are not detected).
         if (!isPlainObject(patch)) throw statusErrors.badRequest('the apply configuration must be an object');
         checkScaleBody(patch);
+        checkBodyTypes(SCALE_KIND, patch, scaleSchema, 'apply');
         return unpinned(applyPatch('merge', current as never, { ...patch, metadata: null }, scaleSchema));
       });
       writeScale(res, req, scale, warningHeaders(ctx.warnings));
@@ -168,6 +175,7 @@ export async function serveBinding(
     kind: BINDING_KIND.kind,
     version: BINDING_KIND.version,
   });
+  checkBodyTypes(BINDING_KIND, body, bindingSchema, 'body');
   const binding = readBinding(body);
   if (urlName !== '' && binding.name !== urlName) {
     throw statusErrors.badRequest('name in URL does not match name in Binding object');

@@ -10,7 +10,9 @@ import { isPlainObject } from '../../api/json.js';
 import { formatTimestamp } from '../../api/printers/index.js';
 import { mustFindResource } from '../../api/resources.js';
 import { statusErrors } from '../../api/status.js';
+import { tokenRequest as tokenRequestSchema } from '../../api/schema/subresources.js';
 import { TOKEN_REQUEST_KIND } from '../../api/subresources.js';
+import { checkBodyTypes } from '../registry/decode.js';
 import {
   DEFAULT_TOKEN_SECONDS,
   validateTokenRequestSpec,
@@ -69,6 +71,7 @@ export async function serveTokenRequest(
       `the body holds ${str(apiVersion)} ${str(kind)}, but this endpoint takes authentication.k8s.io/v1 TokenRequest`,
     );
   }
+  checkBodyTypes(TOKEN_REQUEST_KIND, body, tokenRequestSchema, 'body');
   const meta = record(body['metadata']);
   const targetErrs = validateTokenRequestTarget(meta, name, ns);
   if (targetErrs.length > 0) throw statusErrors.invalid(TOKEN_GK, name, targetErrs);

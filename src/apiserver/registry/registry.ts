@@ -118,7 +118,7 @@ export class Registry {
   // ---------------------------------------------------------------------------------------- create
 
   async create(r: ResourceInfo, namespace: string, body: unknown, ctx: WriteContext): Promise<KObject> {
-    const obj = decodeObjectBody(r, body, ctx, true);
+    const obj = decodeObjectBody(r, body, ctx, 'body');
     checkNamespace(r, obj, namespace);
     if (obj.metadata.resourceVersion !== undefined && obj.metadata.resourceVersion !== '') {
       throw statusErrors.badRequest('resourceVersion should not be set on objects to be created');
@@ -181,7 +181,7 @@ export class Registry {
     ctx: WriteContext,
     subresource: Subresource = '',
   ): Promise<{ object: KObject; created: boolean }> {
-    const incoming = decodeObjectBody(r, body, ctx, true);
+    const incoming = decodeObjectBody(r, body, ctx, 'body');
     checkNamespace(r, incoming, namespace);
     checkName(incoming, name);
     const old = await this.getOrUndefined(r, namespace, name);
@@ -313,7 +313,7 @@ export class Registry {
     opts: { subresource: '' | 'status' | 'approval'; force: boolean },
   ): Promise<{ object: KObject; created: boolean }> {
     if (!isPlainObject(patch)) throw statusErrors.badRequest('the apply configuration must be an object');
-    const applied = decodeObjectBody(r, patch, ctx);
+    const applied = decodeObjectBody(r, patch, ctx, 'apply');
     checkName(applied, name, true);
     checkPatchNamespace(r, applied, namespace);
     return guaranteedUpdate<KObject | undefined, { object: KObject; created: boolean }>(
