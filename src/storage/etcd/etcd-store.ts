@@ -117,7 +117,8 @@ export class EtcdStore implements Store {
     }
     const store = new EtcdStore(opts);
     try {
-      await store.currentRevision();
+      // Once, without retries: an etcd that does not answer fails start-up within the timeout.
+      await store.client.kv.range({ key: store.phys('/'), count_only: true });
     } catch (err) {
       await store.close();
       throw new StoreError(
