@@ -301,12 +301,16 @@ export class EtcdStore implements Store {
   ): Promise<{ createRevision: number; modRevision: number } | undefined> {
     const created = Number(cur.create_revision);
     if (value.equals(cur.value)) return { createRevision: created, modRevision: Number(cur.mod_revision) };
+    const then = await this.readBackAt(k, created);
+    return then !== undefined && value.equals(then.value)
+      ? { createRevision: created, modRevision: created }
+      : undefined;
+  }
+
+  /** The key as it was at `revision`, for a read-back; undefined when that was compacted away. */
+  private async readBackAt(k: Buffer, revision: number): Promise<IKeyValue | undefined> {
     try {
-      const then = await this.client.kv.range({ key: k, revision: created });
-      const kv = then.kvs[0];
-      return kv !== undefined && value.equals(kv.value)
-        ? { createRevision: created, modRevision: created }
-        : undefined;
+      return (await this.client.kv.range({ key: k, revision })).kvs[0];
     } catch (err) {
       if (errText(err).includes('required revision has been compacted')) return undefined;
       throw err;
@@ -381,8 +385,7 @@ export class EtcdStore implements Store {
           if (ambiguous && expectedRevision !== undefined && kvs?.[0] === undefined) {
             // The key was at expectedRevision when we sent the delete and is gone now: ours landed.
             // Its revision is not known any more; the revision this read saw is the nearest one after it.
-            const was = await this.client.kv.range({ key: k, revision: expectedRevision });
-            const prev = was.kvs[0];
+            const prev = await this.readBackAt(k, expectedRevision);
             if (prev !== undefined) return this.toKeyValue(prev, Number(res.header.revision));
           }
           throw this.preconditionFailed(key, expectedRevision ?? 0, kvs);
