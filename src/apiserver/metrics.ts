@@ -1,5 +1,6 @@
 // Prometheus metrics with kube-apiserver's names, on a registry of our own (one per server).
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Store } from '../storage/store.js';
 
 export class ApiMetrics {
   readonly registry = new Registry();
@@ -53,4 +54,18 @@ export class ApiMetrics {
     help: 'Current resource version of the watch cache.',
     registers: [this.registry],
   });
+  /** Read from the store when scraped: requests it retried while etcd failed over. */
+  countStoreRetries(store: Store): void {
+    new Counter({
+      name: 'etcd_request_retries_total',
+      help: 'Etcd requests retried while etcd failed over, by operation and reason.',
+      labelNames: ['operation', 'reason'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const r of store.retries?.() ?? [])
+          this.inc({ operation: r.operation, reason: r.reason }, r.count);
+      },
+    });
+  }
 }

@@ -151,6 +151,7 @@ function authorizationOf(
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const log = opts.log;
   const metrics = new ApiMetrics();
+  if (opts.store.retries !== undefined) metrics.countStoreRetries(opts.store);
   const cache = new WatchCache(opts.store, {
     ...(opts.watchCacheHistory === undefined ? {} : { historySize: opts.watchCacheHistory }),
     historyBytes: opts.watchCacheHistoryBytes ?? API_HISTORY_BYTES,

@@ -28,6 +28,7 @@ export const SERVER_FLAGS = {
   'storage-backend': { type: 'string' },
   'etcd-servers': { type: 'string' },
   'etcd-prefix': { type: 'string' },
+  'storage-retry-budget': { type: 'string' },
   'data-dir': { type: 'string' },
   'bind-address': { type: 'string' },
   'secure-port': { type: 'string' },
@@ -50,6 +51,8 @@ export const SERVER_FLAGS = {
 export const SERVER_FLAGS_HELP = `  --storage-backend sqlite|etcd3          default sqlite (embedded, in --data-dir)
   --etcd-servers URL[,URL]                etcd client URLs, with --storage-backend etcd3
   --etcd-prefix PREFIX                    key prefix in etcd (default /registry)
+  --storage-retry-budget DURATION         how long a safe etcd request is retried while etcd fails over
+                                          before the client gets a 503 (default 15s; 0s: never)
   --data-dir DIR                          default ./.svcplane
   --bind-address IP                       default 127.0.0.1
   --secure-port N                         default 6443; 0 picks a free port

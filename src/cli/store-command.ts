@@ -10,7 +10,7 @@ import {
 import { resourceId } from '../api/resources.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 import type { KeyValue, Store } from '../storage/store.js';
-import { intFlag, oneOf, parseFlags, UsageError } from './flags.js';
+import { durationFlag, intFlag, oneOf, parseFlags, UsageError } from './flags.js';
 
 export const STORE_HELP = `Usage: svcplane store <status|get|list|compact|check> [flags]
 
@@ -55,9 +55,11 @@ export async function openStoreFromFlags(
     const prefix = values['etcd-prefix'];
     // Loaded only for etcd: the etcd3 client (gRPC and its protocol files) costs ~0.2 CPU-s at startup.
     const { EtcdStore } = await import('../storage/etcd/etcd-store.js');
+    const retryBudgetMs = durationFlag('storage-retry-budget', values['storage-retry-budget'], 0);
     return EtcdStore.open({
       endpoints: servers.split(','),
       ...(typeof prefix === 'string' ? { prefix } : {}),
+      ...(retryBudgetMs === undefined ? {} : { retryBudgetMs }),
     });
   }
   const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : '.svcplane';

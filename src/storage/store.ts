@@ -86,6 +86,9 @@ export interface Store {
   /** The newest revision. */
   currentRevision(): Promise<number>;
 
+  /** Requests retried while the backend failed over (etcd only), for etcd_request_retries_total. */
+  retries?(): StoreRetries;
+
   /** The oldest revision still readable: reads and watches from older revisions throw Compacted. */
   compactRevision(): Promise<number>;
 
@@ -117,6 +120,8 @@ export type StoreErrorCode =
   | 'Locked';
 
 /** The one error type stores throw. `code` is stable; the apiserver maps it to a Kubernetes Status. */
+export type StoreRetries = readonly { operation: string; reason: string; count: number }[];
+
 export class StoreError extends Error {
   override readonly name = 'StoreError';
   constructor(

@@ -4,7 +4,7 @@
 // run afterwards finds nothing to fix. The kubernetes Endpoints list both apiservers, and a killed
 // one drops out once its lease expires.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,11 +12,11 @@ import { AllocationRepair } from '../../src/apiserver/allocation/repair.js';
 import { ServiceAllocators } from '../../src/apiserver/allocation/service-allocation.js';
 import { silentLogger } from '../../src/runtime/logger.js';
 import { EtcdStore } from '../../src/storage/etcd/etcd-store.js';
-import { freePort, startEtcd, type EtcdServer } from '../../src/storage/etcd/testing/etcd-server.js';
-import { call, startUp, type TestServer } from './testing/server.js';
+import { startEtcd, type EtcdServer } from '../../src/storage/etcd/testing/etcd-server.js';
+import { startApiServersOnEtcd } from './testing/etcd-apiservers.js';
+import { call, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
 
-const TOKEN = 'alloc-etcd-admin-token';
 const NODE_PORTS = '30000-34095'; // 4,096 ports: a static block of 128 for the explicit ones
 const CREATES = 2000;
 
@@ -37,34 +37,17 @@ describe('allocation: two apiservers on one etcd', () => {
 
   before(async () => {
     etcd = await startEtcd();
-    const tokenFile = path.join(work, 'tokens.csv');
-    writeFileSync(tokenFile, `${TOKEN},admin,admin-uid,"system:masters"\n`);
-    const port = await freePort();
-    const start = async (address: string): Promise<TestServer> => {
-      const srv = await startUp({
-        command: 'apiserver',
-        dataDir: mkdtempSync(path.join(work, 'dir-')),
-        args: [
-          '--storage-backend',
-          'etcd3',
-          '--etcd-servers',
-          etcd.endpoint,
-          '--token-auth-file',
-          tokenFile,
-          '--bind-address',
-          address,
-          '--secure-port',
-          String(port),
-          '--service-node-port-range',
-          NODE_PORTS,
-          '--service-cluster-ip-range',
-          '10.96.0.0/12,fd00:96::/112',
-        ],
-        env: { SVCPLANE_ENDPOINT_INTERVAL_MS: '300' },
-      });
-      return { ...srv, token: TOKEN };
-    };
-    [a, b] = await Promise.all([start('127.0.0.2'), start('127.0.0.3')]);
+    [a, b] = await startApiServersOnEtcd({
+      work,
+      etcdServers: [etcd.endpoint],
+      args: [
+        '--service-node-port-range',
+        NODE_PORTS,
+        '--service-cluster-ip-range',
+        '10.96.0.0/12,fd00:96::/112',
+      ],
+      env: { SVCPLANE_ENDPOINT_INTERVAL_MS: '300' },
+    });
   });
   after(async () => {
     await a?.stop();

@@ -239,7 +239,8 @@ describe('etcd store failures', () => {
   it('when etcd stops answering, an aborted watch ends and close() returns promptly', async () => {
     const etcd = await startEtcd();
     const timeoutMs = 2000;
-    const s = await EtcdStore.open({ endpoints: [etcd.endpoint], timeoutMs });
+    // A request gives up once its retry budget is spent (the last attempt may take one timeout more).
+    const s = await EtcdStore.open({ endpoints: [etcd.endpoint], timeoutMs, retryBudgetMs: timeoutMs });
     try {
       const kv = await s.create('/fz/a', enc('a'));
       const ac = new AbortController();

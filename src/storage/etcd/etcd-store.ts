@@ -3,13 +3,15 @@
 //
 // - Keys live under a prefix (default /registry), as kube-apiserver lays them out.
 // - Every write is one txn whose compares carry the precondition (mod_revision for CAS).
-// - A call is retried (on another endpoint) only when it provably never reached etcd: a retried txn
-//   whose first attempt did land would report a false Conflict or AlreadyExists. Other failures
-//   surface as Unavailable and the caller decides.
+// - While etcd fails over, safe requests are retried within a budget (etcd-retry.ts): reads, creates and
+//   compare-and-swap writes. When an earlier attempt of a write may have landed, a retry that fails its
+//   compare reads back to tell our own write from another's, so a client never sees a false
+//   AlreadyExists for its own create. Other writes are retried only when they provably never reached
+//   etcd. A failure that outlasts the budget surfaces as Unavailable.
 // - Watch starts at a revision with prev_kv (DELETE events carry the last value). A disconnect ends the
 //   watch with Unavailable instead of letting the client library resume on its own: it resumes from
 //   the response header revision, which can skip events it had not yet delivered.
-import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, retry } from 'cockatiel';
+import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop, retry } from 'cockatiel';
 import { Etcd3, type IKeyValue, type IOptions } from 'etcd3';
 import {
   checkCreate,
@@ -22,8 +24,16 @@ import {
   listStart,
   prefixEnd,
 } from '../keys.js';
+import { errText } from '../../api/err-text.js';
 import { futureRevisionError } from '../revisions.js';
 import { mapError, unreachableReason } from './etcd-errors.js';
+import {
+  DEFAULT_RETRY_BUDGET_MS,
+  Retrier,
+  transientFailure,
+  type RetryReason,
+  type Safety,
+} from './etcd-retry.js';
 import { rawWatchOpener } from './etcd-raw-watch.js';
 import { etcdWatch, WatchHub, type OpenRawWatch } from './etcd-watch.js';
 import {
@@ -35,6 +45,7 @@ import {
   type ListOptions,
   type ListResult,
   type Store,
+  type StoreRetries,
   type WatchEvent,
 } from '../store.js';
 
@@ -51,15 +62,15 @@ export interface EtcdStoreOptions {
   readonly watchCacheSize?: number;
   readonly credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
   readonly auth?: { username: string; password: string };
+  /** How long a safe request is retried while etcd fails over (default 15 s; 0: never). */
+  readonly retryBudgetMs?: number;
 }
 
 /**
  * A call that failed like this never reached etcd (no connection, or a breaker kept it back), so
- * trying it on another endpoint is safe even for a write. Nothing else is retried.
+ * trying it at once on another endpoint is safe even for a write.
  */
-const neverSent = (err: Error): boolean =>
-  err instanceof BrokenCircuitError ||
-  /No connection established|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN/.test(err.message);
+const neverSent = (err: Error): boolean => transientFailure(err)?.reason === 'member_down';
 
 /** With several endpoints, a dead one is skipped for 5 s and its never-sent calls go to another. */
 function failover(endpoints: number): NonNullable<IOptions['faultHandling']> {
@@ -85,6 +96,8 @@ export class EtcdStore implements Store {
   private readonly watchControllers = new Set<AbortController>();
   private readonly hub: WatchHub;
   private readonly openRaw: OpenRawWatch;
+  private readonly retrier: Retrier;
+  private readonly retryCounts = new Map<string, { operation: string; reason: RetryReason; count: number }>();
 
   /** How many shared etcd watches this store has opened (one, unless one failed and was restarted). */
   get sharedWatchesOpened(): number {
@@ -104,7 +117,8 @@ export class EtcdStore implements Store {
     }
     const store = new EtcdStore(opts);
     try {
-      await store.currentRevision();
+      // Once, without retries: an etcd that does not answer fails start-up within the timeout.
+      await store.client.kv.range({ key: store.phys('/'), count_only: true });
     } catch (err) {
       await store.close();
       throw new StoreError(
@@ -117,21 +131,36 @@ export class EtcdStore implements Store {
     return store;
   }
 
-  private constructor(opts: EtcdStoreOptions) {
+  /** A store over a given client (for tests: one that fails on cue), without open()'s first contact. */
+  static overClient(client: Etcd3, opts: Omit<EtcdStoreOptions, 'endpoints'>): EtcdStore {
+    return new EtcdStore({ ...opts, endpoints: [] }, client);
+  }
+
+  private constructor(opts: EtcdStoreOptions, client?: Etcd3) {
     this.prefix = (opts.prefix ?? '/registry').replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.maxBacklog = opts.maxWatchBacklog ?? 100_000;
-    const timeoutMs = this.timeoutMs;
-    this.client = new Etcd3({
-      hosts: [...opts.endpoints],
-      dialTimeout: timeoutMs,
-      ...(opts.credentials ? { credentials: opts.credentials } : {}),
-      ...(opts.auth ? { auth: opts.auth } : {}),
-      // Values may be 1.5 MiB and a watch response carries value and prev_kv for several events.
-      grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
-      faultHandling: failover(opts.endpoints.length),
-      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
+    this.retrier = new Retrier({
+      budgetMs: opts.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS,
+      onRetry: (operation, reason) => {
+        const id = `${operation} ${reason}`;
+        const c = this.retryCounts.get(id) ?? { operation, reason, count: 0 };
+        this.retryCounts.set(id, { ...c, count: c.count + 1 });
+      },
     });
+    const timeoutMs = this.timeoutMs;
+    this.client =
+      client ??
+      new Etcd3({
+        hosts: [...opts.endpoints],
+        dialTimeout: timeoutMs,
+        ...(opts.credentials ? { credentials: opts.credentials } : {}),
+        ...(opts.auth ? { auth: opts.auth } : {}),
+        // Values may be 1.5 MiB and a watch response carries value and prev_kv for several events.
+        grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+        faultHandling: failover(opts.endpoints.length),
+        defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
+      });
     this.openRaw = rawWatchOpener({
       client: this.client,
       timeoutMs: this.timeoutMs,
@@ -163,20 +192,44 @@ export class EtcdStore implements Store {
     if (this.isClosed) throw new StoreError('Closed', 'store is closed');
   }
 
-  /** Runs one etcd call, mapping every failure to a StoreError. */
-  private async call<T>(what: string, fn: () => Promise<T>, key?: string): Promise<T> {
+  /** Runs one etcd call, mapping every failure to a StoreError; not retried (a non-safe request). */
+  private call<T>(what: string, fn: () => Promise<T>, key?: string): Promise<T> {
+    return this.retried('other', 'unsafe', what, () => fn(), key);
+  }
+
+  /**
+   * Runs `attempt` with retries while etcd fails over (see etcd-retry.ts), mapping every failure to a
+   * StoreError. `operation` labels etcd_request_retries_total.
+   */
+  private async retried<T>(
+    operation: string,
+    safety: Safety,
+    what: string,
+    attempt: (ambiguous: boolean) => Promise<T>,
+    key?: string,
+  ): Promise<T> {
     this.ensureOpen();
     try {
-      return await fn();
+      return await this.retrier.run(operation, safety, async (ambiguous) => {
+        this.ensureOpen();
+        return attempt(ambiguous);
+      });
     } catch (err) {
       throw mapError(what, err, key);
     }
   }
 
+  /** Retried requests by operation and reason, since the store was opened. */
+  retries(): StoreRetries {
+    return [...this.retryCounts.values()];
+  }
+
   async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | undefined> {
     checkKey(key);
     if (opts.revision !== undefined) checkRevision('revision', opts.revision);
-    const res = await this.call(
+    const res = await this.retried(
+      'get',
+      'safe',
       `get ${key}`,
       () => this.client.kv.range({ key: this.phys(key), revision: opts.revision ?? 0 }),
       key,
@@ -192,7 +245,7 @@ export class EtcdStore implements Store {
       from.after === undefined ? this.phys(prefix) : Buffer.concat([this.phys(from.after), Buffer.from([0])]);
     checkRevision('revision', revision);
     const limit = opts.limit ?? 0;
-    const res = await this.call(`list ${prefix}`, () =>
+    const res = await this.retried('list', 'safe', `list ${prefix}`, () =>
       this.client.kv.range({
         key: start,
         range_end: prefixEnd(this.phys(prefix)),
@@ -213,51 +266,104 @@ export class EtcdStore implements Store {
   async create(key: string, value: Uint8Array): Promise<KeyValue> {
     checkCreate(key, value);
     const k = this.phys(key);
-    const res = await this.call(
+    const bytes = Buffer.from(value);
+    return this.retried(
+      'create',
+      'safe',
       `create ${key}`,
-      () =>
-        this.client.kv.txn({
+      async (ambiguous) => {
+        const res = await this.client.kv.txn({
           compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: 0 }],
-          success: [{ request_put: { key: k, value: Buffer.from(value) } }],
-          failure: [],
-        }),
+          success: [{ request_put: { key: k, value: bytes } }],
+          failure: [{ request_range: { key: k } }],
+        });
+        if (res.succeeded) {
+          const rev = Number(res.header.revision);
+          return { key, value, createRevision: rev, modRevision: rev };
+        }
+        const cur = res.responses[0]?.response_range.kvs[0];
+        const ours = ambiguous && cur !== undefined ? await this.createdByUs(k, bytes, cur) : undefined;
+        if (ours === undefined) throw alreadyExistsError(key);
+        return { key, value, ...ours };
+      },
       key,
     );
-    if (!res.succeeded) throw alreadyExistsError(key);
-    const rev = Number(res.header.revision);
-    return { key, value, createRevision: rev, modRevision: rev };
+  }
+
+  /**
+   * After a create whose outcome was unknown, the key exists: it is ours when it held exactly our bytes
+   * when it was created (an object carries its own uid and creation time, so another's never does).
+   */
+  private async createdByUs(
+    k: Buffer,
+    value: Buffer,
+    cur: IKeyValue,
+  ): Promise<{ createRevision: number; modRevision: number } | undefined> {
+    const created = Number(cur.create_revision);
+    if (value.equals(cur.value)) return { createRevision: created, modRevision: Number(cur.mod_revision) };
+    const then = await this.readBackAt(k, created);
+    return then !== undefined && value.equals(then.value)
+      ? { createRevision: created, modRevision: created }
+      : undefined;
+  }
+
+  /** The key as it was at `revision`, for a read-back; undefined when that was compacted away. */
+  private async readBackAt(k: Buffer, revision: number): Promise<IKeyValue | undefined> {
+    try {
+      return (await this.client.kv.range({ key: k, revision })).kvs[0];
+    } catch (err) {
+      if (errText(err).includes('required revision has been compacted')) return undefined;
+      throw err;
+    }
   }
 
   async update(key: string, value: Uint8Array, expectedRevision: number): Promise<KeyValue> {
     checkUpdate(key, value, expectedRevision);
     const k = this.phys(key);
-    const res = await this.call(
+    const bytes = Buffer.from(value);
+    return this.retried(
+      'update',
+      'safe',
       `update ${key}`,
-      () =>
-        this.client.kv.txn({
+      async (ambiguous) => {
+        const res = await this.client.kv.txn({
           compare: [
             { key: k, target: 'Version', result: 'Greater', version: 0 },
             { key: k, target: 'Mod', result: 'Equal', mod_revision: expectedRevision },
           ],
-          success: [{ request_put: { key: k, value: Buffer.from(value), prev_kv: true } }],
+          success: [{ request_put: { key: k, value: bytes, prev_kv: true } }],
           failure: [{ request_range: { key: k } }],
-        }),
+        });
+        if (res.succeeded) {
+          const prev = res.responses[0]?.response_put.prev_kv;
+          const rev = Number(res.header.revision);
+          return { key, value, createRevision: prev ? Number(prev.create_revision) : rev, modRevision: rev };
+        }
+        const cur = res.responses[0]?.response_range.kvs[0];
+        // An earlier attempt landed when the key now holds our bytes, written after the revision we
+        // compared against. (When another write followed ours already, the client sees a Conflict and
+        // re-reads, as for any conflict.)
+        if (ambiguous && cur !== undefined && Number(cur.mod_revision) > expectedRevision) {
+          if (bytes.equals(cur.value)) return { ...this.toKeyValue(cur), value };
+        }
+        throw this.preconditionFailed(key, expectedRevision, res.responses[0]?.response_range.kvs);
+      },
       key,
     );
-    if (!res.succeeded)
-      throw this.preconditionFailed(key, expectedRevision, res.responses[0]?.response_range.kvs);
-    const prev = res.responses[0]?.response_put.prev_kv;
-    const rev = Number(res.header.revision);
-    return { key, value, createRevision: prev ? Number(prev.create_revision) : rev, modRevision: rev };
   }
 
   async delete(key: string, expectedRevision?: number): Promise<KeyValue> {
     checkDelete(key, expectedRevision);
     const k = this.phys(key);
-    const res = await this.call(
+    // Only a compare-and-swap delete is safe to send again: without a precondition, a retry after an
+    // unknown outcome could not tell our delete from another's.
+    const safety: Safety = expectedRevision === undefined ? 'unsafe' : 'safe';
+    return this.retried(
+      'delete',
+      safety,
       `delete ${key}`,
-      () =>
-        this.client.kv.txn({
+      async (ambiguous) => {
+        const res = await this.client.kv.txn({
           compare: [
             { key: k, target: 'Version', result: 'Greater', version: 0 },
             ...(expectedRevision === undefined
@@ -273,14 +379,23 @@ export class EtcdStore implements Store {
           ],
           success: [{ request_delete_range: { key: k, prev_kv: true } }],
           failure: [{ request_range: { key: k } }],
-        }),
+        });
+        if (!res.succeeded) {
+          const kvs = res.responses[0]?.response_range.kvs;
+          if (ambiguous && expectedRevision !== undefined && kvs?.[0] === undefined) {
+            // The key was at expectedRevision when we sent the delete and is gone now: ours landed.
+            // Its revision is not known any more; the revision this read saw is the nearest one after it.
+            const prev = await this.readBackAt(k, expectedRevision);
+            if (prev !== undefined) return this.toKeyValue(prev, Number(res.header.revision));
+          }
+          throw this.preconditionFailed(key, expectedRevision ?? 0, kvs);
+        }
+        const prev = res.responses[0]?.response_delete_range.prev_kvs[0];
+        if (prev === undefined) throw notFoundError(key);
+        return this.toKeyValue(prev, Number(res.header.revision));
+      },
       key,
     );
-    if (!res.succeeded)
-      throw this.preconditionFailed(key, expectedRevision ?? 0, res.responses[0]?.response_range.kvs);
-    const prev = res.responses[0]?.response_delete_range.prev_kvs[0];
-    if (prev === undefined) throw notFoundError(key);
-    return this.toKeyValue(prev, Number(res.header.revision));
   }
 
   private preconditionFailed(key: string, expected: number, kvs: IKeyValue[] | undefined): StoreError {
@@ -290,14 +405,14 @@ export class EtcdStore implements Store {
   }
 
   async currentRevision(): Promise<number> {
-    const res = await this.call('read the current revision', () =>
+    const res = await this.retried('currentRevision', 'safe', 'read the current revision', () =>
       this.client.kv.range({ key: this.phys('/'), range_end: prefixEnd(this.phys('/')), count_only: true }),
     );
     return Number(res.header.revision);
   }
 
   async compactRevision(): Promise<number> {
-    const res = await this.call('read the compacted revision', () =>
+    const res = await this.retried('compactRevision', 'safe', 'read the compacted revision', () =>
       this.client.kv.range({ key: COMPACT_REV_KEY }),
     );
     const kv = res.kvs[0];

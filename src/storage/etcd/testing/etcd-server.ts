@@ -138,3 +138,118 @@ export async function startEtcd(opts: { extraArgs?: string[] } = {}): Promise<Et
     if (attempt >= 2) throw new Error(`etcd did not become healthy on ${endpoint}: ${stderr.trim()}`);
   }
 }
+
+export interface EtcdMember {
+  readonly name: string;
+  readonly endpoint: string;
+  /** SIGKILL: its connections reset, its in-flight requests have an unknown outcome. */
+  kill(): Promise<void>;
+  /** Starts it again on its data directory; resolves once it is healthy (back in the cluster). */
+  restart(): Promise<void>;
+}
+
+export interface EtcdCluster {
+  readonly members: readonly EtcdMember[];
+  /** The member that is the leader now (asked over etcd's JSON gateway). */
+  leader(): Promise<EtcdMember>;
+  stop(): Promise<void>;
+}
+
+/** A `size`-member etcd cluster on loopback, each member in its own temporary data directory. */
+export async function startEtcdCluster(size = 3): Promise<EtcdCluster> {
+  const bin = findEtcd();
+  const ports = [];
+  for (let i = 0; i < size; i++) ports.push([await freePort(), await freePort()] as const);
+  const names = ports.map((_, i) => `m${i}`);
+  const initialCluster = ports.map(([, peer], i) => `${names[i]}=http://127.0.0.1:${peer}`).join(',');
+  const members = ports.map(([client, peer], i) => {
+    const name = names[i]!;
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'svcplane-etcd-'));
+    const endpoint = `http://127.0.0.1:${client}`;
+    const peerUrl = `http://127.0.0.1:${peer}`;
+    let child: ChildProcess | undefined;
+    const spawnIt = (): void => {
+      const c = spawn(
+        bin,
+        [
+          `--name=${name}`,
+          `--data-dir=${dataDir}`,
+          `--listen-client-urls=${endpoint}`,
+          `--advertise-client-urls=${endpoint}`,
+          `--listen-peer-urls=${peerUrl}`,
+          `--initial-advertise-peer-urls=${peerUrl}`,
+          `--initial-cluster=${initialCluster}`,
+          '--initial-cluster-state=new',
+          '--max-request-bytes=2097152',
+          '--logger=zap',
+          '--log-level=error',
+        ],
+        { stdio: ['ignore', 'ignore', 'ignore'] },
+      );
+      child = c;
+      c.once('exit', () => {
+        if (child === c) child = undefined;
+      });
+    };
+    const healthyWithin = async (ms: number): Promise<void> => {
+      const deadline = Date.now() + ms;
+      while (!(await healthy(endpoint))) {
+        if (Date.now() > deadline)
+          throw new Error(`etcd member ${name} did not become healthy on ${endpoint}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const kill = async (): Promise<void> => {
+      const c = child;
+      if (c === undefined) return;
+      const done = new Promise((r) => c.once('exit', r));
+      c.kill('SIGKILL');
+      await done;
+    };
+    return {
+      name,
+      endpoint,
+      dataDir,
+      spawnIt,
+      healthyWithin,
+      kill,
+      restart: async () => {
+        spawnIt();
+        await healthyWithin(20_000);
+      },
+      remove: async () => {
+        await kill();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  });
+  const stop = async (): Promise<void> => {
+    await Promise.all(members.map((m) => m.remove()));
+  };
+  try {
+    for (const m of members) m.spawnIt();
+    await Promise.all(members.map((m) => m.healthyWithin(20_000)));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const status = async (endpoint: string): Promise<{ header: { member_id: string }; leader: string }> => {
+    const res = await fetch(`${endpoint}/v3/maintenance/status`, {
+      method: 'POST',
+      body: '{}',
+      signal: AbortSignal.timeout(2000),
+    });
+    return (await res.json()) as { header: { member_id: string }; leader: string };
+  };
+  return {
+    members,
+    stop,
+    leader: async () => {
+      for (const m of members) {
+        const s = await status(m.endpoint).catch(() => undefined);
+        if (s !== undefined && s.leader === s.header.member_id) return m;
+      }
+      throw new Error('no etcd member is the leader');
+    },
+  };
+}
