@@ -58,6 +58,9 @@ export type * from './types.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
 
+/** Names generated from metadata.generateName before a create gives up on AlreadyExists (upstream's 8). */
+const GENERATE_NAME_ATTEMPTS = 8;
+
 export class Registry {
   readonly now: () => number;
   private readonly random: () => number;
@@ -124,12 +127,25 @@ export class Registry {
       throw statusErrors.badRequest('resourceVersion should not be set on objects to be created');
     }
     const named = obj.metadata.name !== undefined && obj.metadata.name !== '';
-    if (!named && typeof obj.metadata.generateName === 'string' && obj.metadata.generateName !== '') {
-      obj.metadata.name = generateName(obj.metadata.generateName, this.random);
+    const prefix = obj.metadata.generateName;
+    if (named || typeof prefix !== 'string' || prefix === '') {
+      return this.createPrepared(r, namespace, obj, ctx, () =>
+        recordUpdate(r, undefined, obj, ctx, this.nowTime()),
+      );
     }
-    return this.createPrepared(r, namespace, obj, ctx, () =>
-      recordUpdate(r, undefined, obj, ctx, this.nowTime()),
-    );
+    // A generated name that is taken is generated again, up to 8 tries, as kube-apiserver does since
+    // KEP-4420 (Retry Generate Name): five random characters collide often enough at thousands of objects.
+    for (let attempt = 1; ; attempt++) {
+      const candidate = structuredClone(obj);
+      candidate.metadata.name = generateName(prefix, this.random);
+      try {
+        return await this.createPrepared(r, namespace, candidate, ctx, () =>
+          recordUpdate(r, undefined, candidate, ctx, this.nowTime()),
+        );
+      } catch (err) {
+        if (attempt >= GENERATE_NAME_ATTEMPTS || !isStatusError(err, 'AlreadyExists')) throw err;
+      }
+    }
   }
 
   /** Create from an already decoded object (used by create and by apply/update-creates). */
