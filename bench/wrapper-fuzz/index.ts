@@ -80,27 +80,17 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   }
   const med = (f: (r: Run) => number): number => round(median(runs.map(f)));
   const heapGrowth = med((r) => r.heapAfterMiB / r.heapBeforeMiB - 1);
+  /** A count whose goal is 0: its total over the runs. */
+  const zero = (metric: string, f: (r: Run) => number): Record<string, string | number> => {
+    const total = runs.reduce((a, r) => a + f(r), 0);
+    return row(metric, total, '0', total === 0 ? 'yes' : 'NO');
+  };
   return {
     table: [
       row('requests per run', n),
-      row(
-        'answers ≥ 500 (all runs)',
-        runs.reduce((a, r) => a + r.fiveXX, 0),
-        '0',
-        runs.every((r) => r.fiveXX === 0) ? 'yes' : 'NO',
-      ),
-      row(
-        'failed verdicts (all runs)',
-        runs.reduce((a, r) => a + r.failures, 0),
-        '0',
-        runs.every((r) => r.failures === 0) ? 'yes' : 'NO',
-      ),
-      row(
-        'crashes',
-        runs.reduce((a, r) => a + r.crashes, 0),
-        '0',
-        runs.every((r) => r.crashes === 0) ? 'yes' : 'NO',
-      ),
+      zero('answers ≥ 500 (all runs)', (r) => r.fiveXX),
+      zero('failed verdicts (all runs)', (r) => r.failures),
+      zero('crashes (all runs)', (r) => r.crashes),
       row(
         'requests/s (median)',
         med((r) => r.requests / r.seconds),
