@@ -1,13 +1,14 @@
 // No request waits forever: over real connections, responses whose client is gone are abandoned and
 // their in-flight slots and watch registrations released — pipelined LISTs queued behind a watch when
-// the connection closes, abandoned watches (also ones queued behind another), and a LIST whose client
-// stops reading. Each check waits (bounded) for the server's gauges to return to zero.
+// the connection closes, abandoned watches (also ones queued behind another), a LIST whose client
+// stops reading, a request whose body stalls. Each check waits (bounded) for the gauges to reach zero.
 import assert from 'node:assert/strict';
 import { connect as netConnect, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { connect, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { mustFindResource } from '../../api/resources.js';
+import { bodyTimeouts } from './body.js';
 import {
   startInProcessApiServer,
   type InProcessApiServer,
@@ -144,5 +145,31 @@ describe('requests whose client is gone', { timeout: 120_000 }, () => {
     await until('the whole LIST', 60_000, () => bytes > 30_000_000);
     await settle(api, 0, 0);
     raw.destroy();
+  });
+});
+
+describe('a request body that stalls', () => {
+  let api: InProcessApiServer;
+  const saved = bodyTimeouts.idleMs;
+  before(async () => {
+    bodyTimeouts.idleMs = 300;
+    api = await startInProcessApiServer();
+  });
+  after(async () => {
+    bodyTimeouts.idleMs = saved;
+    await api?.stop();
+  });
+
+  it('is given up, its connection dropped and its slot released', async () => {
+    const { tls, raw } = await pipeline(api, []);
+    const closed = new Promise<void>((resolve) => raw.once('close', () => resolve()));
+    raw.resume();
+    tls.write(
+      `POST ${LIST} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${api.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"kind":`,
+    );
+    await settle(api, 1, 0);
+    await settle(api, 0, 0);
+    await closed;
   });
 });
