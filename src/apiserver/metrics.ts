@@ -49,6 +49,13 @@ export class ApiMetrics {
     labelNames: ['verb', 'group', 'version', 'resource', 'scope'] as const,
     registers: [this.registry],
   });
+  /** Requests being served, watches aside (they are long-running): kube's max-in-flight gauge. */
+  readonly inflight = new Gauge({
+    name: 'apiserver_current_inflight_requests',
+    help: 'Requests being served now, watches aside, per request kind (readOnly or mutating).',
+    labelNames: ['request_kind'] as const,
+    registers: [this.registry],
+  });
   readonly cacheRevision = new Gauge({
     name: 'apiserver_watch_cache_resource_version',
     help: 'Current resource version of the watch cache.',

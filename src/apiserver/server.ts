@@ -82,6 +82,8 @@ export interface ApiServerOptions
   readonly readyChecks?: readonly ReadyCheck[];
   readonly extraMetrics?: () => Promise<string>;
   readonly maxWatchQueueBytes?: number;
+  /** A LIST's flush window (HandlerDeps.listWindow); tests shorten its stall timeout. */
+  readonly listWindow?: HandlerDeps['listWindow'];
   readonly minRequestTimeoutSeconds?: number;
   readonly watchCacheHistory?: number;
   /** At most this many bytes of JSON in the watch cache's history (default API_HISTORY_BYTES). */
@@ -234,6 +236,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     watches,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000,
     maxWatchQueueBytes: opts.maxWatchQueueBytes ?? 16 * 1024 * 1024,
+    ...(opts.listWindow === undefined ? {} : { listWindow: opts.listWindow }),
     minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
     ready: () => !shuttingDown && cache.isHealthy,
     ...(opts.readyChecks === undefined ? {} : { readyChecks: opts.readyChecks }),

@@ -31,6 +31,8 @@ export interface InProcessApiServerOptions {
   readonly minRequestTimeoutSeconds?: number;
   /** Passed to startApiServer: bytes a watcher may leave unread before it is closed with 410. */
   readonly maxWatchQueueBytes?: number;
+  /** Passed to startApiServer: a LIST's flush window and how long it may stall. */
+  readonly listWindow?: ApiServerOptions['listWindow'];
   readonly log?: Logger;
   /** Authentication and authorization of its own instead of the one token and allow-all. */
   readonly auth?: Pick<
@@ -100,6 +102,7 @@ export async function startInProcessApiServer(
       ? {}
       : { minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds }),
     ...(opts.maxWatchQueueBytes === undefined ? {} : { maxWatchQueueBytes: opts.maxWatchQueueBytes }),
+    ...(opts.listWindow === undefined ? {} : { listWindow: opts.listWindow }),
   };
   let server: RunningApiServer;
   try {

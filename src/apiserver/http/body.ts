@@ -16,6 +16,14 @@ import { mediaType } from './negotiation.js';
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
+/**
+ * How long a request body may pause between chunks before the request is given up and its connection
+ * dropped (kube's request timeout filter ends a request after 60 s): a client that declares a body and
+ * stops sending would otherwise hold its request, and what it sent, for as long as it keeps the
+ * connection. A test hook: tests shorten it.
+ */
+export const bodyTimeouts = { idleMs: 60_000 };
+
 export async function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
@@ -24,13 +32,26 @@ export async function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY_BY
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw statusErrors.requestEntityTooLarge(limit);
+  let stalled = false;
+  const idle = setTimeout(() => {
+    stalled = true;
+    req.destroy();
+  }, bodyTimeouts.idleMs);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      idle.refresh();
+      size += chunk.length;
+      if (size > limit) {
+        req.resume();
+        throw statusErrors.requestEntityTooLarge(limit);
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (err) {
+    if (stalled) throw statusErrors.timeout(`the request body stalled for ${bodyTimeouts.idleMs / 1000} s`);
+    throw err;
+  } finally {
+    clearTimeout(idle);
   }
   return Buffer.concat(chunks);
 }

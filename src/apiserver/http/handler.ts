@@ -25,6 +25,7 @@ import {
 import { impersonate, isImpersonationHeader } from '../auth/impersonation.js';
 import { ALL_AUTHENTICATED, ANONYMOUS_USER } from '../auth/types.js';
 import { serveNonResource } from './non-resource.js';
+import { closeWithConnection } from './hangup.js';
 import {
   scopeCheck,
   filterFrom,
@@ -57,9 +58,19 @@ const BUILTIN_PATCH_TYPES = [
 
 export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    void handle(deps, req, res);
+    closeWithConnection(req, res);
+    const kind = { request_kind: READ_ONLY.has(req.method ?? '') ? 'readOnly' : 'mutating' };
+    deps.metrics.inflight.inc(kind);
+    let held = true;
+    const release = (): void => {
+      if (held) deps.metrics.inflight.dec(kind);
+      held = false;
+    };
+    void handle(deps, req, res, release).finally(release);
   };
 }
+
+const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 interface MetricLabels {
   verb: string;
@@ -70,7 +81,13 @@ interface MetricLabels {
   scope: string;
 }
 
-async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** `release`: the request stops counting as in flight (a watch, once it is established as long-running). */
+async function handle(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  release: () => void,
+): Promise<void> {
   const started = performance.now();
   const labels: MetricLabels = {
     verb: req.method ?? '',
@@ -155,6 +172,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     labels.scope = r.namespaced ? (info.namespace === '' ? 'cluster' : 'namespace') : 'cluster';
     if (info.verb === 'watch') {
       longRunning = true;
+      release();
       const ll = {
         verb: 'WATCH',
         group: r.group,

@@ -103,6 +103,11 @@ const LIST_WINDOW = 4 * 1024 * 1024;
  * followed; encodeInto writes in place, and is faster.
  */
 const UTF8 = new TextEncoder();
+/**
+ * How long a LIST waits for room in its window: a client that takes nothing for this long (it stopped
+ * reading, or its connection is half gone) loses the connection rather than holding the window forever.
+ */
+const STALL_MS = 60_000;
 /** The size of the buffers a LIST's items are encoded into. */
 const CHUNK_BYTES = 256 * 1024;
 
@@ -120,13 +125,13 @@ async function streamList(
   meta: Record<string, string>,
   items: readonly CachedObject[],
   extraHeaders: Record<string, string[]>,
-  window: { readonly bytes: number; readonly chunkBytes: number },
+  window: { readonly bytes: number; readonly chunkBytes: number; readonly stallMs?: number },
 ): Promise<void> {
   res.writeHead(200, headers({ 'Content-Type': 'application/json', ...extraHeaders }));
   res.write(
     `{"kind":"${r.listKind}","apiVersion":"${groupVersion(r)}","metadata":${JSON.stringify(meta)},"items":[`,
   );
-  const out = new FlushWindow(res, window.bytes, window.chunkBytes);
+  const out = new FlushWindow(res, window.bytes, window.chunkBytes, window.stallMs ?? STALL_MS);
   // Items are encoded straight into chunk buffers (one copy), rather than joined into a string that is
   // then encoded (two): a 10,000-Service LIST spent a third of its time on the join.
   let chunk = out.buffer();
@@ -158,12 +163,14 @@ async function streamList(
 class FlushWindow {
   private pending = 0;
   private wake: ((open: boolean) => void) | undefined;
+  private stall: NodeJS.Timeout | undefined;
   private readonly free: Buffer[] = [];
 
   constructor(
     private readonly res: ServerResponse,
     private readonly limit: number,
     private readonly size: number,
+    private readonly stallMs: number,
   ) {
     res.once('close', () => this.release(false));
   }
@@ -189,10 +196,17 @@ class FlushWindow {
   room(): Promise<boolean> {
     if (this.res.destroyed) return Promise.resolve(false);
     if (this.pending <= this.limit) return Promise.resolve(true);
-    return new Promise((resolve) => (this.wake = resolve));
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.stall = setTimeout(() => {
+        this.res.destroy();
+        this.release(false);
+      }, this.stallMs);
+    });
   }
 
   private release(open: boolean): void {
+    clearTimeout(this.stall);
     const w = this.wake;
     this.wake = undefined;
     w?.(open);

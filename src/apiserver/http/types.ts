@@ -67,9 +67,11 @@ export interface HandlerDeps {
   readonly maxWatchQueueBytes: number;
   /**
    * A LIST response's bytes in flight before it waits, and the chunks it is encoded into (default 4 MiB
-   * and 256 KiB: list throughput). A server that must stay small (the wrapper) takes less.
+   * and 256 KiB: list throughput). A server that must stay small (the wrapper) takes less. `stallMs`: how
+   * long a LIST waits for its client to take any bytes before it gives up and drops the connection
+   * (default 60 s, kube's --request-timeout).
    */
-  readonly listWindow?: { readonly bytes: number; readonly chunkBytes: number };
+  readonly listWindow?: { readonly bytes: number; readonly chunkBytes: number; readonly stallMs?: number };
   /** kube's --min-request-timeout: watches without timeoutSeconds last 1–2× this. */
   readonly minRequestTimeoutSeconds: number;
   readonly ready: () => boolean;

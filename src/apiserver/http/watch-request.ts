@@ -8,6 +8,8 @@ import { serveWatch, type WatchRendering } from './watch.js';
 import { notFoundPath, type ResourceHandler } from './types.js';
 import { scopeCheck, filterFrom, renderingFor } from './request-options.js';
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const serveResourceWatch: ResourceHandler = async (deps, req, res, r, info, query) => {
   scopeCheck(r, info);
   if (info.name !== '') throw notFoundPath();
@@ -44,7 +46,8 @@ export const serveResourceWatch: ResourceHandler = async (deps, req, res, r, inf
     const n = Number(timeoutRaw);
     if (!Number.isInteger(n) || n < 0)
       throw statusErrors.badRequest(`invalid timeoutSeconds ${JSON.stringify(timeoutRaw)}`);
-    timeoutMs = n === 0 ? deps.minRequestTimeoutSeconds * 1000 : n * 1000;
+    // A timer holds at most 2^31-1 ms (~24.8 days); beyond, Node would fire it at once.
+    timeoutMs = n === 0 ? deps.minRequestTimeoutSeconds * 1000 : Math.min(n * 1000, MAX_TIMER_MS);
   } else {
     timeoutMs = deps.minRequestTimeoutSeconds * 1000 * (1 + Math.random());
   }

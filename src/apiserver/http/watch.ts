@@ -255,6 +255,7 @@ export async function serveWatch(
   // Bound once: a labelled child increments without hashing the labels on every delivery.
   const eventsCounter = metrics.watchEvents.labels(kindLabels);
   res.once('close', () => finish());
+  if (res.destroyed) finish(); // the client left while the request was prepared
 
   // The replay (initial state, or history from an old resourceVersion) is written in one go, however
   // large: it is what the client asked for, not a sign of slowness. Its bytes are allowed on top of the
