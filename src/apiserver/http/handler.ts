@@ -10,6 +10,7 @@ import { PATCH_CONTENT_TYPES } from '../registry/patch.js';
 import type { WriteContext } from '../registry/registry.js';
 import { decodeWriteBody, parseJson, parseYamlDoc, readBody } from './body.js';
 import { mediaType, type Rendering } from './negotiation.js';
+import { metricVerb } from './metric-verb.js';
 import { parseRequestInfo, queryTrue, selectorAttributes, type ResourceRequestInfo } from './request-info.js';
 import { toStatus, warningHeaders, writeJson, writeStatus } from './respond.js';
 import { parseIncludeObject, partialMetadata, table } from './table.js';
@@ -238,29 +239,6 @@ const isLegacyBindings = (info: ResourceRequestInfo): boolean =>
   info.subresource === '' &&
   info.verb === 'create' &&
   info.namespace !== '';
-
-function metricVerb(info: ResourceRequestInfo, req: IncomingMessage): string {
-  if (info.verb === 'patch' && mediaType(req.headers['content-type']) === 'application/apply-patch+yaml')
-    return 'APPLY';
-  switch (info.verb) {
-    case 'get':
-      return 'GET';
-    case 'list':
-      return 'LIST';
-    case 'watch':
-      return 'WATCH';
-    case 'create':
-      return 'POST';
-    case 'update':
-      return 'PUT';
-    case 'patch':
-      return 'PATCH';
-    case 'delete':
-      return 'DELETE';
-    case 'deletecollection':
-      return 'DELETECOLLECTION';
-  }
-}
 
 function forbidden(deps: HandlerDeps, attrs: AuthorizationAttributes): StatusError {
   return new StatusError({

@@ -1,6 +1,7 @@
 // Server-owned metadata: what kube-apiserver's generic registry fills in or carries over on every
 // write (rest.FillObjectMetaSystemFields, BeforeCreate/BeforeUpdate), independent of the kind.
 import type { KObject } from '../../api/object.js';
+import { isStatusError } from '../../api/status.js';
 import { groupVersion, type ResourceInfo } from '../../api/resources.js';
 
 /** RFC 3339 with second precision, as metav1.Time serializes. */
@@ -27,6 +28,33 @@ const isEndpointSlices = (r: ResourceInfo): boolean =>
  * labels; the EndpointSlice controller uses it to tell a stale cache from its own write). The core
  * Service, Namespace and Node strategies never do, so those have none.
  */
+/** Names generated from metadata.generateName before a create gives up on AlreadyExists (upstream's 8). */
+const GENERATE_NAME_ATTEMPTS = 8;
+
+/**
+ * Creates `obj` as named, or, without a name but with metadata.generateName, under a generated name; a
+ * generated name that is taken is generated again, up to 8 tries, as kube-apiserver does since KEP-4420
+ * (Retry Generate Name): five random characters collide often enough at thousands of objects.
+ */
+export async function withGeneratedName(
+  obj: KObject,
+  random: () => number,
+  create: (candidate: KObject) => Promise<KObject>,
+): Promise<KObject> {
+  const named = obj.metadata.name !== undefined && obj.metadata.name !== '';
+  const prefix = obj.metadata.generateName;
+  if (named || typeof prefix !== 'string' || prefix === '') return create(obj);
+  for (let attempt = 1; ; attempt++) {
+    const candidate = structuredClone(obj);
+    candidate.metadata.name = generateName(prefix, random);
+    try {
+      return await create(candidate);
+    } catch (err) {
+      if (attempt >= GENERATE_NAME_ATTEMPTS || !isStatusError(err, 'AlreadyExists')) throw err;
+    }
+  }
+}
+
 export const tracksGeneration = (r: ResourceInfo): boolean =>
   (r.hasStatus && !(r.group === '' && ['services', 'namespaces', 'nodes'].includes(r.resource))) ||
   isEndpointSlices(r);

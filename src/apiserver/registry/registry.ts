@@ -33,7 +33,7 @@ import { scaleOf, scaleRequest, scaleResource, withReplicas, type Scale } from '
 import { checkNamespaceAcceptsCreates } from './namespace-admission.js';
 import { checkNodeRestriction } from './node-restriction.js';
 import type { RequestAttributes } from '../auth/types.js';
-import { forbiddenReasonText } from '../auth/forbidden-message.js';
+import { checkCreateOnUpdate } from './create-on-update.js';
 import {
   admitCsr,
   fillRequester,
@@ -46,7 +46,7 @@ import { recordUpdate, serverSideApply } from './managed-fields.js';
 import {
   atRevision,
   fillCreateMetadata,
-  generateName,
+  withGeneratedName,
   rfc3339,
   sameContent,
   specOf,
@@ -57,9 +57,6 @@ import type { DeleteOptions, RegistryHooks, RegistryOptions, Subresource, WriteC
 export type * from './types.js';
 
 const NAMESPACES = mustFindResource('', 'namespaces');
-
-/** Names generated from metadata.generateName before a create gives up on AlreadyExists (upstream's 8). */
-const GENERATE_NAME_ATTEMPTS = 8;
 
 export class Registry {
   readonly now: () => number;
@@ -80,27 +77,6 @@ export class Registry {
     this.validation = opts.validation ?? {};
     this.signers = opts.authorize === undefined ? undefined : signerPermission(opts.authorize);
     this.authorize = opts.authorize;
-  }
-
-  /**
-   * A PUT or an apply that creates is authorized as a create too, as upstream's update and patch
-   * handlers ask for `create` before they create on update: the request itself was authorized as update
-   * or patch only. 403 with upstream's message when the requester may not create.
-   */
-  private checkCreateOnUpdate(r: ResourceInfo, namespace: string, name: string, ctx: WriteContext): void {
-    if (this.authorize === undefined || ctx.user === undefined) return;
-    const attrs: RequestAttributes = {
-      user: ctx.user,
-      verb: 'create',
-      resourceRequest: true,
-      apiGroup: r.group,
-      namespace: r.namespaced ? namespace : '',
-      resource: r.resource,
-      subresource: '',
-      name,
-      path: '',
-    };
-    if (!this.authorize(attrs)) throw statusErrors.forbidden(r, name, forbiddenReasonText(attrs));
   }
 
   async get(r: ResourceInfo, namespace: string, name: string): Promise<KObject> {
@@ -126,26 +102,11 @@ export class Registry {
     if (obj.metadata.resourceVersion !== undefined && obj.metadata.resourceVersion !== '') {
       throw statusErrors.badRequest('resourceVersion should not be set on objects to be created');
     }
-    const named = obj.metadata.name !== undefined && obj.metadata.name !== '';
-    const prefix = obj.metadata.generateName;
-    if (named || typeof prefix !== 'string' || prefix === '') {
-      return this.createPrepared(r, namespace, obj, ctx, () =>
-        recordUpdate(r, undefined, obj, ctx, this.nowTime()),
-      );
-    }
-    // A generated name that is taken is generated again, up to 8 tries, as kube-apiserver does since
-    // KEP-4420 (Retry Generate Name): five random characters collide often enough at thousands of objects.
-    for (let attempt = 1; ; attempt++) {
-      const candidate = structuredClone(obj);
-      candidate.metadata.name = generateName(prefix, this.random);
-      try {
-        return await this.createPrepared(r, namespace, candidate, ctx, () =>
-          recordUpdate(r, undefined, candidate, ctx, this.nowTime()),
-        );
-      } catch (err) {
-        if (attempt >= GENERATE_NAME_ATTEMPTS || !isStatusError(err, 'AlreadyExists')) throw err;
-      }
-    }
+    return withGeneratedName(obj, this.random, (candidate) =>
+      this.createPrepared(r, namespace, candidate, ctx, () =>
+        recordUpdate(r, undefined, candidate, ctx, this.nowTime()),
+      ),
+    );
   }
 
   /** Create from an already decoded object (used by create and by apply/update-creates). */
@@ -203,7 +164,7 @@ export class Registry {
     const old = await this.getOrUndefined(r, namespace, name);
     if (old === undefined) {
       if (subresource === '' && allowCreateOnUpdate(r)) {
-        this.checkCreateOnUpdate(r, namespace, name, ctx);
+        checkCreateOnUpdate(this.authorize, r, namespace, name, ctx);
         incoming.metadata.name = name;
         delete incoming.metadata.resourceVersion;
         const obj = await this.createPrepared(r, namespace, incoming, ctx, () =>
@@ -338,7 +299,7 @@ export class Registry {
         const now = this.nowTime();
         if (old === undefined) {
           if (opts.subresource !== '') throw statusErrors.notFound(r, name);
-          this.checkCreateOnUpdate(r, namespace, name, ctx);
+          checkCreateOnUpdate(this.authorize, r, namespace, name, ctx);
           const created = serverSideApply(r, undefined, applied, ctx.fieldManager, opts.force, now, '');
           const obj = await this.createPrepared(r, namespace, created, ctx, () => created);
           return { done: { object: obj, created: true } };
