@@ -27,7 +27,7 @@ import {
 } from './nftables-model.js';
 import type { ProxyEndpoint, ProxyState } from './types.js';
 
-export type { NftChain, NftChanges, NftModel, NftSet } from './nftables-model.js';
+export type { NftChanges, NftModel } from './nftables-model.js';
 
 /** svcplane's table, in each family. */
 export const NFT_TABLE = 'svcplane';
