@@ -106,18 +106,48 @@ const sameRules = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((r, i) => r === b[i]);
 
 /**
+ * The names a difference is computed over: when a caller knows which chains, sets and elements can have
+ * changed (those of the Service ports it rewrote), only those are compared; anything else is taken to be
+ * the same in both models.
+ */
+export interface NftTouched {
+  readonly chains: ReadonlySet<string>;
+  readonly sets: ReadonlySet<string>;
+  /** Per set or map, the element keys. */
+  readonly elements: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+const byName = (names: Iterable<string>): string[] => [...new Set(names)].sort();
+
+/** Every name of both models: a difference over everything. */
+function everything(previous: NftModel, next: NftModel): NftTouched {
+  const elements = new Map<string, Set<string>>();
+  for (const m of [previous, next])
+    for (const [name, s] of m.sets) {
+      let keys = elements.get(name);
+      if (keys === undefined) elements.set(name, (keys = new Set()));
+      for (const k of s.elements.keys()) keys.add(k);
+    }
+  return {
+    chains: new Set([...previous.chains.keys(), ...next.chains.keys()]),
+    sets: new Set([...previous.sets.keys(), ...next.sets.keys()]),
+    elements,
+  };
+}
+
+/**
  * Whether `next` can be reached from `previous` by a partial transaction: same table, and no set, map or
  * chain that both have changed its kind, specification or hook (nft cannot change those in place).
  */
-function compatible(previous: NftModel, next: NftModel): boolean {
+function compatible(previous: NftModel, next: NftModel, names: NftTouched): boolean {
   if (previous.family !== next.family || previous.table !== next.table) return false;
-  for (const [name, s] of next.sets) {
-    const p = previous.sets.get(name);
-    if (p !== undefined && (p.map !== s.map || p.spec !== s.spec)) return false;
+  for (const name of names.sets) {
+    const [p, s] = [previous.sets.get(name), next.sets.get(name)];
+    if (p !== undefined && s !== undefined && (p.map !== s.map || p.spec !== s.spec)) return false;
   }
-  for (const [name, c] of next.chains) {
-    const p = previous.chains.get(name);
-    if (p !== undefined && p.hook !== c.hook) return false;
+  for (const name of names.chains) {
+    const [p, c] = [previous.chains.get(name), next.chains.get(name)];
+    if (p !== undefined && c !== undefined && p.hook !== c.hook) return false;
   }
   return true;
 }
@@ -128,46 +158,69 @@ function compatible(previous: NftModel, next: NftModel): boolean {
  * elements that went or changed their value are deleted and the new values added; then chains and sets
  * nothing refers to any more are flushed and deleted (every rule and element that referred to them is gone
  * or rewritten earlier in the same transaction). Unchanged chains, sets and elements are not mentioned.
- * When the two cannot be bridged in place (another table, or an object whose specification changed), the
- * whole table is written instead.
+ * With `touched`, only those names are compared. When the two cannot be bridged in place (another table,
+ * or an object whose specification changed), the whole table is written instead.
  */
-export function writeDifference(previous: NftModel, next: NftModel): { text: string; changes: NftChanges } {
-  if (!compatible(previous, next)) return writeModel(next);
+export function writeDifference(
+  previous: NftModel,
+  next: NftModel,
+  touched?: NftTouched,
+): { text: string; changes: NftChanges } {
+  const names = touched ?? everything(previous, next);
+  if (!compatible(previous, next, names)) return writeModel(next);
   const tx = new Transaction(next);
-  const sets = sorted(next.sets);
-  const chains = sorted(next.chains);
-  for (const [name, s] of sets) if (!previous.sets.has(name)) tx.addSet(name, s);
-  for (const [name, c] of chains) if (!previous.chains.has(name)) tx.addChain(name, c);
+  const setNames = byName(names.sets);
+  const chainNames = byName(names.chains);
+  for (const name of setNames) {
+    const s = next.sets.get(name);
+    if (s !== undefined && !previous.sets.has(name)) tx.addSet(name, s);
+  }
+  for (const name of chainNames) {
+    const c = next.chains.get(name);
+    if (c !== undefined && !previous.chains.has(name)) tx.addChain(name, c);
+  }
   let chainsWritten = 0;
-  for (const [name, c] of chains) {
-    const p = previous.chains.get(name);
-    if (p !== undefined && sameRules(p.rules, c.rules)) continue;
+  for (const name of chainNames) {
+    const [p, c] = [previous.chains.get(name), next.chains.get(name)];
+    if (c === undefined || (p !== undefined && sameRules(p.rules, c.rules))) continue;
     if (p !== undefined && p.rules.length > 0) tx.flush(name);
     tx.rules(name, c);
     chainsWritten++;
   }
   let elements = 0;
   const none = new Map<string, string>();
-  for (const [name, p] of sorted(previous.sets)) {
+  const elementNames = byName(names.elements.keys());
+  const keysOf = (name: string): string[] => byName(names.elements.get(name) ?? []);
+  for (const name of elementNames) {
+    const before = previous.sets.get(name)?.elements ?? none;
     const now = next.sets.get(name)?.elements ?? none;
-    for (const [k, v] of sorted(p.elements))
-      if (now.get(k) !== v) {
+    for (const k of keysOf(name)) {
+      const v = before.get(k);
+      if (v !== undefined && now.get(k) !== v) {
         tx.deleteElement(name, k);
         elements++;
       }
+    }
   }
-  for (const [name, s] of sets) {
+  for (const name of elementNames) {
+    const s = next.sets.get(name);
+    if (s === undefined) continue;
     const before = previous.sets.get(name)?.elements ?? none;
-    for (const [k, v] of sorted(s.elements))
-      if (before.get(k) !== v) {
+    for (const k of keysOf(name)) {
+      const v = s.elements.get(k);
+      if (v !== undefined && before.get(k) !== v) {
         tx.addElement(name, s, k, v);
         elements++;
       }
+    }
   }
   // Chains that go may jump to one another: all are emptied before any is deleted.
-  const gone = sorted(previous.chains).filter(([name]) => !next.chains.has(name));
-  for (const [name, c] of gone) if (c.rules.length > 0) tx.flush(name);
-  for (const [name] of gone) tx.deleteChain(name);
-  for (const [name, s] of sorted(previous.sets)) if (!next.sets.has(name)) tx.deleteSet(name, s);
+  const gone = chainNames.filter((name) => previous.chains.has(name) && !next.chains.has(name));
+  for (const name of gone) if (previous.chains.get(name)!.rules.length > 0) tx.flush(name);
+  for (const name of gone) tx.deleteChain(name);
+  for (const name of setNames) {
+    const p = previous.sets.get(name);
+    if (p !== undefined && !next.sets.has(name)) tx.deleteSet(name, p);
+  }
   return { text: tx.text(), changes: { chainsWritten, chainsDeleted: gone.length, elements } };
 }
