@@ -336,6 +336,8 @@ describe('renderNftFull() and renderNftPartial()', () => {
       ].join('\n'),
     );
     assert.deepEqual(plan.changes, { chainsWritten: 3, chainsDeleted: 1, elements: 1 });
+    // Told which ports changed, it renders only those again, and writes the same transaction.
+    assert.equal(renderNftPartial(before, stateOf(a2, b), V4, new Set(['ns/a'])).text, plan.text);
     const removed = renderNftPartial(m, stateOf(a2), V4);
     assert.ok(removed.text.startsWith(`delete element ${t} service-ips { 10.96.0.2 . tcp . 80 }\n`));
     assert.ok(removed.text.endsWith(`delete chain ${t} ${eB}\ndelete chain ${t} ${svcB}\n`));

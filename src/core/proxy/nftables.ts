@@ -24,6 +24,7 @@ import {
   type NftChanges,
   type NftModel,
   type NftSet,
+  type NftTouched,
 } from './nftables-model.js';
 import type { ProxyEndpoint, ProxyState } from './types.js';
 
@@ -39,28 +40,50 @@ export interface NftPlan {
   /** Input for `nft -f -`: one atomic transaction ('' when nothing changed). */
   readonly text: string;
   /** The table once `text` is applied: keep it, and pass it as `previous` to the next partial render. */
-  readonly model: NftModel;
+  readonly model: NftProxyModel;
   readonly changes: NftChanges;
 }
 
 const nftFamily = (f: Family): 'ip' | 'ip6' => (f === 4 ? 'ip' : 'ip6');
 
-/** Builds one table's chains and sets. */
+/** What one Service port put in the table: its chains and sets, and its elements in the shared maps. */
+export interface NftOwned {
+  readonly chains: string[];
+  readonly sets: string[];
+  /** [set or map, key, value], in the order written. */
+  readonly elements: [string, string, string][];
+}
+
+/** The table as a render leaves it, with what each Service port of the state owns in it. */
+export interface NftProxyModel extends NftModel {
+  readonly options: RenderOptions;
+  /** Per service port key of the state (empty for a port without a cluster IP of the family). */
+  readonly owned: ReadonlyMap<string, NftOwned>;
+}
+
+const ownNothing = (): NftOwned => ({ chains: [], sets: [], elements: [] });
+
+/** Builds chains and sets, recording what the Service port being written owns. */
 class Table {
   readonly chains = new Map<string, NftChain>();
   readonly sets = new Map<string, NftSet>();
   private readonly elements = new Map<string, Map<string, string>>();
+  owner: NftOwned = ownNothing();
 
   chain(name: string, rules: readonly string[], hook?: string): void {
     this.chains.set(name, hook !== undefined ? { hook, rules } : { rules });
+    this.owner.chains.push(name);
   }
   set(name: string, spec: string, map: boolean): void {
     const elements = new Map<string, string>();
     this.elements.set(name, elements);
     this.sets.set(name, { map, spec, elements });
+    this.owner.sets.push(name);
   }
+  /** An element of a set of this table, or of the table being patched (recorded in the owner only). */
   element(set: string, key: string, value = ''): void {
-    this.elements.get(set)!.set(key, value);
+    this.elements.get(set)?.set(key, value);
+    this.owner.elements.push([set, key, value]);
   }
 }
 
@@ -273,14 +296,96 @@ function writeService(t: Table, pp: Prepared, o: RenderOptions): void {
 }
 
 /** The table a state asks for, in the family of `o` (Service ports without a cluster IP of that family are left out). */
-export function nftModel(state: ProxyState, o: RenderOptions): NftModel {
+export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
   const t = new Table();
   writeFixed(t, o);
+  const owned = new Map<string, NftOwned>();
   for (const key of [...state.keys()].sort()) {
+    t.owner = ownNothing();
     const pp = prepare(state.get(key)!, o.family);
     if (pp !== undefined) writeService(t, pp, o);
+    owned.set(key, t.owner);
   }
-  return { family: nftFamily(o.family), table: NFT_TABLE, chains: t.chains, sets: t.sets };
+  return { family: nftFamily(o.family), table: NFT_TABLE, chains: t.chains, sets: t.sets, options: o, owned };
+}
+
+const sameList = (a: readonly string[] = [], b: readonly string[] = []): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** Options that change the fixed chains or every Service port's rules. */
+const sameOptions = (a: RenderOptions, b: RenderOptions): boolean =>
+  a.family === b.family &&
+  (a.clusterCIDR ?? '') === (b.clusterCIDR ?? '') &&
+  (a.masqueradeAll ?? false) === (b.masqueradeAll ?? false) &&
+  sameList(a.nodePortAddresses, b.nodePortAddresses);
+
+/**
+ * The table of `state`, from `previous` with only the service ports in `redo` written again, and the
+ * names that may differ between the two.
+ */
+function patch(
+  previous: NftProxyModel,
+  state: ProxyState,
+  o: RenderOptions,
+  redo: readonly string[],
+): { model: NftProxyModel; touched: NftTouched } {
+  const chains = new Map(previous.chains);
+  const sets = new Map(previous.sets);
+  const owned = new Map(previous.owned);
+  const touched = {
+    chains: new Set<string>(),
+    sets: new Set<string>(),
+    elements: new Map<string, Set<string>>(),
+  };
+  const touch = (own: NftOwned): void => {
+    for (const c of own.chains) touched.chains.add(c);
+    for (const s of own.sets) touched.sets.add(s);
+    for (const [s, k] of own.elements) {
+      let keys = touched.elements.get(s);
+      if (keys === undefined) touched.elements.set(s, (keys = new Set()));
+      keys.add(k);
+    }
+  };
+  const t = new Table();
+  for (const key of redo) {
+    const old = previous.owned.get(key);
+    if (old !== undefined) {
+      touch(old);
+      for (const c of old.chains) chains.delete(c);
+      for (const s of old.sets) sets.delete(s);
+      owned.delete(key);
+    }
+    const st = state.get(key);
+    if (st === undefined) continue;
+    t.owner = ownNothing();
+    const pp = prepare(st, o.family);
+    if (pp !== undefined) writeService(t, pp, o);
+    owned.set(key, t.owner);
+    touch(t.owner);
+  }
+  for (const [name, c] of t.chains) chains.set(name, c);
+  for (const [name, s] of t.sets) sets.set(name, s);
+  // A touched element takes the value a full render gives it: the last one written by the greatest key.
+  const winners = new Map<string, [string, string]>();
+  for (const [key, own] of owned)
+    for (const [s, k, v] of own.elements) {
+      if (touched.elements.get(s)?.has(k) !== true) continue;
+      const id = `${s} ${k}`;
+      const w = winners.get(id);
+      if (w === undefined || key >= w[0]) winners.set(id, [key, v]);
+    }
+  for (const [s, keys] of touched.elements) {
+    const before = sets.get(s);
+    if (before === undefined) continue;
+    const elements = new Map(before.elements);
+    for (const k of keys) {
+      const w = winners.get(`${s} ${k}`);
+      if (w !== undefined) elements.set(k, w[1]);
+      else elements.delete(k);
+    }
+    sets.set(s, { ...before, elements });
+  }
+  return { model: { ...previous, chains, sets, options: o, owned }, touched };
 }
 
 /** Full sync: the whole table, replacing whatever the table held, in one transaction. */
@@ -293,10 +398,28 @@ export function renderNftFull(state: ProxyState, o: RenderOptions): NftPlan {
  * Partial sync: only what differs from `previous` (the model of the last transaction that nft applied):
  * map and set elements added or deleted, changed chains flushed and refilled, new chains added, chains and
  * affinity sets no longer used deleted after everything that referred to them. '' when nothing changed.
+ *
+ * With `changed` (the service ports whose state differs from the one `previous` was rendered from, as the
+ * sync loop's change tracker reports them), only those ports, and ports `previous` lacks or the state
+ * lacks, are rendered again and compared: the cost follows the change, not the cluster. Without it, or
+ * when the options differ, the whole state is rendered and compared. `previous` is never modified.
  */
-export function renderNftPartial(previous: NftModel, state: ProxyState, o: RenderOptions): NftPlan {
-  const model = nftModel(state, o);
-  return { ...writeDifference(previous, model), model };
+export function renderNftPartial(
+  previous: NftProxyModel,
+  state: ProxyState,
+  o: RenderOptions,
+  changed?: ReadonlySet<string>,
+): NftPlan {
+  if (changed === undefined || !sameOptions(previous.options, o)) {
+    const model = nftModel(state, o);
+    return { ...writeDifference(previous, model), model };
+  }
+  const redo = new Set<string>();
+  for (const key of changed) if (state.has(key) || previous.owned.has(key)) redo.add(key);
+  for (const key of previous.owned.keys()) if (!state.has(key)) redo.add(key);
+  for (const key of state.keys()) if (!previous.owned.has(key)) redo.add(key);
+  const { model, touched } = patch(previous, state, o, [...redo].sort());
+  return { ...writeDifference(previous, model, touched), model };
 }
 
 /** Removes svcplane's table of the family (nothing happens when there is none). */
