@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { MAX_CHAIN_NAME } from './chain-names.js';
 import { renderFull, renderPartial, type Applied, type RenderOptions } from './iptables.js';
-import { KEYS, nextArb, optionsArb, stateArb } from './testing/arbitraries.js';
+import { KEYS, changedKeys, nextArb, optionsArb, stateArb } from './testing/arbitraries.js';
 import type { ServicePortState } from './types.js';
 
 const BUILTIN: Readonly<Record<string, readonly string[]>> = {
@@ -89,17 +89,6 @@ class Kernel {
       out[t] = Object.fromEntries([...table].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     return out;
   }
-}
-
-/** The keys whose state is not the very same object (what a change tracker reports), plus some unchanged. */
-function changedKeys(
-  s1: ReadonlyMap<string, ServicePortState>,
-  s2: ReadonlyMap<string, ServicePortState>,
-  extra: readonly string[],
-): Set<string> {
-  const out = new Set(extra);
-  for (const k of new Set([...s1.keys(), ...s2.keys()])) if (s1.get(k) !== s2.get(k)) out.add(k);
-  return out;
 }
 
 const existing = (k: Kernel) => ({ nat: k.chains('nat'), filter: k.chains('filter') });

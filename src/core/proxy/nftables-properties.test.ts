@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { nftModel, renderNftCleanup, renderNftFull, renderNftPartial } from './nftables.js';
-import { KEYS, nextArb, optionsArb, stateArb } from './testing/arbitraries.js';
+import { KEYS, changedKeys, nextArb, optionsArb, stateArb } from './testing/arbitraries.js';
 import { NftInterpreter } from './testing/nft-interpreter.js';
 import type { RenderOptions } from './iptables.js';
 import type { NftModel } from './nftables-model.js';
@@ -35,13 +35,6 @@ const sequenceArb = stateArb.chain((s1) =>
     nextArb(s2).chain((s3) => fc.tuple(fc.constant(s1), fc.constant(s2), fc.constant(s3), nextArb(s3))),
   ),
 );
-
-/** The keys whose state is not the very same object (what the sync loop reports), plus some unchanged. */
-function changedKeys(s1: ProxyState, s2: ProxyState, extra: readonly string[]): Set<string> {
-  const out = new Set(extra);
-  for (const k of new Set([...s1.keys(), ...s2.keys()])) if (s1.get(k) !== s2.get(k)) out.add(k);
-  return out;
-}
 
 describe('nftables full and partial transactions against a model of nft', () => {
   it('partial transactions applied in order leave what a full transaction of the last state leaves', () => {

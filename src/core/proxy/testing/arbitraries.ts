@@ -81,3 +81,14 @@ export const optionsArb: fc.Arbitrary<RenderOptions> = fc
     ...(r.masqueradeAll ? { masqueradeAll: true } : {}),
     nodePortAddresses: r.nodePortAddresses,
   }));
+
+/** The keys whose state is not the very same object (what a change tracker reports), plus some unchanged. */
+export function changedKeys(
+  s1: ReadonlyMap<string, ServicePortState>,
+  s2: ReadonlyMap<string, ServicePortState>,
+  extra: readonly string[],
+): Set<string> {
+  const out = new Set(extra);
+  for (const k of new Set([...s1.keys(), ...s2.keys()])) if (s1.get(k) !== s2.get(k)) out.add(k);
+  return out;
+}
