@@ -116,6 +116,13 @@ describe('nftModel()', () => {
     const m = model(stateOf(), { family: 4, nodePortAddresses: ['192.168.0.0/16', 'fd00::/64'] });
     assert.deepEqual(elements(m, 'nodeport-ips'), [['192.168.0.0/16', '']]);
     assert.equal(m.sets.get('nodeport-ips')?.spec, 'type ipv4_addr ; flags interval ;');
+    // Addresses only of the other family: no node ports in this one.
+    const none = model(stateOf(), { family: 6, nodePortAddresses: ['192.168.0.0/16'] });
+    assert.deepEqual(elements(none, 'nodeport-ips'), []);
+    assert.equal(
+      rules(none, 'services')![1],
+      'ip6 daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports',
+    );
     assert.deepEqual(
       rules(m, 'services')![1],
       'ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports',

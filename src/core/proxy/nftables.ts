@@ -110,10 +110,12 @@ function writeFixed(t: Table, o: RenderOptions): void {
   t.set(HEALTH_CHECK_NODEPORTS, 'type inet_service ;', false);
 
   // Node ports answer on every local address (never on loopback: kube-proxy's nftables mode does not
-  // support localhost node ports), or only on --nodeport-addresses of this family.
-  const cidrs = (o.nodePortAddresses ?? []).filter((c) => familyOf(c) === f);
+  // support localhost node ports), or only on --nodeport-addresses of this family (none when all of them
+  // are of the other family, as in the iptables mode).
+  const given = o.nodePortAddresses ?? [];
+  const cidrs = given.filter((c) => familyOf(c) === f);
   let nodePortDest: string;
-  if (cidrs.length === 0)
+  if (given.length === 0)
     nodePortDest = `fib daddr type local ${ip} daddr != ${f === 4 ? '127.0.0.0/8' : '::1'}`;
   else {
     t.set(NODEPORT_IPS, `type ${addr} ; flags interval ;`, false);
