@@ -1,0 +1,113 @@
+// Full and partial nftables transactions against a small model of nft: partial transactions applied in
+// order leave exactly what one full transaction of the last state leaves, nft never has reason to refuse
+// one, and a partial transaction mentions only what changed.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { nftModel, renderNftCleanup, renderNftFull, renderNftPartial } from './nftables.js';
+import { KEYS, changedKeys, nextArb, optionsArb, stateArb } from './testing/arbitraries.js';
+import { NftInterpreter } from './testing/nft-interpreter.js';
+import type { RenderOptions } from './iptables.js';
+import type { NftModel } from './nftables-model.js';
+import type { ProxyState } from './types.js';
+
+/** A fresh nft after one full transaction of `s`. */
+function fullyApplied(s: ProxyState, o: RenderOptions): NftInterpreter {
+  const nft = new NftInterpreter();
+  nft.apply(renderNftFull(s, o).text);
+  return nft;
+}
+
+/** Every chain a partial transaction flushes had other rules before, or goes. */
+function assertMinimal(text: string, previous: NftModel, next: NftModel): void {
+  for (const line of text.split('\n')) {
+    const flushed = /^flush chain \S+ \S+ (\S+)$/.exec(line)?.[1];
+    if (flushed === undefined) continue;
+    const before = previous.chains.get(flushed)?.rules;
+    const after = next.chains.get(flushed)?.rules;
+    assert.notDeepEqual(before, after, `${line}: the chain did not change`);
+  }
+  assert.ok(!/^(add|delete) table/m.test(text), 'a partial transaction never replaces the table');
+}
+
+const sequenceArb = stateArb.chain((s1) =>
+  nextArb(s1).chain((s2) =>
+    nextArb(s2).chain((s3) => fc.tuple(fc.constant(s1), fc.constant(s2), fc.constant(s3), nextArb(s3))),
+  ),
+);
+
+describe('nftables full and partial transactions against a model of nft', () => {
+  it('partial transactions applied in order leave what a full transaction of the last state leaves', () => {
+    fc.assert(
+      fc.property(
+        sequenceArb,
+        optionsArb,
+        fc.array(fc.subarray(KEYS), { minLength: 3, maxLength: 3 }),
+        (states, o, extras) => {
+          const nft = new NftInterpreter();
+          let plan = renderNftFull(states[0], o);
+          nft.apply(plan.text);
+          for (const [i, s] of states.slice(1).entries()) {
+            // Only the changed ports rendered again gives what rendering everything again gives.
+            const changed = changedKeys(states[i]!, s, extras[i]!);
+            const next = renderNftPartial(plan.model, s, o, changed);
+            const everything = renderNftPartial(plan.model, s, o);
+            assert.equal(next.text, everything.text);
+            assert.deepEqual(next.changes, everything.changes);
+            assertMinimal(next.text, plan.model, next.model);
+            nft.apply(next.text);
+            assert.deepEqual(next.model, nftModel(s, o));
+            plan = next;
+          }
+          assert.deepEqual(nft.snapshot(), fullyApplied(states[3], o).snapshot());
+          assert.equal(renderNftPartial(plan.model, states[3], o).text, '', 'nothing changed: nothing to do');
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a full transaction over an old table replaces it; cleanup removes it and is harmless twice', () => {
+    fc.assert(
+      fc.property(
+        stateArb.chain((s1) => fc.tuple(fc.constant(s1), nextArb(s1))),
+        optionsArb,
+        ([s1, s2], o) => {
+          const nft = fullyApplied(s1, o);
+          nft.apply(renderNftFull(s2, o).text);
+          assert.deepEqual(nft.snapshot(), fullyApplied(s2, o).snapshot());
+          nft.apply(renderNftCleanup(o.family));
+          nft.apply(renderNftCleanup(o.family));
+          assert.deepEqual(nft.snapshot(), []);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('the model refuses what nft refuses, and a refused transaction changes nothing', () => {
+    const nft = new NftInterpreter();
+    const t = 'ip svcplane';
+    assert.throws(() => nft.apply(`add chain ${t} a\n`), /no such table/);
+    nft.apply(`add table ${t}\nadd chain ${t} a\nadd chain ${t} b\nadd rule ${t} a goto b\n`);
+    assert.throws(() => nft.apply(`add rule ${t} a jump c\n`), /no chain c/);
+    assert.throws(() => nft.apply(`delete chain ${t} b\n`), /chain in use/);
+    assert.throws(() => nft.apply(`delete chain ${t} a\n`), /chain not empty/);
+    assert.throws(() => nft.apply(`add rule ${t} b ip saddr @s drop\n`), /no set s/);
+    nft.apply(`add map ${t} m { type inet_service : verdict ; }\nadd element ${t} m { 80 : goto b }\n`);
+    assert.throws(() => nft.apply(`add element ${t} m { 80 : drop }\n`), /element exists/);
+    assert.throws(() => nft.apply(`delete element ${t} m { 81 }\n`), /no such element/);
+    assert.throws(() => nft.apply(`flush chain ${t} a\ndelete chain ${t} b\n`), /chain in use/);
+    assert.throws(() => nft.apply(`flush chain ${t} a\nadd rule ${t} a goto nowhere\n`), /no chain nowhere/);
+    assert.deepEqual(nft.snapshot(), [
+      {
+        table: t,
+        chains: [
+          ['a', { hook: undefined, rules: ['goto b'] }],
+          ['b', { hook: undefined, rules: [] }],
+        ],
+        sets: [['m', 'map', 'type inet_service : verdict ;', [['80', 'goto b']]]],
+      },
+    ]);
+  });
+});

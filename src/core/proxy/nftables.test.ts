@@ -1,0 +1,368 @@
+// The nftables proxy mode's table: kube-proxy nftables mode's layout (KEP-3866) for each Service shape.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { RenderOptions } from './iptables.js';
+import { NFT_TABLE, nftModel, renderNftFull, renderNftPartial, type NftModel } from './nftables.js';
+import { ep, portState, stateOf } from './testing/builders.js';
+import type { ProxyState } from './types.js';
+
+const V4: RenderOptions = { family: 4 };
+const WEB = 'default/web:http';
+
+/** The one per-service chain (its name holds `ns/name`) whose name starts with `prefix` and ends with `suffix`. */
+function chainNamed(m: NftModel, prefix: string, suffix = ''): string {
+  const names = [...m.chains.keys()].filter(
+    (c) => c.includes('/') && c.startsWith(prefix) && c.endsWith(suffix),
+  );
+  assert.equal(names.length, 1, `one chain ${prefix}…${suffix} in ${[...m.chains.keys()].join(', ')}`);
+  return names[0]!;
+}
+const rules = (m: NftModel, chain: string): readonly string[] | undefined => m.chains.get(chain)?.rules;
+const elements = (m: NftModel, set: string): [string, string][] => [...(m.sets.get(set)?.elements ?? [])];
+/** The chains a Service port owns (every chain but the fixed ones). */
+const perService = (m: NftModel): string[] => [...m.chains.keys()].filter((c) => c.includes('/')).sort();
+
+const model = (state: ProxyState, o: RenderOptions = V4) => nftModel(state, o);
+
+describe('nftModel()', () => {
+  it('lays out a ClusterIP Service with 3 endpoints: a service-ips element, numgen over endpoint chains', () => {
+    const m = model(stateOf(portState(WEB, { internal: [ep('10.0.0.1'), ep('10.0.0.2'), ep('10.0.0.3')] })), {
+      family: 4,
+      clusterCIDR: '10.244.0.0/16',
+    });
+    const svc = chainNamed(m, 'service-', '-default/web/tcp/http');
+    assert.match(svc, /^service-[A-Z2-7]{8}-default\/web\/tcp\/http$/);
+    const e = ['10.0.0.1', '10.0.0.2', '10.0.0.3'].map((ip) =>
+      chainNamed(m, 'endpoint-', `-default/web/tcp/http__${ip}/8080`),
+    );
+    assert.deepEqual(elements(m, 'service-ips'), [['10.96.0.10 . tcp . 80', `goto ${svc}`]]);
+    assert.deepEqual(rules(m, svc), [
+      'ip daddr 10.96.0.10 ip saddr != 10.244.0.0/16 jump mark-for-masquerade',
+      `numgen random mod 3 vmap { 0 : goto ${e[0]} , 1 : goto ${e[1]} , 2 : goto ${e[2]} }`,
+    ]);
+    assert.deepEqual(rules(m, e[1]!), [
+      'ip saddr 10.0.0.2 jump mark-for-masquerade',
+      'meta l4proto tcp dnat to 10.0.0.2:8080',
+    ]);
+    assert.deepEqual(perService(m), [...e, svc].sort());
+    assert.deepEqual(elements(m, 'no-endpoint-services'), []);
+    assert.deepEqual(m.chains.get('nat-prerouting'), {
+      hook: 'type nat hook prerouting priority dstnat ;',
+      rules: ['jump services'],
+    });
+    assert.deepEqual(rules(m, 'services'), [
+      'ip daddr . meta l4proto . th dport vmap @service-ips',
+      'fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports',
+    ]);
+    assert.deepEqual(rules(m, 'masquerading'), [
+      'meta mark & 0x00004000 == 0 return',
+      'meta mark set meta mark ^ 0x00004000',
+      'masquerade fully-random',
+    ]);
+  });
+
+  it('masquerades all cluster IP traffic with masqueradeAll, and none without a cluster CIDR', () => {
+    const state = stateOf(portState(WEB, { internal: [ep('10.0.0.1')] }));
+    const all = model(state, { family: 4, masqueradeAll: true });
+    assert.equal(rules(all, chainNamed(all, 'service-'))![0], 'jump mark-for-masquerade');
+    const none = model(state);
+    assert.equal(rules(none, chainNamed(none, 'service-'))!.length, 1);
+  });
+
+  it('sends a returning ClientIP client to its endpoint, and records clients in a timed dynamic set', () => {
+    const m = model(
+      stateOf(portState(WEB, { affinityTimeoutSeconds: 60, internal: [ep('10.0.0.1'), ep('10.0.0.2')] })),
+    );
+    const svc = chainNamed(m, 'service-');
+    const [e1, e2] = ['10.0.0.1', '10.0.0.2'].map((ip) => chainNamed(m, 'endpoint-', `__${ip}/8080`));
+    const [a1, a2] = ['10.0.0.1', '10.0.0.2'].map((ip) =>
+      [...m.sets.keys()].find((s) => s.startsWith('affinity-') && s.endsWith(`__${ip}/8080`)),
+    );
+    assert.deepEqual(m.sets.get(a1!), {
+      map: false,
+      spec: 'type ipv4_addr ; flags dynamic,timeout ; timeout 60s ;',
+      elements: new Map(),
+    });
+    assert.deepEqual(rules(m, svc), [
+      `ip saddr @${a1} goto ${e1}`,
+      `ip saddr @${a2} goto ${e2}`,
+      `numgen random mod 2 vmap { 0 : goto ${e1} , 1 : goto ${e2} }`,
+    ]);
+    assert.deepEqual(rules(m, e2!), [
+      'ip saddr 10.0.0.2 jump mark-for-masquerade',
+      `update @${a2} { ip saddr }`,
+      'meta l4proto tcp dnat to 10.0.0.2:8080',
+    ]);
+    // Another timeout is another set: nft cannot change a set's timeout in place.
+    const m2 = model(stateOf(portState(WEB, { affinityTimeoutSeconds: 10800, internal: [ep('10.0.0.1')] })));
+    assert.ok(![...m2.sets.keys()].includes(a1!));
+  });
+
+  it('routes a node port and an external IP through the external chain: masquerade, then the cluster chain', () => {
+    const eps = [ep('10.0.0.1')];
+    const m = model(
+      stateOf(portState(WEB, { nodePort: 30080, externalIPs: ['192.0.2.1'], internal: eps, external: eps })),
+    );
+    const [svc, ext] = [chainNamed(m, 'service-'), chainNamed(m, 'external-')];
+    assert.deepEqual(elements(m, 'service-nodeports'), [['tcp . 30080', `goto ${ext}`]]);
+    assert.deepEqual(elements(m, 'service-ips'), [
+      ['10.96.0.10 . tcp . 80', `goto ${svc}`],
+      ['192.0.2.1 . tcp . 80', `goto ${ext}`],
+    ]);
+    assert.deepEqual(rules(m, ext), ['jump mark-for-masquerade', `goto ${svc}`]);
+  });
+
+  it('answers node ports only on nodePortAddresses of the family when they are given', () => {
+    const m = model(stateOf(), { family: 4, nodePortAddresses: ['192.168.0.0/16', 'fd00::/64'] });
+    assert.deepEqual(elements(m, 'nodeport-ips'), [['192.168.0.0/16', '']]);
+    assert.equal(m.sets.get('nodeport-ips')?.spec, 'type ipv4_addr ; flags interval ;');
+    // Addresses only of the other family: no node ports in this one.
+    const none = model(stateOf(), { family: 6, nodePortAddresses: ['192.168.0.0/16'] });
+    assert.deepEqual(elements(none, 'nodeport-ips'), []);
+    assert.equal(
+      rules(none, 'services')![1],
+      'ip6 daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports',
+    );
+    assert.deepEqual(
+      rules(m, 'services')![1],
+      'ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports',
+    );
+    assert.equal(
+      rules(m, 'nodeport-endpoints-check')![0],
+      'ip daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports',
+    );
+  });
+
+  it('rejects a Service port with no endpoints on every destination, and writes no chain for it', () => {
+    const m = model(
+      stateOf(
+        portState(WEB, { nodePort: 30080, externalIPs: ['192.0.2.1'], loadBalancerIPs: ['198.51.100.1'] }),
+      ),
+    );
+    assert.deepEqual(perService(m), []);
+    assert.deepEqual(elements(m, 'no-endpoint-services'), [
+      ['10.96.0.10 . tcp . 80', 'goto reject-chain'],
+      ['192.0.2.1 . tcp . 80', 'goto reject-chain'],
+      ['198.51.100.1 . tcp . 80', 'goto reject-chain'],
+    ]);
+    assert.deepEqual(elements(m, 'no-endpoint-nodeports'), [['tcp . 30080', 'goto reject-chain']]);
+    assert.deepEqual([elements(m, 'service-ips'), elements(m, 'service-nodeports')], [[], []]);
+    assert.deepEqual(rules(m, 'reject-chain'), ['reject']);
+    assert.deepEqual(m.chains.get('filter-input'), {
+      hook: 'type filter hook input priority filter - 10 ;',
+      rules: [
+        'ct state new jump nodeport-endpoints-check',
+        'ct state new jump service-endpoints-check',
+        'tcp dport @health-check-nodeports accept',
+      ],
+    });
+  });
+
+  it('keeps the client address with externalTrafficPolicy Local: pods and the node short-circuit, then the local chain', () => {
+    const local = ep('10.0.0.1', 8080, true);
+    const m = model(
+      stateOf(
+        portState(WEB, {
+          nodePort: 30080,
+          externalLocal: true,
+          healthCheckNodePort: 32000,
+          internal: [local, ep('10.0.1.1')],
+          external: [local],
+        }),
+      ),
+      { family: 4, clusterCIDR: '10.0.0.0/16' },
+    );
+    const [svc, lcl, ext] = [chainNamed(m, 'service-'), chainNamed(m, 'local-'), chainNamed(m, 'external-')];
+    assert.deepEqual(rules(m, ext), [
+      `ip saddr 10.0.0.0/16 goto ${svc}`,
+      'fib saddr type local jump mark-for-masquerade',
+      `fib saddr type local goto ${svc}`,
+      `goto ${lcl}`,
+    ]);
+    assert.deepEqual(rules(m, lcl), [
+      `numgen random mod 1 vmap { 0 : goto ${chainNamed(m, 'endpoint-', '__10.0.0.1/8080')} }`,
+    ]);
+    assert.deepEqual(elements(m, 'health-check-nodeports'), [['32000', '']]);
+  });
+
+  it('drops external traffic under a Local policy with no local endpoint, and cluster-IP traffic too with internalTrafficPolicy Local', () => {
+    const m = model(
+      stateOf(
+        portState(WEB, {
+          nodePort: 30080,
+          externalIPs: ['192.0.2.1'],
+          externalLocal: true,
+          internal: [ep('10.0.1.1')],
+          external: [],
+        }),
+      ),
+    );
+    const svc = chainNamed(m, 'service-');
+    const ext = chainNamed(m, 'external-');
+    // Local traffic from the node still reaches the Service through the cluster chain.
+    assert.deepEqual(rules(m, ext), [
+      'fib saddr type local jump mark-for-masquerade',
+      `fib saddr type local goto ${svc}`,
+    ]);
+    assert.deepEqual(elements(m, 'no-endpoint-services'), [['192.0.2.1 . tcp . 80', 'drop']]);
+    assert.deepEqual(elements(m, 'no-endpoint-nodeports'), [['tcp . 30080', 'drop']]);
+    // internalTrafficPolicy Local, endpoints only elsewhere: drop; none anywhere: reject.
+    const elsewhere = model(stateOf(portState(WEB, { internalLocal: true, hasEndpoints: true })));
+    assert.deepEqual(elements(elsewhere, 'no-endpoint-services'), [['10.96.0.10 . tcp . 80', 'drop']]);
+    const nowhere = model(stateOf(portState(WEB, { internalLocal: true, hasEndpoints: false })));
+    assert.deepEqual(elements(nowhere, 'no-endpoint-services'), [
+      ['10.96.0.10 . tcp . 80', 'goto reject-chain'],
+    ]);
+  });
+
+  it('filters load-balancer traffic by source range before DNAT, allowing the node when a range holds it', () => {
+    const eps = [ep('10.0.0.1')];
+    const s = portState(WEB, {
+      loadBalancerIPs: ['198.51.100.1', '2001:db8::2'],
+      loadBalancerSourceRanges: ['203.0.113.0/24', '2001:db8:1::/48'],
+      internal: eps,
+      external: eps,
+    });
+    const m = model(stateOf(s));
+    const [ext, fw] = [chainNamed(m, 'external-'), chainNamed(m, 'firewall-')];
+    assert.deepEqual(elements(m, 'firewall-ips'), [['198.51.100.1 . tcp . 80', `goto ${fw}`]]);
+    assert.deepEqual(rules(m, fw), ['ip saddr != { 203.0.113.0/24 } drop']);
+    assert.ok(
+      elements(m, 'service-ips').some(([k, v]) => k === '198.51.100.1 . tcp . 80' && v === `goto ${ext}`),
+    );
+    assert.deepEqual(rules(m, 'filter-prerouting'), ['ct state new jump firewall-check']);
+    const held = model(stateOf({ ...s, sourceRangesHoldNode: [4] }));
+    assert.deepEqual(rules(held, chainNamed(held, 'firewall-')), [
+      'ip saddr != { 203.0.113.0/24, 198.51.100.1 } drop',
+    ]);
+    // Without source ranges the load-balancer IP is open to all: no firewall.
+    const open = model(stateOf({ ...s, loadBalancerSourceRanges: [] }));
+    assert.deepEqual(
+      [perService(open).filter((c) => c.startsWith('firewall-')), elements(open, 'firewall-ips')],
+      [[], []],
+    );
+  });
+
+  it('uses the port protocol in the map keys and DNAT: udp and sctp', () => {
+    for (const [protocol, p] of [
+      ['UDP', 'udp'],
+      ['SCTP', 'sctp'],
+    ] as const) {
+      const m = model(
+        stateOf(portState('kube-system/dns:dns', { protocol, port: 53, internal: [ep('10.0.0.1', 53)] })),
+      );
+      assert.deepEqual(elements(m, 'service-ips')[0]![0], `10.96.0.10 . ${p} . 53`);
+      const e = chainNamed(m, 'endpoint-', `-kube-system/dns/${p}/dns__10.0.0.1/53`);
+      assert.equal(rules(m, e)![1], `meta l4proto ${p} dnat to 10.0.0.1:53`);
+    }
+  });
+
+  it('renders one family per table: IPv6 in ip6 svcplane with [ip]:port, single-stack Services only in theirs', () => {
+    const dual = portState(WEB, {
+      clusterIPs: ['10.96.0.10', 'fd00:96::10'],
+      internal: [ep('10.0.0.1'), ep('fd00::1')],
+    });
+    const v4only = portState('default/old', { clusterIPs: ['10.96.0.11'], internal: [ep('10.0.0.2')] });
+    const state = stateOf(dual, v4only);
+    const m6 = model(state, { family: 6, clusterCIDR: 'fd00::/64' });
+    assert.deepEqual([m6.family, m6.table], ['ip6', NFT_TABLE]);
+    const e6 = chainNamed(m6, 'endpoint-', '__fd00..1/8080');
+    assert.deepEqual(rules(m6, e6), [
+      'ip6 saddr fd00::1 jump mark-for-masquerade',
+      'meta l4proto tcp dnat to [fd00::1]:8080',
+    ]);
+    assert.deepEqual(elements(m6, 'service-ips'), [
+      ['fd00:96::10 . tcp . 80', `goto ${chainNamed(m6, 'service-')}`],
+    ]);
+    assert.equal(m6.sets.get('service-ips')?.spec, 'type ipv6_addr . inet_proto . inet_service : verdict ;');
+    assert.equal(
+      rules(m6, 'services')![1],
+      'fib daddr type local ip6 daddr != ::1 meta l4proto . th dport vmap @service-nodeports',
+    );
+    const m4 = model(state);
+    assert.deepEqual(m4.family, 'ip');
+    assert.equal(elements(m4, 'service-ips').length, 2);
+    assert.ok(!perService(m4).some((c) => c.includes('fd00')));
+  });
+
+  it('sends traffic to serving-terminating endpoints when the state falls back to them', () => {
+    const m = model(stateOf(portState(WEB, { internal: [ep('10.0.0.1', 8080, false, false)] })));
+    const e = chainNamed(m, 'endpoint-');
+    assert.equal(rules(m, e)![1], 'meta l4proto tcp dnat to 10.0.0.1:8080');
+    assert.deepEqual(elements(m, 'no-endpoint-services'), []);
+  });
+});
+
+describe('renderNftFull() and renderNftPartial()', () => {
+  const a = portState('ns/a', { clusterIPs: ['10.96.0.1'], internal: [ep('10.0.0.1'), ep('10.0.0.2')] });
+  const b = portState('ns/b', { clusterIPs: ['10.96.0.2'], internal: [ep('10.0.1.1')] });
+
+  it('writes the whole table in one transaction that replaces the table', () => {
+    const plan = renderNftFull(stateOf(a), V4);
+    const lines = plan.text.split('\n');
+    assert.deepEqual(lines.slice(0, 3), [
+      'add table ip svcplane',
+      'delete table ip svcplane',
+      'add table ip svcplane',
+    ]);
+    assert.ok(lines.includes('add chain ip svcplane nat-output { type nat hook output priority dstnat ; }'));
+    assert.ok(
+      lines.includes(
+        `add element ip svcplane service-ips { 10.96.0.1 . tcp . 80 : goto ${chainNamed(plan.model, 'service-')} }`,
+      ),
+    );
+    assert.equal(plan.text.at(-1), '\n');
+    assert.deepEqual(plan.model, nftModel(stateOf(a), V4));
+  });
+
+  it('writes only what changed: a refilled chain, a removed endpoint chain, the elements of an added and a removed Service', () => {
+    const before = renderNftFull(stateOf(a), V4).model;
+    const a2 = { ...a, internal: [ep('10.0.0.1')] };
+    const plan = renderNftPartial(before, stateOf(a2, b), V4);
+    const m = plan.model;
+    const svcA = chainNamed(m, 'service-', 'ns/a/tcp/p80');
+    const svcB = chainNamed(m, 'service-', 'ns/b/tcp/p80');
+    const e1 = chainNamed(m, 'endpoint-', 'ns/a/tcp/p80__10.0.0.1/8080');
+    const eB = chainNamed(m, 'endpoint-', 'ns/b/tcp/p80__10.0.1.1/8080');
+    const e2 = [...before.chains.keys()].find((c) => c.endsWith('ns/a/tcp/p80__10.0.0.2/8080'))!;
+    const t = 'ip svcplane';
+    assert.equal(
+      plan.text,
+      [
+        `add chain ${t} ${eB}`,
+        `add chain ${t} ${svcB}`,
+        `add rule ${t} ${eB} ip saddr 10.0.1.1 jump mark-for-masquerade`,
+        `add rule ${t} ${eB} meta l4proto tcp dnat to 10.0.1.1:8080`,
+        `flush chain ${t} ${svcA}`,
+        `add rule ${t} ${svcA} numgen random mod 1 vmap { 0 : goto ${e1} }`,
+        `add rule ${t} ${svcB} numgen random mod 1 vmap { 0 : goto ${eB} }`,
+        `add element ${t} service-ips { 10.96.0.2 . tcp . 80 : goto ${svcB} }`,
+        `flush chain ${t} ${e2}`,
+        `delete chain ${t} ${e2}`,
+        '',
+      ].join('\n'),
+    );
+    assert.deepEqual(plan.changes, { chainsWritten: 3, chainsDeleted: 1, elements: 1 });
+    // Told which ports changed, it renders only those again, and writes the same transaction.
+    assert.equal(renderNftPartial(before, stateOf(a2, b), V4, new Set(['ns/a'])).text, plan.text);
+    const removed = renderNftPartial(m, stateOf(a2), V4);
+    assert.ok(removed.text.startsWith(`delete element ${t} service-ips { 10.96.0.2 . tcp . 80 }\n`));
+    assert.ok(removed.text.endsWith(`delete chain ${t} ${eB}\ndelete chain ${t} ${svcB}\n`));
+  });
+
+  it('replaces an element whose verdict changed: deleted, then added', () => {
+    const before = renderNftFull(stateOf(a), V4).model;
+    const plan = renderNftPartial(before, stateOf({ ...a, internal: [] }), V4);
+    const lines = plan.text.split('\n');
+    assert.deepEqual(lines.slice(0, 2), [
+      'delete element ip svcplane service-ips { 10.96.0.1 . tcp . 80 }',
+      'add element ip svcplane no-endpoint-services { 10.96.0.1 . tcp . 80 : goto reject-chain }',
+    ]);
+  });
+
+  it('writes the whole table when the previous one is of another family', () => {
+    const before = renderNftFull(stateOf(a), V4).model;
+    const plan = renderNftPartial(before, stateOf(), { family: 6 });
+    assert.ok(plan.text.startsWith('add table ip6 svcplane\ndelete table ip6 svcplane\n'));
+  });
+});
