@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { NftError, nftRunner, parseNftError, type NftSpawn } from './nft-runner.js';
+import { NftError, nftRunner, parseNftError } from './nft-runner.js';
+import type { ProgramSpawn } from './run-program.js';
 
 interface Call {
   cmd: string;
@@ -22,7 +23,7 @@ function fakeSpawn(
     startError?: string;
   },
   calls: Call[],
-): NftSpawn {
+): ProgramSpawn {
   return (cmd, args) => {
     const child = new EventEmitter() as EventEmitter & {
       stdin: PassThrough;

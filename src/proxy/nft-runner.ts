@@ -4,10 +4,8 @@
 // its failures precisely. Every sync is one `nft -f -` transaction, which the kernel commits whole or not
 // at all (as kube-proxy's nftables mode does, KEP-3866). Listing a table is for tests and clean-up only:
 // the sync path never lists (at 10,000 Services a listing costs more than the sync).
-import { spawn as nodeSpawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import path from 'node:path';
 import { errText } from '../api/err-text.js';
+import { exitText, findProgram, runProgram, type ProgramResult, type ProgramSpawn } from './run-program.js';
 
 /** The nftables families a proxy table lives in. */
 export type NftFamily = 'ip' | 'ip6' | 'inet';
@@ -77,56 +75,16 @@ export function parseNftError(stderr: string): { line: number; message: string }
 /** nft's answer when the table (or what a command names) does not exist. */
 const notFound = (stderr: string): boolean => /No such file or directory/.test(stderr);
 
-/** The part of child_process.spawn the runner uses; tests pass a fake. */
-export type NftSpawn = (
-  command: string,
-  args: readonly string[],
-  options: { stdio: ['pipe', 'pipe', 'pipe']; signal?: AbortSignal },
-) => {
-  stdin: NodeJS.WritableStream & { on(event: 'error', cb: (e: Error) => void): unknown };
-  stdout: NodeJS.ReadableStream;
-  stderr: NodeJS.ReadableStream;
-  on(event: 'error', cb: (e: Error) => void): unknown;
-  on(event: 'close', cb: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
-};
-
 export interface NftRunnerOptions {
   /** The nft program; default: looked up on PATH, /usr/sbin and /sbin (scripts/ensure-deps.sh: NFT_BIN). */
   bin?: string;
   /** Runs nft through `ip netns exec <netns>` (tests, tools); the proxy runs inside its namespace. */
   netns?: string;
   /** Test seam: the process spawner (default node:child_process spawn). */
-  spawn?: NftSpawn;
+  spawn?: ProgramSpawn;
 }
-
-/** The absolute path of an executable `name` (PATH, then the sbin directories), or undefined. */
-function findProgram(name: string): string | undefined {
-  const fromPath = (process.env['PATH'] ?? '').split(path.delimiter).filter((d) => d !== '');
-  const dirs = [...new Set([...fromPath, '/usr/sbin', '/sbin', '/usr/bin', '/bin'])];
-  const candidates = name.includes('/') ? [name] : dirs.map((dir) => path.join(dir, name));
-  for (const p of candidates) {
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-const exitOf = (r: RunResult): string =>
-  r.code === null ? `signal ${r.signal ?? 'unknown'}` : `exit ${r.code}`;
 
 export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
-  const spawn: NftSpawn = o.spawn ?? nodeSpawn;
   const located = new Map<string, string | undefined>();
   // Looked up on first use, so building a runner never throws; check() reports what is missing.
   const locate = (name: string): string | undefined => {
@@ -140,45 +98,16 @@ export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
     return [locate('ip') ?? 'ip', 'netns', 'exec', o.netns, bin, ...args];
   };
 
-  function run(argv: readonly string[], stdin: string, signal?: AbortSignal): Promise<RunResult> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted === true) {
-        reject(signal.reason);
-        return;
-      }
-      const [cmd = nftName, ...rest] = argv;
-      const child = spawn(cmd, rest, {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        ...(signal === undefined ? {} : { signal }),
-      });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (b: Buffer) => out.push(b));
-      child.stderr.on('data', (b: Buffer) => err.push(b));
-      // nft may exit before reading all its input (a parse error); its exit status tells why.
-      child.stdin.on('error', () => {});
-      child.on('error', (e) => {
-        if (signal?.aborted === true) reject(signal.reason);
-        else
-          reject(
-            new NftError(argv, 'cannot start', `cannot run ${cmd}: ${e.message}`, undefined, { cause: e }),
-          );
-      });
-      child.on('close', (code, exitSignal) => {
-        if (signal?.aborted === true) {
-          reject(signal.reason);
-          return;
-        }
-        resolve({
-          code,
-          signal: exitSignal,
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: Buffer.concat(err).toString('utf8'),
-        });
-      });
-      child.stdin.end(stdin);
+  const run = (argv: readonly string[], stdin: string, signal?: AbortSignal): Promise<ProgramResult> =>
+    runProgram(argv, {
+      stdin,
+      signal,
+      spawn: o.spawn,
+      startError: (e) =>
+        new NftError(argv, 'cannot start', `cannot run ${argv[0] ?? nftName}: ${e.message}`, undefined, {
+          cause: e,
+        }),
     });
-  }
 
   async function transaction(args: readonly string[], text: string, signal?: AbortSignal): Promise<void> {
     const argv = argvOf(args);
@@ -187,15 +116,15 @@ export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
     const parsed = parseNftError(r.stderr);
     const at =
       parsed === undefined ? undefined : { line: parsed.line, lineText: text.split('\n')[parsed.line - 1] };
-    throw new NftError(argv, exitOf(r), r.stderr, at);
+    throw new NftError(argv, exitText(r), r.stderr, at);
   }
 
-  async function output(args: readonly string[], signal?: AbortSignal): Promise<RunResult> {
+  async function output(args: readonly string[], signal?: AbortSignal): Promise<ProgramResult> {
     return run(argvOf(args), '', signal);
   }
 
-  const failed = (args: readonly string[], r: RunResult): NftError =>
-    new NftError(argvOf(args), exitOf(r), r.stderr);
+  const failed = (args: readonly string[], r: ProgramResult): NftError =>
+    new NftError(argvOf(args), exitText(r), r.stderr);
 
   return {
     apply: (text, signal) => transaction(['-f', '-'], text, signal),
