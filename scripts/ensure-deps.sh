@@ -13,10 +13,11 @@
 #   iptables (+ -restore, -save) iptables              PATH, /usr/sbin, /sbin (all three beside each other)
 #   haproxy                      haproxy               PATH, /usr/sbin/haproxy
 #   conntrack                    conntrack             PATH, /usr/sbin, /sbin (the proxy clears stale UDP flows)
+#   nft                          nftables              $NFT_BIN, PATH, /usr/sbin, /sbin (the nftables proxy mode)
 #
 # PATH often lacks /usr/sbin and /sbin for a non-login shell, so the sbin programs are looked up there too.
 # On success it prints one KEY=VALUE line per program on stdout (ETCD_BIN, ETCDCTL_BIN, SVCPLANE_KUBECTL,
-# SVCPLANE_PYTHON, CHATTR_BIN, IP_BIN, IPTABLES_BIN, HAPROXY_BIN), which scripts/test.mjs exports to the
+# SVCPLANE_PYTHON, CHATTR_BIN, IP_BIN, IPTABLES_BIN, HAPROXY_BIN, CONNTRACK_BIN, NFT_BIN), which scripts/test.mjs exports to the
 # suites; iptables-restore and iptables-save are the ones beside $IPTABLES_BIN. On failure it prints one line
 # naming the package(s) on stderr and exits 1: the suites never skip silently.
 # SVCPLANE_DEPS_ONLY=etcd,etcdctl (a comma list of program names) limits the check to those programs.
@@ -71,6 +72,10 @@ find_iptables() {
   echo "$ipt"
 }
 find_conntrack() { find_sbin conntrack; }
+find_nft() {
+  if [ -n "${NFT_BIN:-}" ] && [ -x "$NFT_BIN" ]; then echo "$NFT_BIN"; return 0; fi
+  find_sbin nft
+}
 find_haproxy() {
   command -v haproxy 2>/dev/null && return 0
   [ -x /usr/sbin/haproxy ] && { echo /usr/sbin/haproxy; return 0; }
@@ -88,6 +93,7 @@ table=(
   "iptables|iptables|find_iptables|IPTABLES_BIN"
   "haproxy|haproxy|find_haproxy|HAPROXY_BIN"
   "conntrack|conntrack|find_conntrack|CONNTRACK_BIN"
+  "nft|nftables|find_nft|NFT_BIN"
 )
 wanted() { [ -z "${SVCPLANE_DEPS_ONLY:-}" ] || [[ ",$SVCPLANE_DEPS_ONLY," == *",$1,"* ]]; }
 

@@ -52,6 +52,22 @@ const countRules = (text: string): { nat: number; filter: number } => {
   return out;
 };
 
+/**
+ * Removes everything the iptables mode wrote through `runner` (one family): the jumps from the built-in
+ * chains, then every chain this proxy owns (another tool's KUBE-* chains stay). What `--cleanup` does, and
+ * what another proxy mode runs when it takes over a node the iptables mode programmed.
+ */
+export async function removeIptablesRules(runner: IptablesRunner): Promise<{ chains: number }> {
+  for (const j of jumpRules()) await runner.deleteRule(j.table, j.chain, j.args);
+  const existing = {
+    nat: parseSaveChains(await runner.save('nat')).nat,
+    filter: parseSaveChains(await runner.save('filter')).filter,
+  };
+  const text = renderCleanup(existing);
+  if (text !== '') await runner.restore(text);
+  return { chains: text.split('\n').filter((l) => l.startsWith('-X ')).length };
+}
+
 export class IptablesBackend implements ProxyBackend {
   readonly mode = 'iptables';
   /** What the last successful restore left, per service port; undefined: unknown (full sync next). */
@@ -190,16 +206,9 @@ export class IptablesBackend implements ProxyBackend {
 
   /** `--cleanup`: removes the jumps from the built-in chains, then every KUBE-* chain. */
   async cleanup(): Promise<{ chains: number }> {
-    for (const j of jumpRules()) await this.o.runner.deleteRule(j.table, j.chain, j.args);
-    const existing = {
-      nat: parseSaveChains(await this.o.runner.save('nat')).nat,
-      filter: parseSaveChains(await this.o.runner.save('filter')).filter,
-    };
-    // renderCleanup deletes only the chains this proxy owns (another tool's KUBE-* chains stay).
-    const text = renderCleanup(existing);
-    if (text !== '') await this.o.runner.restore(text);
+    const r = await removeIptablesRules(this.o.runner);
     this.applied = undefined;
-    return { chains: text.split('\n').filter((l) => l.startsWith('-X ')).length };
+    return r;
   }
 
   close(): Promise<void> {

@@ -5,10 +5,8 @@
 // `--noflush --wait` (one atomic transaction per table), jump rules are checked with -C and prepended
 // with -I, and "already exists" / "does not exist" answers are not errors where they mean "done".
 import { failedLine } from '../core/proxy/iptables.js';
-import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import path from 'node:path';
 import { errText } from '../api/err-text.js';
+import { exitText, findProgram, runProgram, type ProgramResult } from './run-program.js';
 
 export type IptablesTable = 'nat' | 'filter';
 
@@ -84,26 +82,6 @@ export interface IptablesRunnerOptions {
 
 const firstLine = (s: string): string => s.trim().split('\n')[0] ?? '';
 
-/** Directories searched for a program: PATH, then the sbin directories non-login shells often lack. */
-function searchDirs(): string[] {
-  const fromPath = (process.env['PATH'] ?? '').split(path.delimiter).filter((d) => d !== '');
-  return [...new Set([...fromPath, '/usr/sbin', '/sbin', '/usr/bin', '/bin'])];
-}
-
-/** The absolute path of an executable `name`, or undefined. */
-function findProgram(name: string): string | undefined {
-  const candidates = name.includes('/') ? [name] : searchDirs().map((dir) => path.join(dir, name));
-  for (const p of candidates) {
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 /** The input line iptables-restore names in its error output (core/proxy's parser, every format seen). */
 export const parseRestoreErrorLine = failedLine;
 
@@ -112,14 +90,6 @@ export const parseRestoreErrorLine = failedLine;
  * go fails the sync (and the next one retries) instead of freezing the loop.
  */
 const WAIT = ['--wait', '5'];
-
-interface RunResult {
-  code: number | null;
-  /** The signal that ended the program, when one did (code is then null). */
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
 
 export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
   const prefix = o.family === 6 ? 'ip6tables' : 'iptables';
@@ -143,48 +113,20 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
     return [locate('ip') ?? 'ip', 'netns', 'exec', o.netns, bin, ...args];
   };
 
-  function run(
+  const run = (
     p: Program,
     args: readonly string[],
     stdin?: string,
     signal?: AbortSignal,
-  ): Promise<RunResult> {
+  ): Promise<ProgramResult> => {
     const argv = argvOf(p, args);
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const child = spawn(argv[0] ?? names[p], argv.slice(1), {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        ...(signal === undefined ? {} : { signal }),
-      });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (b: Buffer) => out.push(b));
-      child.stderr.on('data', (b: Buffer) => err.push(b));
-      // The program may exit before reading all its input (a parse error); its exit status tells why.
-      child.stdin.on('error', () => {});
-      child.on('error', (e) => {
-        if (signal?.aborted) reject(signal.reason);
-        else reject(new IptablesExecError(argv, null, `cannot run ${argv[0]}: ${e.message}`, { cause: e }));
-      });
-      child.on('close', (code, exitSignal) => {
-        // Usually already rejected through 'error'; not when the abort came after the program exited.
-        if (signal?.aborted) {
-          reject(signal.reason);
-          return;
-        }
-        resolve({
-          code,
-          signal: exitSignal,
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: Buffer.concat(err).toString('utf8'),
-        });
-      });
-      child.stdin.end(stdin ?? '');
+    return runProgram(argv, {
+      ...(stdin === undefined ? {} : { stdin }),
+      signal,
+      startError: (e) =>
+        new IptablesExecError(argv, null, `cannot run ${argv[0] ?? names[p]}: ${e.message}`, { cause: e }),
     });
-  }
+  };
 
   async function runOk(p: Program, args: readonly string[], signal?: AbortSignal): Promise<string> {
     const r = await run(p, args, undefined, signal);
@@ -212,8 +154,7 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
       if (r.code === 0) return;
       const line = parseRestoreErrorLine(r.stderr);
       const lineText = line === undefined ? undefined : text.split('\n')[line - 1];
-      const exit = r.code === null ? `signal ${r.signal ?? 'unknown'}` : `exit ${r.code}`;
-      throw new RestoreError(names.restore, line, lineText, r.stderr, exit);
+      throw new RestoreError(names.restore, line, lineText, r.stderr, exitText(r));
     },
 
     save(table, signal) {
