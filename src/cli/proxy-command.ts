@@ -1,16 +1,14 @@
-// `svcplane proxy`: flags → client, backend (iptables or userspace), sync loop, /metrics and /healthz.
+// `svcplane proxy`: flags → client, backend (iptables, nftables or userspace), sync loop, /metrics and /healthz.
 import { parseAutonomyFlag, type AutonomyConfig } from '../core/topology/health-report.js';
 import { HealthPoller } from '../runtime/health-poller.js';
 import { isIP } from 'node:net';
 import { jsonLogger } from '../runtime/logger.js';
 import { parseCidrRange } from '../core/allocator/cidr.js';
-import type { RenderOptions } from '../core/proxy/iptables.js';
 import type { ProxyState } from '../core/proxy/types.js';
 import { healthCheckServices } from '../core/proxy/health-check.js';
 import { Client } from '../runtime/client.js';
 import { ClientEventRecorder } from '../runtime/events.js';
-import { DualStackBackend, IptablesBackend } from '../proxy/iptables-backend.js';
-import { iptablesRunner, type IptablesRunner } from '../proxy/iptables-runner.js';
+import { iptablesBackends, nftablesBackend, removeProxyRules } from './proxy-backends.js';
 import { ProxyMetrics, serveOps } from '../proxy/metrics.js';
 import { ServiceHealthServers, healthCheckHosts } from '../proxy/service-health.js';
 import { ProxySync, type ProxyBackend, type SyncLog } from '../proxy/sync.js';
@@ -33,6 +31,10 @@ Modes:
   iptables   kube-proxy's rules (KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*, KUBE-NODEPORTS, ...) written with
              iptables-restore --noflush in the network namespace the proxy runs in. Needs root (CAP_NET_ADMIN)
              and the iptables package. A Service without usable endpoints is REJECTed (connection refused).
+  nftables   kube-proxy's nftables mode: one table of its own per family (ip svcplane, ip6 svcplane), verdict
+             maps from address, protocol and port to per-Service chains, written with nft -f as one
+             transaction per sync; a partial sync touches only the changed Services. Needs root and the
+             nftables package. On start it removes what the iptables mode left.
   userspace  TCP and UDP forwarding in this process, no root: each Service port is listened on at its
              cluster IP, or with --userspace-cidr at the address in that range with the cluster IP's host bits
              (10.96.3.7 with 127.1.0.0/16 listens on 127.1.3.7). Round robin, ClientIP affinity, retry of the
@@ -42,17 +44,18 @@ Examples:
   svcplane proxy --kubeconfig .svcplane-wrapper/kubeconfig --hostname-override edge-0
   svcplane proxy --kubeconfig .svcplane/kubeconfig --hostname-override node0 --proxy-mode userspace \\
       --userspace-cidr 127.1.0.0/16 --metrics-bind-address 127.0.0.1:0 --healthz-bind-address 127.0.0.1:0
-  svcplane proxy --cleanup          remove every rule and chain the iptables mode wrote
+  svcplane proxy --kubeconfig .svcplane-wrapper/kubeconfig --hostname-override edge-0 --proxy-mode nftables
+  svcplane proxy --cleanup          remove every rule, chain and table the iptables and nftables modes wrote
 
 Flags:
   --hostname-override NODE        the node this proxy serves (required)
-  --proxy-mode iptables|userspace default iptables
+  --proxy-mode MODE               iptables, nftables or userspace (default iptables)
 ${kubeconfigFlagsHelp(32)}
   --min-sync-period DURATION      least time between two syncs (default 1s)
   --sync-period DURATION          a full sync at least this often (default 30s)
-  --cluster-cidr CIDR             iptables: masquerade traffic to cluster IPs from outside this range
-  --masquerade-all                iptables: masquerade all traffic to cluster IPs
-  --nodeport-addresses LIST       iptables: CIDRs whose local addresses accept NodePorts (default: every
+  --cluster-cidr CIDR             iptables, nftables: masquerade traffic to cluster IPs from outside this range
+  --masquerade-all                iptables, nftables: masquerade all traffic to cluster IPs
+  --nodeport-addresses LIST       iptables, nftables: CIDRs whose local addresses accept NodePorts (default: every
                                   local address); userspace: the IPs to listen on for NodePorts (default: none).
                                   Health-check node ports (LoadBalancer, externalTrafficPolicy Local) are
                                   served on the same addresses
@@ -65,7 +68,8 @@ ${kubeconfigFlagsHelp(32)}
                                   SuperEdge's edge autonomy, as in svcplane wrapper: endpoints on nodes that
                                   edge-health reports not Normal are not used (for a proxy pointed straight
                                   at an API server; a wrapper with the flag has already left them out)
-  --cleanup                       iptables: remove the jumps and every KUBE-* chain, then exit
+  --cleanup                       remove the iptables mode's jumps and KUBE-* chains and the nftables mode's
+                                  tables, then exit
 `;
 
 const FLAGS = {
@@ -92,60 +96,17 @@ const cidrFlag = (flag: string, raw: string): string => {
   return raw;
 };
 
-/**
- * The iptables data plane for both families: IPv4 always, IPv6 when ip6tables works here (else a warning:
- * IPv6 cluster IPs are not programmed). `cleanup` wants both cleaned, whatever works.
- */
-async function iptablesBackends(
-  render: Omit<RenderOptions, 'family'>,
-  nodePortList: readonly string[],
-  log: SyncLog,
-  metrics: ProxyMetrics | undefined,
-  cleanup = false,
-): Promise<DualStackBackend> {
-  const v4 = iptablesRunner({ family: 4 });
-  const ok = await v4.check();
-  if (!ok.ok) {
-    const why = `${ok.reason}${cleanup ? '' : ' (without root, use --proxy-mode userspace)'}`;
-    throw cleanup ? new Error(`--cleanup: ${why}`) : new UsageError(`--proxy-mode iptables: ${why}`);
-  }
-  const v6 = iptablesRunner({ family: 6 });
-  const ok6 = await v6.check();
-  if (!ok6.ok)
-    log.warn('ip6tables does not work here: IPv6 cluster IPs are not programmed', { reason: ok6.reason });
-  const backend = (runner: IptablesRunner, family: 4 | 6): IptablesBackend => {
-    const ports = nodePortList.filter((c) => (c.includes(':') ? 6 : 4) === family);
-    return new IptablesBackend({
-      runner,
-      render: {
-        ...(render.masqueradeAll === true ? { masqueradeAll: true } : {}),
-        // The cluster CIDR is one family's: the other family's rules go without it.
-        ...(render.clusterCIDR !== undefined && render.clusterCIDR.includes(':') === (family === 6)
-          ? { clusterCIDR: render.clusterCIDR }
-          : {}),
-        family,
-        ...(ports.length > 0 ? { nodePortAddresses: ports } : {}),
-      },
-      log,
-      ...(metrics === undefined
-        ? {}
-        : {
-            onRestoreFailure: () => metrics.restoreFailures.inc(),
-            ...(family === 4
-              ? { onRules: (table: 'nat' | 'filter', n: number) => metrics.iptablesRules.set({ table }, n) }
-              : {}),
-          }),
-    });
-  };
-  return new DualStackBackend([backend(v4, 4), ...(ok6.ok ? [backend(v6, 6)] : [])]);
-}
-
 export async function proxyCommand(args: string[], out: (s: string) => void): Promise<number> {
   const flags = commandFlags(args, FLAGS, PROXY_HELP, out);
   if (flags === undefined) return 0;
   const { values, positionals } = flags;
   noExtraArgs(positionals);
-  const mode = oneOf('proxy-mode', values['proxy-mode'], ['iptables', 'userspace'] as const, 'iptables');
+  const mode = oneOf(
+    'proxy-mode',
+    values['proxy-mode'],
+    ['iptables', 'nftables', 'userspace'] as const,
+    'iptables',
+  );
   const log = jsonLogger(undefined, 'proxy');
   const render = {
     family: 4 as const,
@@ -160,11 +121,14 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
       : [];
 
   if (values['cleanup'] === true) {
-    if (values['proxy-mode'] !== undefined && mode !== 'iptables')
-      throw new UsageError("--cleanup removes the iptables mode's rules; it takes no --proxy-mode userspace");
-    const backend = await iptablesBackends(render, [], log, undefined, true);
-    const { chains } = await backend.cleanup();
-    out(`svcplane: proxy cleanup removed ${chains} chains and the jumps to them`);
+    if (values['proxy-mode'] !== undefined && mode === 'userspace')
+      throw new UsageError(
+        "--cleanup removes the iptables and nftables modes' rules; it takes no --proxy-mode userspace",
+      );
+    const r = await removeProxyRules(log);
+    out(
+      `svcplane: proxy cleanup removed ${r.chains} iptables chains and the jumps to them, and ${r.tables} nftables tables`,
+    );
     return 0;
   }
 
@@ -190,14 +154,17 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
   const metrics = new ProxyMetrics();
 
   let backend: ProxyBackend;
-  if (mode === 'iptables') {
+  if (mode === 'iptables' || mode === 'nftables') {
     if (typeof values['userspace-cidr'] === 'string' || values['userspace-port-offset'] !== undefined)
       throw new UsageError('--userspace-cidr and --userspace-port-offset are for --proxy-mode userspace');
     for (const c of nodePortList) cidrFlag('nodeport-addresses', c);
-    backend = await iptablesBackends(render, nodePortList, log, metrics);
+    backend =
+      mode === 'iptables'
+        ? await iptablesBackends(render, nodePortList, log, metrics)
+        : await nftablesBackend(render, nodePortList, log, metrics);
   } else {
     if (render.clusterCIDR !== undefined || render.masqueradeAll === true)
-      throw new UsageError('--cluster-cidr and --masquerade-all are for --proxy-mode iptables');
+      throw new UsageError('--cluster-cidr and --masquerade-all are for --proxy-mode iptables or nftables');
     for (const a of nodePortList)
       if (isIP(a) === 0)
         throw new UsageError(`--nodeport-addresses: ${JSON.stringify(a)} is not an IP address`);

@@ -17,8 +17,8 @@ import {
   renderPartial,
   type RenderOptions,
 } from '../core/proxy/iptables.js';
-import { conntrackArgs, conntrackDeletes } from '../core/proxy/conntrack.js';
-import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
+import type { ProxyState } from '../core/proxy/types.js';
+import { ConntrackCleaner } from './conntrack-cleaner.js';
 import { RestoreError, type IptablesRunner } from './iptables-runner.js';
 import type { BackendResult, ProxyBackend, SyncLog } from './sync.js';
 import { errText } from '../api/err-text.js';
@@ -77,46 +77,10 @@ export class IptablesBackend implements ProxyBackend {
    * restore, which forgets `applied`): what a full sync deletes when iptables-save fails.
    */
   private written: Set<string> | undefined;
-  /** The state the rules were last written from (for the UDP conntrack clean-up); undefined before the first. */
-  private last: Map<string, ServicePortState> | undefined;
-  private warnedConntrack = false;
+  private readonly conntrack: ConntrackCleaner;
 
-  constructor(private readonly o: IptablesBackendOptions) {}
-
-  /**
-   * After the rules changed: deletes the UDP flows that would keep going to removed endpoints (or stay
-   * stuck from the time a port had none; core/proxy/conntrack.ts). A failure is logged: the rules are
-   * right, and the flows end when their clients pause.
-   */
-  private async clearConntrack(
-    state: ProxyState,
-    changed: Iterable<string>,
-    signal?: AbortSignal,
-  ): Promise<number> {
-    const family = this.o.render.family;
-    // The first sync knows nothing of what the flows were NATed to before this process: it leaves them.
-    const deletes = this.last === undefined ? [] : conntrackDeletes(this.last, state, changed, family);
-    this.last = new Map(state);
-    if (deletes.length === 0) return 0;
-    if (!this.o.runner.hasConntrack()) {
-      if (!this.warnedConntrack)
-        this.o.log.warn(
-          'conntrack (package conntrack) not found: UDP flows to removed endpoints are not cleared',
-        );
-      this.warnedConntrack = true;
-      return 0;
-    }
-    for (const d of deletes) {
-      try {
-        await this.o.runner.conntrack(conntrackArgs(d, family), signal);
-      } catch (err) {
-        this.o.log.warn('conntrack clean-up failed', {
-          ...d,
-          error: errText(err),
-        });
-      }
-    }
-    return deletes.length;
+  constructor(private readonly o: IptablesBackendOptions) {
+    this.conntrack = new ConntrackCleaner(o.runner, o.render.family, o.log);
   }
 
   /**
@@ -159,11 +123,7 @@ export class IptablesBackend implements ProxyBackend {
       this.applied = plan.applied;
       // Everything else a full sync found was deleted: what is left is what the state owns.
       this.written = new Set(chainsOf(plan.applied));
-      const flows = await this.clearConntrack(
-        state,
-        new Set([...(this.last?.keys() ?? []), ...state.keys()]),
-        signal,
-      );
+      const flows = await this.conntrack.clear(state, this.conntrack.everything(state), signal);
       return {
         partial: false,
         detail: { rules: plan.rules, deletedChains: plan.deleted, conntrackDeletes: flows },
@@ -173,7 +133,7 @@ export class IptablesBackend implements ProxyBackend {
     this.remember(plan.applied);
     await this.restore(plan.text, signal);
     this.applied = plan.applied;
-    const flows = await this.clearConntrack(state, changed, signal);
+    const flows = await this.conntrack.clear(state, changed, signal);
     return {
       partial: true,
       detail: {

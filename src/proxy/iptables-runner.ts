@@ -6,11 +6,12 @@
 // with -I, and "already exists" / "does not exist" answers are not errors where they mean "done".
 import { failedLine } from '../core/proxy/iptables.js';
 import { errText } from '../api/err-text.js';
+import { conntrackTool, type ConntrackTool } from './conntrack-tool.js';
 import { exitText, findProgram, runProgram, type ProgramResult } from './run-program.js';
 
 export type IptablesTable = 'nat' | 'filter';
 
-export interface IptablesRunner {
+export interface IptablesRunner extends ConntrackTool {
   /** `iptables-restore --noflush --wait` (or ip6tables-restore) with `text` on stdin. Rejects with RestoreError(line, lineText, stderr) on failure. */
   restore(text: string, signal?: AbortSignal): Promise<void>;
   /** `iptables-save -t <table>` output. */
@@ -25,10 +26,7 @@ export interface IptablesRunner {
   deleteRule(table: IptablesTable, chain: string, args: readonly string[]): Promise<void>;
   /** Whether the binaries exist and we may use them (`iptables -w -t nat -S` and `iptables-save -t nat` work). */
   check(): Promise<{ ok: true } | { ok: false; reason: string }>;
-  /** Whether `conntrack` (conntrack-tools) is here. */
-  hasConntrack(): boolean;
-  /** `conntrack ARGS` (a -D); "0 flow entries have been deleted" (exit 1) is success. */
-  conntrack(args: readonly string[], signal?: AbortSignal): Promise<void>;
+  /** The conntrack program, for the UDP flow clean-up (conntrack-tool.ts). */
 }
 
 /** iptables-restore failed: the input line it names (1-based) and its text, when stderr names one. */
@@ -97,8 +95,11 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
     iptables: prefix,
     restore: `${prefix}-restore`,
     save: `${prefix}-save`,
-    conntrack: 'conntrack',
   } as const;
+  const conntrack = conntrackTool({
+    ...(o.bin?.conntrack !== undefined ? { bin: o.bin.conntrack } : {}),
+    ...(o.netns !== undefined ? { netns: o.netns } : {}),
+  });
   type Program = keyof typeof names;
   const resolved = new Map<Program | 'ip', string | undefined>();
 
@@ -181,15 +182,8 @@ export function iptablesRunner(o: IptablesRunnerOptions): IptablesRunner {
         throw new IptablesExecError(argvOf('iptables', cmd), r.code, r.stderr);
     },
 
-    hasConntrack() {
-      return locate('conntrack') !== undefined;
-    },
-
-    async conntrack(args, signal) {
-      const r = await run('conntrack', args, undefined, signal);
-      if (r.code === 0 || (r.code === 1 && /0 flow entries/.test(r.stderr))) return;
-      throw new IptablesExecError(argvOf('conntrack', args), r.code, r.stderr);
-    },
+    hasConntrack: () => conntrack.hasConntrack(),
+    conntrack: (args, signal) => conntrack.conntrack(args, signal),
 
     async check() {
       const missing = (['iptables', 'restore', 'save'] as const).filter((p) => locate(p) === undefined);

@@ -51,6 +51,11 @@ export class ProxyMetrics implements SyncMetrics {
     help: 'Cumulative proxy iptables restore failures',
     registers: [this.registry],
   });
+  readonly nftablesFailures = new Counter({
+    name: 'kubeproxy_sync_proxy_rules_nftables_sync_failures_total',
+    help: 'Cumulative proxy nftables sync failures',
+    registers: [this.registry],
+  });
   /** Edge autonomy (--service-autonomy-enhancement): polls of edge-health without a usable answer. */
   readonly healthPollFailures = new Counter({
     name: 'svcplane_proxy_health_poll_failures_total',

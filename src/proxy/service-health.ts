@@ -17,7 +17,7 @@ import type { Logger } from '../runtime/logger.js';
  * --nodeport-addresses CIDRs, read once at start as kube-proxy does, or every address when none is given.
  */
 export function healthCheckHosts(
-  mode: 'iptables' | 'userspace',
+  mode: 'iptables' | 'nftables' | 'userspace',
   nodePortAddresses: readonly string[],
 ): (string | undefined)[] {
   if (mode === 'userspace') return [...nodePortAddresses];

@@ -3,7 +3,7 @@
 // only the difference from what the last transaction left. Behaves like kube-proxy's pkg/proxy/nftables
 // proxier, which also keeps its own record of what it wrote and never lists the ruleset to sync.
 
-/** One chain: a base chain's hook specification (`type nat hook prerouting priority dstnat ;`), and its rules. */
+/** One chain: a base chain's hook specification (`type nat hook prerouting priority -100 ;`), and its rules. */
 export interface NftChain {
   readonly hook?: string;
   readonly rules: readonly string[];
@@ -54,6 +54,9 @@ class Transaction {
   deleteChain(name: string): void {
     this.lines.push(`delete chain ${this.t} ${name}`);
   }
+  flushSet(name: string, s: NftSet): void {
+    this.lines.push(`flush ${s.map ? 'map' : 'set'} ${this.t} ${name}`);
+  }
   deleteSet(name: string, s: NftSet): void {
     this.lines.push(`delete ${s.map ? 'map' : 'set'} ${this.t} ${name}`);
   }
@@ -100,6 +103,44 @@ export function writeModel(m: NftModel): { text: string; changes: NftChanges } {
       elements++;
     }
   return { text: tx.text(), changes: { chainsWritten: chains.length, chainsDeleted: 0, elements } };
+}
+
+/** A set the kernel fills (ClientIP affinity: `update @set`): its elements are the packets', not ours. */
+const dynamic = (s: NftSet): boolean => /\bflags [^;]*\bdynamic\b/.test(s.spec);
+
+/**
+ * The whole table as one transaction that keeps the table in place: every set and chain of `next` is
+ * added (nothing happens to one that exists, a missing one is created again), every chain is flushed and
+ * refilled, every set and map the proxy fills is flushed and refilled, then what `previous` had and `next`
+ * lacks is deleted. Rules or elements another writer put in the proxy's chains and maps are gone
+ * afterwards, and what it deleted is back. Sets the kernel fills (ClientIP affinity) keep their elements,
+ * so a periodic resync does not make clients forget their endpoint, as with kube-proxy's full syncs.
+ * nft refuses it only when an object of the same name has another kind, specification or hook; the
+ * caller then writes the table anew (writeModel).
+ */
+export function writeRefresh(previous: NftModel, next: NftModel): { text: string; changes: NftChanges } {
+  const tx = new Transaction(next);
+  tx.lines.push(`add table ${next.family} ${next.table}`);
+  const sets = sorted(next.sets);
+  const chains = sorted(next.chains);
+  const gone = sorted(previous.chains).filter(([name]) => !next.chains.has(name));
+  const goneSets = sorted(previous.sets).filter(([name]) => !next.sets.has(name));
+  // What goes is added first too: deleting something another writer already deleted would fail.
+  for (const [name, s] of [...sets, ...goneSets]) tx.addSet(name, s);
+  for (const [name, c] of [...chains, ...gone]) tx.addChain(name, c);
+  for (const [name] of [...chains, ...gone]) tx.flush(name);
+  for (const [name, s] of [...sets, ...goneSets]) if (!dynamic(s)) tx.flushSet(name, s);
+  for (const [name, c] of chains) tx.rules(name, c);
+  let elements = 0;
+  for (const [name, s] of sets)
+    if (!dynamic(s))
+      for (const [k, v] of sorted(s.elements)) {
+        tx.addElement(name, s, k, v);
+        elements++;
+      }
+  for (const [name] of gone) tx.deleteChain(name);
+  for (const [name, s] of goneSets) tx.deleteSet(name, s);
+  return { text: tx.text(), changes: { chainsWritten: chains.length, chainsDeleted: gone.length, elements } };
 }
 
 const sameRules = (a: readonly string[], b: readonly string[]): boolean =>

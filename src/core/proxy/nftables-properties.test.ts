@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { nftModel, renderNftCleanup, renderNftFull, renderNftPartial } from './nftables.js';
+import { nftModel, renderNftCleanup, renderNftFull, renderNftPartial, renderNftResync } from './nftables.js';
 import { KEYS, changedKeys, nextArb, optionsArb, stateArb } from './testing/arbitraries.js';
 import { NftInterpreter } from './testing/nft-interpreter.js';
 import type { RenderOptions } from './iptables.js';
@@ -82,6 +82,53 @@ describe('nftables full and partial transactions against a model of nft', () => 
         },
       ),
       { numRuns: 100 },
+    );
+  });
+
+  it('a resync onto the last table, whatever another writer did to its chains and maps, leaves what a full transaction leaves, and keeps affinity sets', () => {
+    // What another writer may do to the proxy's table between two syncs, and nft still takes the resync.
+    const driftArb = fc.constantFrom(
+      'none',
+      'table deleted',
+      'rule added',
+      'element deleted',
+      'element added',
+      'chain emptied',
+    );
+    fc.assert(
+      fc.property(
+        stateArb.chain((s1) => fc.tuple(fc.constant(s1), nextArb(s1))),
+        optionsArb,
+        driftArb,
+        ([s1, s2], o, drift) => {
+          const first = renderNftFull(s1, o);
+          const nft = new NftInterpreter();
+          nft.apply(first.text);
+          const t = `${first.model.family} ${first.model.table}`;
+          // An address the kernel remembered in one affinity set (an `update @set` by a packet).
+          const affinity = [...first.model.sets.keys()].find((n) => n.startsWith('affinity-'));
+          const client = o.family === 4 ? '192.0.2.77' : '2001:db8::77';
+          if (affinity !== undefined) nft.apply(`add element ${t} ${affinity} { ${client} }\n`);
+          const [k, v] = [...(first.model.sets.get('service-ips')?.elements ?? [])][0] ?? [];
+          if (drift === 'table deleted') nft.apply(`delete table ${t}\n`);
+          else if (drift === 'rule added') nft.apply(`add rule ${t} services drop\n`);
+          else if (drift === 'element deleted' && k !== undefined)
+            nft.apply(`delete element ${t} service-ips { ${k} }\n`);
+          else if (drift === 'element added')
+            nft.apply(`add element ${t} no-endpoint-nodeports { udp . 31999 : drop }\n`);
+          else if (drift === 'chain emptied' && v !== undefined)
+            nft.apply(`flush chain ${t} ${v.slice(5)}\n`);
+          const resync = renderNftResync(first.model, s2, o);
+          nft.apply(resync.text);
+          assert.deepEqual(resync.model, nftModel(s2, o));
+          const expected = fullyApplied(s2, o);
+          const kept = affinity !== undefined && drift !== 'table deleted' && resync.model.sets.has(affinity);
+          if (kept) expected.apply(`add element ${t} ${affinity} { ${client} }\n`);
+          assert.deepEqual(nft.snapshot(), expected.snapshot());
+          assert.ok(!/^delete table/m.test(resync.text), 'a resync keeps the table');
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 

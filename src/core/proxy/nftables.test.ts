@@ -47,7 +47,7 @@ describe('nftModel()', () => {
     assert.deepEqual(perService(m), [...e, svc].sort());
     assert.deepEqual(elements(m, 'no-endpoint-services'), []);
     assert.deepEqual(m.chains.get('nat-prerouting'), {
-      hook: 'type nat hook prerouting priority dstnat ;',
+      hook: 'type nat hook prerouting priority -100 ;',
       rules: ['jump services'],
     });
     assert.deepEqual(rules(m, 'services'), [
@@ -149,7 +149,7 @@ describe('nftModel()', () => {
     assert.deepEqual([elements(m, 'service-ips'), elements(m, 'service-nodeports')], [[], []]);
     assert.deepEqual(rules(m, 'reject-chain'), ['reject']);
     assert.deepEqual(m.chains.get('filter-input'), {
-      hook: 'type filter hook input priority filter - 10 ;',
+      hook: 'type filter hook input priority -10 ;',
       rules: [
         'ct state new jump nodeport-endpoints-check',
         'ct state new jump service-endpoints-check',
@@ -305,7 +305,7 @@ describe('renderNftFull() and renderNftPartial()', () => {
       'delete table ip svcplane',
       'add table ip svcplane',
     ]);
-    assert.ok(lines.includes('add chain ip svcplane nat-output { type nat hook output priority dstnat ; }'));
+    assert.ok(lines.includes('add chain ip svcplane nat-output { type nat hook output priority -100 ; }'));
     assert.ok(
       lines.includes(
         `add element ip svcplane service-ips { 10.96.0.1 . tcp . 80 : goto ${chainNamed(plan.model, 'service-')} }`,

@@ -20,6 +20,7 @@ import type { RenderOptions } from './iptables.js';
 import {
   writeDifference,
   writeModel,
+  writeRefresh,
   type NftChain,
   type NftChanges,
   type NftModel,
@@ -128,9 +129,11 @@ function writeFixed(t: Table, o: RenderOptions): void {
     `${ip} daddr . ${l4} vmap @${SERVICE_IPS}`,
     `${nodePortDest} ${l4} vmap @${SERVICE_NODEPORTS}`,
   ]);
-  t.chain('nat-prerouting', ['jump services'], 'type nat hook prerouting priority dstnat ;');
-  t.chain('nat-output', ['jump services'], 'type nat hook output priority dstnat ;');
-  t.chain('nat-postrouting', ['jump masquerading'], 'type nat hook postrouting priority srcnat ;');
+  // Numeric priorities: nft 1.0.6 (Debian 12) accepts the names dstnat and srcnat only on some hooks
+  // (dstnat -100, srcnat 100, filter 0).
+  t.chain('nat-prerouting', ['jump services'], 'type nat hook prerouting priority -100 ;');
+  t.chain('nat-output', ['jump services'], 'type nat hook output priority -100 ;');
+  t.chain('nat-postrouting', ['jump masquerading'], 'type nat hook postrouting priority 100 ;');
   t.chain(MARK_FOR_MASQUERADE, [`meta mark set meta mark | ${MASQ_MARK}`]);
   t.chain('masquerading', [
     `meta mark & ${MASQ_MARK} == 0 return`,
@@ -147,12 +150,12 @@ function writeFixed(t: Table, o: RenderOptions): void {
   t.chain(
     'filter-prerouting',
     ['ct state new jump firewall-check'],
-    'type filter hook prerouting priority dstnat - 10 ;',
+    'type filter hook prerouting priority -110 ;',
   );
   t.chain(
     'filter-output-pre-dnat',
     ['ct state new jump firewall-check'],
-    'type filter hook output priority dstnat - 10 ;',
+    'type filter hook output priority -110 ;',
   );
   t.chain(
     'filter-input',
@@ -162,17 +165,17 @@ function writeFixed(t: Table, o: RenderOptions): void {
       // The load balancer's health checks reach the node whether or not it has local endpoints.
       `tcp dport @${HEALTH_CHECK_NODEPORTS} accept`,
     ],
-    'type filter hook input priority filter - 10 ;',
+    'type filter hook input priority -10 ;',
   );
   t.chain(
     'filter-forward',
     ['ct state new jump service-endpoints-check'],
-    'type filter hook forward priority filter - 10 ;',
+    'type filter hook forward priority -10 ;',
   );
   t.chain(
     'filter-output',
     ['ct state new jump service-endpoints-check'],
-    'type filter hook output priority filter - 10 ;',
+    'type filter hook output priority -10 ;',
   );
 }
 
@@ -394,6 +397,17 @@ function patch(
 export function renderNftFull(state: ProxyState, o: RenderOptions): NftPlan {
   const model = nftModel(state, o);
   return { ...writeModel(model), model };
+}
+
+/**
+ * Periodic full resync onto the table `previous` describes (what this process last applied): every chain
+ * and map rewritten in place, so that whatever another writer changed in them is undone, while ClientIP
+ * affinity sets keep what the kernel remembered. When nft refuses it (the table was changed beyond that),
+ * write renderNftFull instead.
+ */
+export function renderNftResync(previous: NftProxyModel, state: ProxyState, o: RenderOptions): NftPlan {
+  const model = nftModel(state, o);
+  return { ...writeRefresh(previous, model), model };
 }
 
 /**

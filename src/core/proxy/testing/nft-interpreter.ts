@@ -105,6 +105,9 @@ export class NftInterpreter {
         const spec = braces(rest);
         if (s === undefined) t.sets.set(name, { kind, spec, elements: new Map() });
         else if (s.kind !== kind || s.spec !== spec) throw new Error('set exists with another spec');
+      } else if (verb === 'flush') {
+        if (s === undefined || s.kind !== kind) throw new Error(`no such ${kind}`);
+        s.elements.clear();
       } else if (verb === 'delete') {
         if (s === undefined || s.kind !== kind) throw new Error(`no such ${kind}`);
         if (referenced(setRefs, name)) throw new Error(`${kind} in use`);

@@ -1,0 +1,148 @@
+// The nftables data plane (kube-proxy's nftables mode, KEP-3866): the renderer's transactions
+// (core/proxy/nftables.ts, pure) applied with `nft -f -` in the network namespace the proxy runs in, one
+// table per family (`ip svcplane`, `ip6 svcplane`) and one transaction per sync for both families, which
+// the kernel commits whole or not at all.
+//
+// - The first sync of a process writes each table anew (whatever an earlier run left goes with it).
+// - A partial sync touches only the changed service ports: map elements added and deleted, their chains
+//   flushed and refilled (renderNftPartial).
+// - A periodic full sync rewrites every chain and map in place (renderNftResync), undoing what another
+//   writer changed without making ClientIP affinity forget its clients. If nft refuses that (an object of
+//   ours was replaced by one of another kind), the table is written anew at once.
+// - The backend keeps the model of what it applied and never lists the ruleset to sync: listing costs
+//   more than the sync at tens of thousands of Services (kube-proxy's nftables scaling bug).
+// - A failed transaction changed nothing, so the model stays right; the sync loop's next full sync
+//   resyncs from it. An aborted one may or may not have been committed: the next sync writes anew.
+import {
+  NFT_TABLE,
+  renderNftFull,
+  renderNftPartial,
+  renderNftResync,
+  type NftPlan,
+  type NftProxyModel,
+} from '../core/proxy/nftables.js';
+import type { RenderOptions } from '../core/proxy/iptables.js';
+import type { ProxyState } from '../core/proxy/types.js';
+import { ConntrackCleaner } from './conntrack-cleaner.js';
+import type { ConntrackTool } from './conntrack-tool.js';
+import { NftError, type NftRunner } from './nft-runner.js';
+import type { BackendResult, ProxyBackend, SyncLog } from './sync.js';
+
+export interface NftablesBackendOptions {
+  readonly runner: NftRunner;
+  /** One render per family programmed (IPv4, and IPv6 when the node has it). */
+  readonly families: readonly RenderOptions[];
+  readonly conntrack: ConntrackTool;
+  readonly log: SyncLog;
+  /** A transaction nft refused (kube-proxy's kubeproxy_sync_proxy_rules_nftables_sync_failures_total). */
+  readonly onFailure?: () => void;
+  /** After each transaction: what it did (rules and elements written), for the metrics. */
+  readonly onApplied?: (kind: 'full' | 'resync' | 'partial', text: string) => void;
+}
+
+export class NftablesBackend implements ProxyBackend {
+  readonly mode = 'nftables';
+  /** Per family, the table as the last committed transaction left it; undefined: unknown (write anew). */
+  private models: (NftProxyModel | undefined)[];
+  private readonly conntrack: ConntrackCleaner[];
+
+  constructor(private readonly o: NftablesBackendOptions) {
+    this.models = o.families.map(() => undefined);
+    this.conntrack = o.families.map((f) => new ConntrackCleaner(o.conntrack, f.family, o.log));
+  }
+
+  async apply(
+    state: ProxyState,
+    changed: ReadonlySet<string> | 'full',
+    signal?: AbortSignal,
+  ): Promise<BackendResult> {
+    const known = this.models.every((m) => m !== undefined) ? (this.models as NftProxyModel[]) : undefined;
+    const fam = this.o.families;
+    let kind: 'full' | 'resync' | 'partial';
+    let plans: NftPlan[];
+    if (known === undefined) {
+      kind = 'full';
+      plans = fam.map((o) => renderNftFull(state, o));
+      await this.commit(plans, kind, signal);
+    } else if (changed === 'full') {
+      kind = 'resync';
+      plans = fam.map((o, i) => renderNftResync(known[i]!, state, o));
+      try {
+        await this.commit(plans, kind, signal);
+      } catch (err) {
+        if (!(err instanceof NftError)) throw err;
+        this.o.log.warn('the proxy table was changed beyond a resync; writing it anew', {
+          error: err.message,
+        });
+        kind = 'full';
+        plans = fam.map((o) => renderNftFull(state, o));
+        await this.commit(plans, kind, signal);
+      }
+    } else {
+      kind = 'partial';
+      plans = fam.map((o, i) => renderNftPartial(known[i]!, state, o, changed));
+      await this.commit(plans, kind, signal);
+    }
+    this.models = plans.map((p) => p.model);
+    let flows = 0;
+    for (const c of this.conntrack)
+      flows += await c.clear(state, changed === 'full' ? c.everything(state) : changed, signal);
+    const sum = (k: 'chainsWritten' | 'chainsDeleted' | 'elements'): number =>
+      plans.reduce((n, p) => n + p.changes[k], 0);
+    return {
+      partial: kind === 'partial',
+      detail: {
+        chainsWritten: sum('chainsWritten'),
+        chainsDeleted: sum('chainsDeleted'),
+        elements: sum('elements'),
+        conntrackDeletes: flows,
+        ...(kind === 'resync' ? { resync: 1 } : {}),
+      },
+    };
+  }
+
+  /** Both families' transactions as one. */
+  private async commit(
+    plans: readonly NftPlan[],
+    kind: 'full' | 'resync' | 'partial',
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const text = plans.map((p) => p.text).join('');
+    if (text === '') return;
+    try {
+      await this.o.runner.apply(text, signal);
+    } catch (err) {
+      this.o.onFailure?.();
+      if (err instanceof NftError) {
+        // nft refused the transaction: the kernel committed none of it, and the models are still right.
+        this.o.log.error('nft refused the transaction; nothing of it was applied', {
+          kind,
+          line: err.line,
+          lineText: err.lineText,
+          stderr: err.stderr.trim().split('\n').slice(0, 3).join(' | '),
+        });
+      } else {
+        // Aborted or killed: it may have been committed. The next sync writes the tables anew.
+        this.models = this.models.map(() => undefined);
+      }
+      throw err;
+    }
+    this.o.onApplied?.(kind, text);
+  }
+
+  /** `--cleanup`: deletes the proxy's table in each family. */
+  async cleanup(): Promise<{ tables: number }> {
+    let tables = 0;
+    for (const family of [4, 6] as const) {
+      const name = family === 4 ? 'ip' : 'ip6';
+      if (await this.o.runner.deleteTable(name, NFT_TABLE)) tables++;
+    }
+    this.models = this.models.map(() => undefined);
+    return { tables };
+  }
+
+  close(): Promise<void> {
+    // The rules stay when the proxy stops (as kube-proxy's do): traffic keeps flowing until --cleanup.
+    return Promise.resolve();
+  }
+}
