@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RenderOptions } from './iptables.js';
-import { NFT_TABLE, nftModel, renderNftFull, renderNftPartial, type NftModel } from './nftables.js';
+import {
+  NFT_TABLE,
+  nftModel,
+  renderNftFull,
+  renderNftPartial,
+  renderNftResync,
+  type NftModel,
+} from './nftables.js';
 import { ep, portState, stateOf } from './testing/builders.js';
 import type { ProxyState } from './types.js';
 
@@ -364,5 +371,36 @@ describe('renderNftFull() and renderNftPartial()', () => {
     const before = renderNftFull(stateOf(a), V4).model;
     const plan = renderNftPartial(before, stateOf(), { family: 6 });
     assert.ok(plan.text.startsWith('add table ip6 svcplane\ndelete table ip6 svcplane\n'));
+  });
+
+  it('resyncs in place: every chain and filled map flushed and refilled, affinity sets kept, what went deleted', () => {
+    const sticky = { ...a, affinityTimeoutSeconds: 60 };
+    const before = renderNftFull(stateOf(sticky, b), V4).model;
+    const plan = renderNftResync(before, stateOf(sticky), V4);
+    const lines = plan.text.split('\n');
+    const t = 'ip svcplane';
+    const affinity = [...plan.model.sets.keys()].filter((n) => n.startsWith('affinity-'));
+    const svcB = chainNamed(before, 'service-', 'ns/b/tcp/p80');
+    assert.equal(affinity.length, 2);
+    assert.equal(lines[0], `add table ${t}`);
+    assert.ok(!lines.some((l) => l.startsWith('delete table')));
+    for (const set of affinity) {
+      assert.ok(
+        lines.includes(`add set ${t} ${set} { type ipv4_addr ; flags dynamic,timeout ; timeout 60s ; }`),
+      );
+      assert.ok(!lines.includes(`flush set ${t} ${set}`), `${set} keeps the clients the kernel remembered`);
+    }
+    for (const map of ['service-ips', 'no-endpoint-services', 'service-nodeports'])
+      assert.ok(lines.includes(`flush map ${t} ${map}`));
+    for (const chain of plan.model.chains.keys())
+      assert.ok(lines.includes(`flush chain ${t} ${chain}`), chain);
+    // b's chains went: created first (another writer may have deleted them already), emptied, deleted last.
+    const at = (l: string): number => lines.indexOf(l);
+    assert.ok(at(`add chain ${t} ${svcB}`) < at(`flush chain ${t} ${svcB}`));
+    assert.ok(at(`flush chain ${t} ${svcB}`) < at(`delete chain ${t} ${svcB}`));
+    assert.ok(lines.slice(at(`delete chain ${t} ${svcB}`)).every((l) => l === '' || l.startsWith('delete ')));
+    assert.ok(!plan.text.includes(svcB.replace('service-', 'add rule ip svcplane service-')));
+    assert.deepEqual(plan.model, nftModel(stateOf(sticky), V4));
+    assert.equal(plan.changes.chainsDeleted, 2);
   });
 });
