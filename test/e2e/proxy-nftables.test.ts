@@ -335,19 +335,24 @@ describe('svcplane proxy --proxy-mode nftables in network namespaces', { timeout
     await nft(c.nsB, `delete element ip svcplane service-ips { ${key} }`);
     await nft(c.nsB, 'add element ip svcplane service-ips { 10.96.255.254 . tcp . 9 : goto reject-chain }');
     const mark = proxy.log().length;
+    const resynced = /"msg":"full sync"[^\n]*"resync":1/;
+    // Both the table and the log line, which the proxy writes just after the transaction.
     const t = await until('the resync', WAIT, async () => {
+      if (!resynced.test(since(proxy, mark))) return undefined;
       const now = await table(c.nsB);
       const els = now.elements('service-ips');
       return els.includes(entry) && !els.some((e) => e.startsWith('10.96.255.254 ')) ? now : undefined;
     });
-    assert.match(since(proxy, mark), /"msg":"full sync"[^\n]*"resync":1/);
     assert.doesNotMatch(since(proxy, mark), /writing it anew/);
     // The kernel's affinity entry outlived the resync (a table written anew would have lost it) ...
     const remembered = t
       .sets()
       .filter((n) => /^affinity-\w{8}-default\/sticky\/tcp\/http__/.test(n))
       .flatMap((n) => t.elements(n).map((e) => `${n.split('__')[1]} ${e}`));
-    assert.ok(remembered.includes(`${first[0]}/8080 ${NODE_B}`), remembered.join(', '));
+    assert.ok(
+      remembered.includes(`${first[0]}/8080 ${NODE_B}`),
+      `affinity entries after the resync: ${remembered.join(', ') || 'none'}`,
+    );
     // ... so the client still reaches the same endpoint.
     assert.deepEqual([...new Set(await answered(c.nsB, vip, 80, 10))], [first[0]]);
   });
