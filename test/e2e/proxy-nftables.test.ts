@@ -5,8 +5,10 @@
 // back, REJECT and DROP, ClientIP affinity, node ports, UDP conntrack clean-up, an IPv6 cluster IP and the
 // table's shape. nodeb is first programmed by the iptables mode; its nftables proxy (a short
 // --sync-period) must remove those chains, serve node ports on every local address, and undo a hand-made
-// change at its periodic resync without forgetting ClientIP affinity. Then --cleanup leaves nothing.
+// change at its periodic resync without forgetting ClientIP affinity. Usage errors (--cleanup with the
+// userspace mode, nft not usable) exit 2 and touch nothing. Then --cleanup leaves nothing.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -102,6 +104,14 @@ describe('svcplane proxy --proxy-mode nftables in network namespaces', { timeout
       return got.every((x) => x.startsWith('10.244.') || x.startsWith('fd00:10:244:')) ? got : undefined;
     });
   const ip = (ns: string, ...args: string[]) => run([ipPath(), '-n', ns, ...args]);
+  /** `svcplane ARGS` in `ns` (after `wrap`, e.g. setpriv), run to its end: its exit code and stderr. */
+  const exited = (ns: string, args: string[], wrap: string[] = []) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const argv = ['netns', 'exec', ns, ...wrap, process.execPath, path.resolve('bin/svcplane.js'), ...args];
+      execFile(ipPath(), argv, { timeout: 30_000 }, (err, _out, stderr) =>
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : null, stderr }),
+      );
+    });
   /** The log lines a proxy wrote after `mark` (a length of its log). */
   const since = (p: ProxyProcess, mark: number) => p.log().slice(mark);
 
@@ -355,6 +365,26 @@ describe('svcplane proxy --proxy-mode nftables in network namespaces', { timeout
     );
     // ... so the client still reaches the same endpoint.
     assert.deepEqual([...new Set(await answered(c.nsB, vip, 80, 10))], [first[0]]);
+  });
+
+  it('refuses --cleanup --proxy-mode userspace (exit 2, one line) and removes nothing', async () => {
+    const r = await exited(c.nsA, ['proxy', '--cleanup', '--proxy-mode', 'userspace']);
+    assert.deepEqual(r, {
+      code: 2,
+      stderr:
+        "svcplane: --cleanup removes the iptables and nftables modes' rules; it takes no --proxy-mode userspace\n",
+    });
+    assert.match(await nft(c.nsA, 'list ruleset'), /table ip svcplane/);
+  });
+
+  it('refuses the nftables mode where nft may not be used (exit 2, one line), before any sync', async () => {
+    const nobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+    const r = await exited(c.nsA, ['proxy', '--hostname-override', 'x', '--proxy-mode', 'nftables'], nobody);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      /^svcplane: --proxy-mode nftables: \S*nft list tables failed \(exit 1: Operation not permitted[^\n]*\) \(without root, use --proxy-mode userspace\)\n$/,
+    );
   });
 
   it('--cleanup removes both families’ tables and every KUBE- chain', async () => {
