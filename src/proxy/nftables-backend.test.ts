@@ -98,6 +98,13 @@ const two: ProxyState = stateOf(web, api);
 
 const anew = /^delete table ip svcplane$/m;
 
+/** A backend whose first sync (of `one`) went through. */
+async function synced(): Promise<Harness> {
+  const h = harness();
+  await h.backend.apply(one, 'full');
+  return h;
+}
+
 describe('NftablesBackend', () => {
   it('writes the table anew at the first sync, then sends partial transactions and resyncs in place', async () => {
     const h = harness();
@@ -162,8 +169,7 @@ describe('NftablesBackend', () => {
   });
 
   it('writes the table anew in the same sync when nft refuses the resync', async () => {
-    const h = harness();
-    await h.backend.apply(one, 'full');
+    const h = await synced();
     h.nft.failures.push('refuse');
     const r = await h.backend.apply(two, 'full');
     assert.equal(h.nft.sent.length, 3);
@@ -180,8 +186,7 @@ describe('NftablesBackend', () => {
   });
 
   it('fails the sync when the table written anew after a refused resync is refused too', async () => {
-    const h = harness();
-    await h.backend.apply(one, 'full');
+    const h = await synced();
     h.nft.failures.push('refuse', 'refuse');
     await assert.rejects(h.backend.apply(two, 'full'), NftError);
     assert.equal(h.nft.sent.length, 3);
@@ -189,8 +194,7 @@ describe('NftablesBackend', () => {
   });
 
   it('keeps its model when nft refuses a partial transaction: the next full sync is a resync', async () => {
-    const h = harness();
-    await h.backend.apply(one, 'full');
+    const h = await synced();
     h.nft.failures.push('refuse');
     await assert.rejects(h.backend.apply(two, new Set([API])), NftError);
     assert.equal(h.failures, 1);
@@ -201,8 +205,7 @@ describe('NftablesBackend', () => {
   });
 
   it('forgets its model when a transaction is aborted: the next sync writes the table anew', async () => {
-    const h = harness();
-    await h.backend.apply(one, 'full');
+    const h = await synced();
     h.nft.failures.push('abort');
     await assert.rejects(h.backend.apply(two, new Set([API])), /aborted/);
     // Even a partial change: whether the aborted transaction was committed is unknown.
@@ -213,8 +216,7 @@ describe('NftablesBackend', () => {
   });
 
   it('forgets its model when a resync is aborted (no table written anew in that sync)', async () => {
-    const h = harness();
-    await h.backend.apply(one, 'full');
+    const h = await synced();
     h.nft.failures.push('abort');
     await assert.rejects(h.backend.apply(one, 'full'), /aborted/);
     assert.equal(h.nft.sent.length, 2);
@@ -223,8 +225,7 @@ describe('NftablesBackend', () => {
   });
 
   it('sends nothing when a partial sync changes nothing in the table', async () => {
-    const h = harness();
-    await h.backend.apply(one, 'full');
+    const h = await synced();
     const r = await h.backend.apply(one, new Set([WEB]));
     assert.equal(r.partial, true);
     assert.equal(h.nft.sent.length, 1);
@@ -246,8 +247,7 @@ describe('NftablesBackend', () => {
   });
 
   it('--cleanup deletes both families’ tables and writes anew afterwards', async () => {
-    const h = harness();
-    await h.backend.apply(one, 'full');
+    const h = await synced();
     h.nft.tables.delete('ip6 svcplane');
     assert.deepEqual(await h.backend.cleanup(), { tables: 1 });
     assert.deepEqual(h.nft.deleted, ['ip svcplane', 'ip6 svcplane']);
