@@ -5,193 +5,37 @@
 // every endpoint, a SuperEdge unit rule, REJECT with no endpoints, ClientIP affinity, a NodePort with
 // externalTrafficPolicy Local, partial syncs, the rules' shape, and --cleanup.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createLayout, ipPath, type NetnsLayout } from '../../src/demo/netns.js';
+import { ipPath } from '../../src/demo/netns.js';
 import { sampleInNetns } from '../../src/demo/probe.js';
-import { KUBECTL } from './testing/kubectl.js';
+import {
+  WAIT,
+  run,
+  service,
+  slice,
+  startProxyCluster,
+  udpFlowMoves,
+  type ProxyCluster,
+  type ProxyProcess,
+} from './testing/proxy-netns.js';
 import { until } from './testing/until.js';
 
-const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
-const work = mkdtempSync(path.join(tmpdir(), 'svcplane-proxy-ipt-'));
-const WAIT = 30_000;
-
-// An HTTP server answering "node name: <its IP>" on each IP:port it is given (the demo probe parses it).
-const ECHO = `
-const http = require('node:http');
-for (const hp of process.argv.slice(1)) {
-  const [host, port] = hp.split(':');
-  http.createServer((req, res) => res.end('node name: ' + host + '\\n')).listen(Number(port), host);
-}
-process.stdout.write('listening\\n');
-`;
-
-// A UDP server answering each datagram with its own IP, on each IP:port it is given.
-const UDP_ECHO = `
-const dgram = require('node:dgram');
-for (const hp of process.argv.slice(1)) {
-  const [host, port] = hp.split(':');
-  const s = dgram.createSocket('udp4');
-  s.on('message', (m, r) => s.send(host, r.port, r.address));
-  s.bind(Number(port), host);
-}
-process.stdout.write('listening\\n');
-`;
-
-// A UDP client that keeps one source port and sends every 50 ms, printing each answer on a line.
-const UDP_CLIENT = `
-const dgram = require('node:dgram');
-const [host, port] = process.argv.slice(1);
-const s = dgram.createSocket('udp4');
-s.on('message', (m) => process.stdout.write(m.toString() + '\\n'));
-s.bind(40053, () => setInterval(() => s.send('hi', Number(port), host), 50));
-`;
-
-function run(argv: readonly string[], stdin?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      argv[0]!,
-      argv.slice(1),
-      { maxBuffer: 64 << 20, timeout: 60_000 },
-      (err, out, errOut) =>
-        err === null ? resolve(out) : reject(new Error(`${argv.join(' ')}: ${errOut || err.message}`)),
-    );
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
-}
-
-function started(child: ChildProcess, re: RegExp, what: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const t = setTimeout(() => reject(new Error(`${what} not ready: ${out}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = re.exec(out);
-      if (m !== null) {
-        clearTimeout(t);
-        resolve(m[1] ?? m[0]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${what} exited ${code}: ${out}`)));
-  });
-}
-
 describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeout: 300_000 }, () => {
-  let layout: NetnsLayout;
-  let kubeconfig: string;
-  const children: ChildProcess[] = [];
-  let proxyLog = '';
-  let proxyProc: ChildProcess;
-  const nsA = () => layout.nodes[0]!.netns;
-  const nsB = () => layout.nodes[1]!.netns;
-  const kubectl = (args: string[], stdin?: string) =>
-    run([ipPath(), 'netns', 'exec', layout.hub, KUBECTL, '--kubeconfig', kubeconfig, ...args], stdin);
-  const apply = (objs: unknown[]) =>
-    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
-  const inNs = (ns: string, argv: string[]) =>
-    spawn(ipPath(), ['netns', 'exec', ns, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let c: ProxyCluster;
+  let proxy: ProxyProcess;
+  const nsA = () => c.nsA;
+  const nsB = () => c.nsB;
+  const kubectl = (args: string[]) => c.kubectl(args);
+  const apply = (objs: unknown[]) => c.apply(objs);
   const save = (ns: string) => run([ipPath(), 'netns', 'exec', ns, 'iptables-save']);
-  const clusterIP = async (name: string) =>
-    (await kubectl(['get', 'svc', name, '-o', 'jsonpath={.spec.clusterIP}'])).trim();
-
-  const slice = (name: string, svc: string, eps: Array<[string, string]>) => ({
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { name, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
-    addressType: 'IPv4',
-    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints: eps.map(([ip, nodeName]) => ({ addresses: [ip], nodeName, conditions: { ready: true } })),
-  });
-  const service = (
-    name: string,
-    spec: Record<string, unknown> = {},
-    annotations: Record<string, string> = {},
-  ) => ({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name, namespace: 'default', annotations },
-    spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }], ...spec },
-  });
+  const clusterIP = (name: string) => c.svcField(name, '{.spec.clusterIP}');
 
   before(async () => {
-    assert.equal(
-      process.getuid?.(),
-      0,
-      'this test needs root (network namespaces, iptables): run it as root',
-    );
-    layout = await createLayout({
-      prefix: `svp${Math.random().toString(16).slice(2, 7)}`,
-      nodes: [
-        { name: 'nodea', podCIDR: '10.244.0.0/24' },
-        { name: 'nodeb', podCIDR: '10.244.1.0/24' },
-      ],
-      serviceCIDR: '10.96.0.0/16',
-    });
-    const up = spawn(
-      ipPath(),
-      [
-        'netns',
-        'exec',
-        layout.hub,
-        process.execPath,
-        BIN,
-        'up',
-        '--data-dir',
-        path.join(work, 'up'),
-        '--bind-address',
-        layout.hubIP,
-        '--secure-port',
-        '6443',
-        '--service-cluster-ip-range',
-        '10.96.0.0/16',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    children.push(up);
-    kubeconfig = await started(up, /kubeconfig: (\S+)/, 'svcplane up');
-    const a = inNs(nsA(), [process.execPath, '-e', ECHO, '10.244.0.10:8080']);
-    const b = inNs(nsB(), [process.execPath, '-e', ECHO, '10.244.1.10:8080', '10.244.1.11:8080']);
-    children.push(a, b);
-    await Promise.all([started(a, /listening/, 'pods on nodea'), started(b, /listening/, 'pods on nodeb')]);
-    await apply([
-      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'nodea', labels: { unit: 'a' } } },
-      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'nodeb', labels: { unit: 'b' } } },
-    ]);
-    const proxy = inNs(nsA(), [
-      process.execPath,
-      BIN,
-      'proxy',
-      '--kubeconfig',
-      kubeconfig,
-      '--hostname-override',
-      'nodea',
-      '--proxy-mode',
-      'iptables',
-      '--min-sync-period',
-      '0s',
-      '--metrics-bind-address',
-      '127.0.0.1:0',
-      '--healthz-bind-address',
-      '127.0.0.1:0',
-    ]);
-    children.push(proxy);
-    proxyProc = proxy;
-    proxy.stderr!.on('data', (d: Buffer) => (proxyLog += d.toString()));
-    await started(proxy, /in sync/, 'svcplane proxy');
+    c = await startProxyCluster();
+    proxy = await c.startProxy(c.nsA, 'nodea', ['--proxy-mode', 'iptables']);
   });
 
-  after(async () => {
-    for (const c of children.reverse()) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
-    if (layout !== undefined) {
-      await layout.killProcesses();
-      await layout.remove();
-    }
-    rmSync(work, { recursive: true, force: true });
-  });
+  after(() => c?.close());
 
   it('balances a cluster IP over every endpoint with kube-proxy’s chains, and syncs a change partially', async () => {
     await apply([
@@ -218,7 +62,7 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
     assert.match(rules, /-m statistic --mode random --probability 0\.33333333\d+ -j KUBE-SEP-/);
     assert.match(rules, /-j DNAT --to-destination 10\.244\.1\.11:8080/);
     // One endpoint replaced: a partial sync of that one service port, and the old DNAT gone.
-    const before = proxyLog.length;
+    const before = proxy.log().length;
     await apply([
       slice('web-1', 'web', [
         ['10.244.0.10', 'nodea'],
@@ -226,11 +70,11 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
       ]),
     ]);
     await until('the partial sync', WAIT, () =>
-      /"msg":"partial sync"[^\n]*"changed":1,/.test(proxyLog.slice(before)),
+      /"msg":"partial sync"[^\n]*"changed":1,/.test(proxy.log().slice(before)),
     );
     const after = await save(nsA());
     assert.doesNotMatch(after, /--to-destination 10\.244\.1\.11:8080/);
-    assert.doesNotMatch(proxyLog.slice(before), /"msg":"full sync"/);
+    assert.doesNotMatch(proxy.log().slice(before), /"msg":"full sync"/);
   });
 
   it('keeps a SuperEdge unit rule: nodea reaches only the endpoints on nodes of its unit', async () => {
@@ -295,7 +139,7 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
     const port = Number(
       (await kubectl(['get', 'svc', 'np', '-o', 'jsonpath={.spec.ports[0].nodePort}'])).trim(),
     );
-    const nodeA = layout.nodes[0]!.ip;
+    const nodeA = c.layout.nodes[0]!.ip;
     const answers = await until('the node port answers', WAIT, async () => {
       const got = await sampleInNetns(nsB(), nodeA, port, 10);
       return got.every((x) => x.startsWith('10.244.')) ? got : undefined;
@@ -304,7 +148,7 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
   });
 
   it('lets only loadBalancerSourceRanges reach a load-balancer IP, and accepts its health check node port', async () => {
-    const [nodeA, nodeB] = [layout.nodes[0]!.ip, layout.nodes[1]!.ip];
+    const [nodeA, nodeB] = [c.layout.nodes[0]!.ip, c.layout.nodes[1]!.ip];
     await apply([
       service('lb', {
         type: 'LoadBalancer',
@@ -329,7 +173,7 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
     });
     assert.equal(inRange.length, 3);
     // From the hub (outside the ranges) the SYN is dropped: the client times out.
-    assert.deepEqual(await sampleInNetns(layout.hub, nodeA, 80, 1), ['timeout']);
+    assert.deepEqual(await sampleInNetns(c.layout.hub, nodeA, 80, 1), ['timeout']);
     const hc = (await kubectl(['get', 'svc', 'lb', '-o', 'jsonpath={.spec.healthCheckNodePort}'])).trim();
     // As iptables-save prints them (its own argument order).
     const rules = await save(nsA());
@@ -348,52 +192,19 @@ describe('svcplane proxy --proxy-mode iptables in a network namespace', { timeou
       assert.match(rules, re);
   });
 
-  it('moves a UDP flow that keeps its source port to the new endpoint (stale conntrack entries deleted)', async () => {
-    const echo = inNs(nsB(), [process.execPath, '-e', UDP_ECHO, '10.244.1.10:5353', '10.244.1.11:5353']);
-    children.push(echo);
-    await started(echo, /listening/, 'UDP pods');
-    const udpSlice = (ip: string) => ({
-      ...slice('dns-1', 'dns', [[ip, 'nodeb']]),
-      ports: [{ name: 'dns', port: 5353, protocol: 'UDP' }],
-    });
-    await apply([
-      { ...service('dns'), spec: { ports: [{ name: 'dns', protocol: 'UDP', port: 53, targetPort: 5353 }] } },
-      udpSlice('10.244.1.10'),
-    ]);
-    const ip = await clusterIP('dns');
-    const client = inNs(nsA(), [process.execPath, '-e', UDP_CLIENT, ip, '53']);
-    children.push(client);
-    let answers = '';
-    client.stdout!.on('data', (d: Buffer) => (answers += d.toString()));
-    await until('answers from .10', WAIT, () => answers.includes('10.244.1.10'));
-    await apply([udpSlice('10.244.1.11')]);
-    const mark = answers.length;
-    await until('the same flow answered by .11', WAIT, () => answers.slice(mark).includes('10.244.1.11'));
-    await new Promise((r) => setTimeout(r, 500));
-    const tail = answers
-      .slice(answers.lastIndexOf('10.244.1.11'))
-      .split('\n')
-      .filter((l) => l !== '');
-    assert.ok(
-      tail.every((l) => l === '10.244.1.11'),
-      `after the switch only .11 answers: ${tail.join(',')}`,
-    );
-    assert.match(proxyLog, /"conntrackDeletes":[1-9]/);
-    client.kill('SIGTERM');
-  });
+  it('moves a UDP flow that keeps its source port to the new endpoint (stale conntrack entries deleted)', () =>
+    udpFlowMoves(c, proxy));
 
   it('--cleanup removes every KUBE- chain and the jumps to them', async () => {
-    const proxy = proxyProc;
-    proxy.kill('SIGTERM');
-    await new Promise((r) => proxy.once('exit', r));
+    await proxy.stop();
     assert.match(await save(nsA()), /KUBE-SERVICES/);
-    const out = await run([ipPath(), 'netns', 'exec', nsA(), process.execPath, BIN, 'proxy', '--cleanup']);
-    assert.match(out, /removed [1-9]\d* chains/);
+    const out = await c.svcplane(nsA(), ['proxy', '--cleanup']);
+    assert.match(out, /removed [1-9]\d* iptables chains/);
     assert.doesNotMatch(await save(nsA()), /KUBE-/);
     // Again, and on a node that never had rules: nothing to do, and no error.
     for (const ns of [nsA(), nsB()]) {
-      const again = await run([ipPath(), 'netns', 'exec', ns, process.execPath, BIN, 'proxy', '--cleanup']);
-      assert.match(again, /removed 0 chains/);
+      const again = await c.svcplane(ns, ['proxy', '--cleanup']);
+      assert.match(again, /removed 0 iptables chains and the jumps to them, and 0 nftables tables/);
     }
   });
 });
