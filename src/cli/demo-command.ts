@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createLayout, ipPath, type NetnsLayout } from '../demo/netns.js';
 import { stopAll, type Proc } from '../demo/processes.js';
 import { DEMO_NODES, SERVICE_CIDR, runDemo, type NetnsPlacement } from '../demo/run.js';
-import { demoPlan, nftablesUsable, type DemoProxyMode } from './demo-mode.js';
+import { demoPlan, nftablesUsable, nodeRulesReader, type DemoProxyMode } from './demo-mode.js';
 import { durationFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
 import { ensureDataDir } from './serve.js';
 
@@ -112,7 +112,11 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
   if (typeof values['inside'] === 'string') {
     const placement = JSON.parse(readFileSync(values['inside'], 'utf8')) as NetnsPlacement;
     const proxyMode = plan.proxy === 'nftables' ? 'nftables' : 'iptables';
-    return runHere({ bin: BIN, dataDir, keep, out, netns: placement, proxyMode, timeoutMs }, stopped);
+    const readRules = nodeRulesReader(proxyMode);
+    return runHere(
+      { bin: BIN, dataDir, keep, out, netns: placement, proxyMode, readRules, timeoutMs },
+      stopped,
+    );
   }
   if (plan.layout === 'userspace')
     return runHere({ bin: BIN, dataDir, keep, out, proxyMode: 'userspace', timeoutMs }, stopped);

@@ -2,6 +2,8 @@
 // whether the kernel takes the nftables mode's table, which decides the default proxy mode as root.
 import { errText } from '../api/err-text.js';
 import { NFT_TABLE } from '../core/proxy/nftables.js';
+import { iptablesNodeRules, nftNodeRules, type NodeRules } from '../core/demo/node-rules.js';
+import { iptablesRunner } from '../proxy/iptables-runner.js';
 import { nftRunner } from '../proxy/nft-runner.js';
 import { UsageError } from './flags.js';
 
@@ -63,4 +65,22 @@ export async function nftablesUsable(netns: string): Promise<{ ok: true } | { ok
   } catch (e) {
     return { ok: false, reason: errText(e) };
   }
+}
+
+/**
+ * Reads what the rules of `mode` in a node's namespace do with TCP to ip:port: nftables lists the mode's
+ * `ip` table (as JSON), iptables saves the nat and filter tables. Listing is the demo's, never the proxy's.
+ */
+export function nodeRulesReader(
+  mode: 'nftables' | 'iptables',
+): (netns: string, ip: string, port: number) => Promise<NodeRules> {
+  if (mode === 'nftables')
+    return async (netns, ip, port) => {
+      const items = await nftRunner({ netns }).listTable('ip', NFT_TABLE);
+      return items === undefined ? { kind: 'none' } : nftNodeRules(items, ip, port);
+    };
+  return async (netns, ip, port) => {
+    const runner = iptablesRunner({ family: 4, netns });
+    return iptablesNodeRules(await runner.save('nat'), await runner.save('filter'), ip, port);
+  };
 }

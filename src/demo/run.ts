@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { chooseLoopbackBlocks, parseProcNetTcp, type Listener } from '../core/demo/loopback.js';
+import type { NodeRules } from '../core/demo/node-rules.js';
 import { listenAddress } from '../core/proxy/listen.js';
 import { NFT_TABLE } from '../core/proxy/nftables.js';
 import { Client } from '../runtime/client.js';
@@ -46,6 +47,8 @@ export interface RunOptions {
   readonly netns?: NetnsPlacement;
   /** The proxies' --proxy-mode: a kernel mode with `netns`, userspace without. */
   readonly proxyMode: 'nftables' | 'iptables' | 'userspace';
+  /** Kernel modes: reads what the rules in a node's namespace do with a cluster IP and port. */
+  readonly readRules?: (netns: string, ip: string, port: number) => Promise<NodeRules>;
   readonly timeoutMs: number;
   /** Resolves when the user asks to stop (Ctrl-C). */
   readonly stopped: Promise<void>;
@@ -196,6 +199,14 @@ export async function runDemo(o: RunOptions): Promise<number> {
     const scenario = new Scenario({
       client: new Client(transport),
       nodes: DEMO_NODES,
+      ...(o.readRules === undefined || o.netns === undefined
+        ? {}
+        : {
+            rules: {
+              title: `RULES (${mode})`,
+              read: (n: DemoNode, ip: string, port: number) => o.readRules!(place(n.name)!.netns, ip, port),
+            },
+          }),
       out: o.out,
       timeoutMs: o.timeoutMs,
       reach: (n, ip, port) =>
