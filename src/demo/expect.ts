@@ -78,10 +78,12 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly st
 
 /**
  * A node's rules for a Service, as the demo's table shows them: `dnat node1,node2` (the nodes of the
- * endpoints its rules DNAT to; an address of no ready endpoint as itself), `reject`, `drop` or `none`.
+ * endpoints its rules DNAT to; an address of no ready endpoint as itself; `dnat nowhere`), `reject`,
+ * `drop` or `none` (the rules do not know the destination).
  */
 export function rulesCell(rules: NodeRules, endpoints: readonly ReadyEndpoint[]): string {
   if (rules.kind !== 'dnat') return rules.kind;
+  if (rules.targets.length === 0) return 'dnat nowhere';
   const nodes = rules.targets.map((t) => {
     const ip = t.slice(0, t.lastIndexOf(':'));
     return endpoints.find((e) => e.ip === ip)?.node ?? t;
