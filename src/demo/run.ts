@@ -237,7 +237,14 @@ export async function runDemo(o: RunOptions): Promise<number> {
         o.netns === undefined
           ? `kubectl --kubeconfig ${kubeconfig}`
           : `ip netns exec ${o.netns.hub} kubectl --kubeconfig ${kubeconfig}`;
-      o.out(`\n--keep: the cluster keeps running until Ctrl-C. Try:\n  ${kc} get nodes,svc,endpointslices`);
+      const node0 = o.netns?.nodes[0]?.netns;
+      const rules =
+        node0 === undefined
+          ? ''
+          : `\n  ip netns exec ${node0} ${mode === 'nftables' ? `nft list table ip ${NFT_TABLE}` : 'iptables-save -t nat'}`;
+      o.out(
+        `\n--keep: the cluster keeps running until Ctrl-C. Try:\n  ${kc} get nodes,svc,endpointslices${rules}`,
+      );
       await o.stopped;
     }
     return scenario.failures === 0 ? 0 : 1;
