@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { createLayout, ipPath, type NetnsLayout } from '../demo/netns.js';
 import { stopAll, type Proc } from '../demo/processes.js';
 import { DEMO_NODES, SERVICE_CIDR, runDemo, type NetnsPlacement } from '../demo/run.js';
-import { UsageError, durationFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
+import { demoPlan, nftablesUsable, nodeRulesReader, type DemoProxyMode } from './demo-mode.js';
+import { durationFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
 import { ensureDataDir } from './serve.js';
 
-export const DEMO_HELP = `Usage: svcplane demo [--keep] [--mode auto|netns|userspace]
+export const DEMO_HELP = `Usage: svcplane demo [--keep] [--mode auto|netns|userspace] [--proxy-mode nftables|iptables|userspace]
 
 Runs SuperEdge's service-group example and an ordered topologyKeys example on this machine, with real
 traffic. It starts the all-in-one server
@@ -21,11 +22,15 @@ answered. Then it moves node0 to nodeunit2, and shows ordered topologyKeys witho
 exits 0 when every node reached exactly what its topology rules allow.
 
 As root, every node is a network namespace the demo creates (and removes): the pods are echo servers on
-their IPs inside it, and the proxy writes iptables rules there. Without root, everything runs on loopback
-and the proxies run in userspace mode.
+their IPs inside it, and the proxy writes its rules there, in nftables mode where the kernel takes the
+mode's table (nft is installed and accepts an ip table in a new namespace), else in iptables mode. Without
+root, everything runs on loopback and the proxies run in userspace mode.
 
 Flags:
   --mode auto|netns|userspace   default auto: netns as root, userspace otherwise
+  --proxy-mode MODE             nftables or iptables (netns layout, root), or userspace (loopback layout);
+                                default: nftables where the kernel takes it, else iptables, as root;
+                                userspace otherwise
   --keep                        leave it running (until Ctrl-C), with a kubeconfig to explore
   --data-dir DIR                logs, the server's store and kubeconfigs (default: a new directory in $TMPDIR)
   --timeout DURATION            how long each step may take to converge (default 60s)
@@ -33,6 +38,7 @@ Flags:
 
 const FLAGS = {
   mode: { type: 'string' },
+  'proxy-mode': { type: 'string' },
   keep: { type: 'boolean' },
   'data-dir': { type: 'string' },
   timeout: { type: 'string' },
@@ -82,9 +88,17 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
   const { values, positionals } = flags;
   noExtraArgs(positionals);
   const root = process.getuid?.() === 0;
-  const mode = oneOf('mode', values['mode'], ['auto', 'netns', 'userspace'] as const, 'auto');
-  if (mode === 'netns' && !root)
-    throw new UsageError('--mode netns needs root (it creates network namespaces)');
+  const layoutFlag = oneOf('mode', values['mode'], ['auto', 'netns', 'userspace'] as const, 'auto');
+  const proxyFlag =
+    values['proxy-mode'] === undefined
+      ? undefined
+      : oneOf<DemoProxyMode>(
+          'proxy-mode',
+          values['proxy-mode'],
+          ['nftables', 'iptables', 'userspace'],
+          'nftables',
+        );
+  const plan = demoPlan(root, layoutFlag, proxyFlag);
   const timeoutMs = durationFlag('timeout', values['timeout'], 1000) ?? 60_000;
   const keep = values['keep'] === true;
   const dataDir =
@@ -97,10 +111,15 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
   // Inside the hub namespace of a layout the outer run made.
   if (typeof values['inside'] === 'string') {
     const placement = JSON.parse(readFileSync(values['inside'], 'utf8')) as NetnsPlacement;
-    return runHere({ bin: BIN, dataDir, keep, out, netns: placement, timeoutMs }, stopped);
+    const proxyMode = plan.proxy === 'nftables' ? 'nftables' : 'iptables';
+    const readRules = nodeRulesReader(proxyMode);
+    return runHere(
+      { bin: BIN, dataDir, keep, out, netns: placement, proxyMode, readRules, timeoutMs },
+      stopped,
+    );
   }
-  if (mode === 'userspace' || (mode === 'auto' && !root))
-    return runHere({ bin: BIN, dataDir, keep, out, timeoutMs }, stopped);
+  if (plan.layout === 'userspace')
+    return runHere({ bin: BIN, dataDir, keep, out, proxyMode: 'userspace', timeoutMs }, stopped);
 
   // As root: make the namespaces, run the demo inside the hub, and remove everything afterwards, however
   // the run ends (an interrupt included). Removing a namespace removes its interfaces and rules.
@@ -117,6 +136,17 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
       hubIP: layout.hubIP,
       nodes: layout.nodes.map((n) => ({ name: n.name, netns: n.netns, ip: n.ip, podCIDR: n.podCIDR })),
     };
+    let proxyMode = plan.proxy;
+    if (proxyMode === 'kernel' || proxyMode === 'nftables') {
+      const nft = await nftablesUsable(layout.nodes[0]!.netns);
+      if (!nft.ok && proxyMode === 'nftables') {
+        out(`svcplane demo: --proxy-mode nftables cannot run here: ${nft.reason}`);
+        return 1;
+      }
+      if (!nft.ok)
+        out(`svcplane demo: nftables mode cannot run here (${nft.reason}); the proxies use iptables mode`);
+      proxyMode = nft.ok ? 'nftables' : 'iptables';
+    }
     const file = join(dataDir, 'layout.json');
     writeFileSync(file, JSON.stringify(placement));
     const inner = spawn(
@@ -130,6 +160,8 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
         'demo',
         '--inside',
         file,
+        '--proxy-mode',
+        proxyMode,
         '--data-dir',
         dataDir,
         '--timeout',

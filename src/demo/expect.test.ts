@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { answersFit, expectedForOrderedKeys, expectedForUnitKey, table, tally } from './expect.js';
+import type { NodeRules } from '../core/demo/node-rules.js';
+import {
+  answersFit,
+  expectedForOrderedKeys,
+  expectedForUnitKey,
+  rulesCell,
+  rulesFit,
+  table,
+  tally,
+} from './expect.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const labels = new Map<string, Record<string, string>>([
@@ -53,5 +62,24 @@ describe('demo expectations', () => {
   it('tally and table render what the demo prints', () => {
     assert.equal(tally(['node2', 'node1', 'node2']), 'node1 ×1, node2 ×2');
     assert.equal(table(['A', 'BB'], [['xyz', 'q']]), 'A    BB\nxyz  q');
+  });
+
+  it("a node's rules fit when they DNAT to exactly the expected nodes' endpoints, or refuse when none is expected", () => {
+    const dnat = (...targets: string[]): NodeRules => ({ kind: 'dnat', chain: 'service-X', targets });
+    const table: Array<[NodeRules, Set<string>, boolean, string]> = [
+      [dnat('10.244.1.2:8080', '10.244.2.2:8080'), set('node1', 'node2'), true, 'dnat node1,node2'],
+      [dnat('10.244.1.2:8080'), set('node1', 'node2'), false, 'dnat node1'],
+      [dnat('10.244.0.2:8080', '10.244.1.2:8080'), set('node1'), false, 'dnat node0,node1'],
+      [dnat('10.244.9.9:8080'), set('node1'), false, 'dnat 10.244.9.9:8080'],
+      [dnat(), set('node1'), false, 'dnat nowhere'],
+      [{ kind: 'reject' }, set(), true, 'reject'],
+      [{ kind: 'drop' }, set(), false, 'drop'],
+      [{ kind: 'none' }, set(), false, 'none'],
+      [{ kind: 'reject' }, set('node1'), false, 'reject'],
+    ];
+    for (const [rules, expected, fits, cell] of table) {
+      assert.equal(rulesFit(rules, eps, expected), fits, JSON.stringify([rules, [...expected]]));
+      assert.equal(rulesCell(rules, eps), cell);
+    }
   });
 });

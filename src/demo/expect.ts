@@ -5,6 +5,7 @@
 // - the ordered `spec.topologyKeys` example: the first key the node has a label for that matches some
 //   endpoint's node wins; `"*"` means any endpoint; no match (or no label) and no `"*"`: refused.
 // Pure: the caller passes the slices' ready endpoints (address → node) and the nodes' labels.
+import type { NodeRules } from '../core/demo/node-rules.js';
 
 export interface ReadyEndpoint {
   readonly ip: string;
@@ -73,4 +74,35 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly st
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+/**
+ * A node's rules for a Service, as the demo's table shows them: `dnat node1,node2` (the nodes of the
+ * endpoints its rules DNAT to; an address of no ready endpoint as itself; `dnat nowhere`), `reject`,
+ * `drop` or `none` (the rules do not know the destination).
+ */
+export function rulesCell(rules: NodeRules, endpoints: readonly ReadyEndpoint[]): string {
+  if (rules.kind !== 'dnat') return rules.kind;
+  if (rules.targets.length === 0) return 'dnat nowhere';
+  const nodes = rules.targets.map((t) => {
+    const ip = t.slice(0, t.lastIndexOf(':'));
+    return endpoints.find((e) => e.ip === ip)?.node ?? t;
+  });
+  return `dnat ${[...new Set(nodes)].sort().join(',')}`;
+}
+
+/**
+ * Whether a node's rules fit an expectation: DNAT to exactly the ready endpoints of the expected nodes,
+ * or, when nothing is expected, a refusal.
+ */
+export function rulesFit(
+  rules: NodeRules,
+  endpoints: readonly ReadyEndpoint[],
+  expected: ReadonlySet<string>,
+): boolean {
+  if (expected.size === 0) return rules.kind === 'reject';
+  if (rules.kind !== 'dnat') return false;
+  const want = endpoints.filter((e) => expected.has(e.node)).map((e) => e.ip);
+  const got = rules.targets.map((t) => t.slice(0, t.lastIndexOf(':')));
+  return got.length === new Set(want).size && got.every((ip) => want.includes(ip));
 }

@@ -4,7 +4,7 @@
 // Two layouts:
 // - netns (root): this process runs in the hub namespace of a layout the caller made (demo-command.ts);
 //   the API server listens on the hub's bridge address, and each node's processes run in its own
-//   namespace, where its pods answer on their IPs and its proxy writes iptables rules.
+//   namespace, where its pods answer on their IPs and its proxy writes nftables or iptables rules.
 // - userspace (no root): everything on loopback; pods on 127.P.N.x, and each node's proxy listens for
 //   a cluster IP at the address with the same host bits in its own 127.(S+N).0.0/16. P and S are the
 //   first blocks nobody listens in (10 and 20 on a quiet machine; core/demo/loopback.ts).
@@ -12,7 +12,9 @@ import { readFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { chooseLoopbackBlocks, parseProcNetTcp, type Listener } from '../core/demo/loopback.js';
+import type { NodeRules } from '../core/demo/node-rules.js';
 import { listenAddress } from '../core/proxy/listen.js';
+import { NFT_TABLE } from '../core/proxy/nftables.js';
 import { Client } from '../runtime/client.js';
 import { makeDirs } from '../storage/make-dirs.js';
 import { kubeconfigTransport } from '../runtime/kubeconfig.js';
@@ -43,12 +45,23 @@ export interface RunOptions {
   readonly keep: boolean;
   readonly out: (s: string) => void;
   readonly netns?: NetnsPlacement;
+  /** The proxies' --proxy-mode: a kernel mode with `netns`, userspace without. */
+  readonly proxyMode: 'nftables' | 'iptables' | 'userspace';
+  /** Kernel modes: reads what the rules in a node's namespace do with a cluster IP and port. */
+  readonly readRules?: (netns: string, ip: string, port: number) => Promise<NodeRules>;
   readonly timeoutMs: number;
   /** Resolves when the user asks to stop (Ctrl-C). */
   readonly stopped: Promise<void>;
   /** The processes started, for the caller to stop on an interrupt (runDemo stops them when it ends). */
   readonly procs: Proc[];
 }
+
+/** What each node's proxy writes, by mode (userspace runs on loopback only, kernel modes in namespaces). */
+const RULES = {
+  nftables: `nftables rules (its table ip ${NFT_TABLE})`,
+  iptables: 'iptables rules (KUBE-* chains)',
+  userspace: 'no rules (it forwards in its process)',
+} as const;
 
 /** Userspace listeners take Service port + this: binding port 80 needs root. */
 const PORT_OFFSET = 10_000;
@@ -93,7 +106,7 @@ export async function runDemo(o: RunOptions): Promise<number> {
     procs.push(p);
     return p;
   };
-  const mode = o.netns === undefined ? 'userspace' : 'iptables';
+  const mode = o.proxyMode;
   const choice = o.netns === undefined ? loopbackBlocks() : undefined;
   if (choice !== undefined && 'conflict' in choice) {
     o.out(
@@ -112,7 +125,7 @@ export async function runDemo(o: RunOptions): Promise<number> {
             `  Pods answer on 127.${blocks!.pods}.N.x (node N). A node reaches a cluster IP at a loopback stand-in with\n` +
             '  the same host bits, on the Service port + 10000 (binding port 80 needs root); the stand-ins are shown below.'
         : `svcplane demo: three network namespaces (${o.netns.nodes.map((n) => n.netns).join(', ')}), one per node; ` +
-            'pods answer on their IPs inside them, and each proxy writes iptables rules there.',
+            `pods answer on their IPs inside them, and each proxy writes ${RULES[mode]} there.`,
     );
     const up = start('up', undefined, [
       'up',
@@ -186,6 +199,14 @@ export async function runDemo(o: RunOptions): Promise<number> {
     const scenario = new Scenario({
       client: new Client(transport),
       nodes: DEMO_NODES,
+      ...(o.readRules === undefined || o.netns === undefined
+        ? {}
+        : {
+            rules: {
+              title: `RULES (${mode})`,
+              read: (n: DemoNode, ip: string, port: number) => o.readRules!(place(n.name)!.netns, ip, port),
+            },
+          }),
       out: o.out,
       timeoutMs: o.timeoutMs,
       reach: (n, ip, port) =>
@@ -216,7 +237,14 @@ export async function runDemo(o: RunOptions): Promise<number> {
         o.netns === undefined
           ? `kubectl --kubeconfig ${kubeconfig}`
           : `ip netns exec ${o.netns.hub} kubectl --kubeconfig ${kubeconfig}`;
-      o.out(`\n--keep: the cluster keeps running until Ctrl-C. Try:\n  ${kc} get nodes,svc,endpointslices`);
+      const node0 = o.netns?.nodes[0]?.netns;
+      const rules =
+        node0 === undefined
+          ? ''
+          : `\n  ip netns exec ${node0} ${mode === 'nftables' ? `nft list table ip ${NFT_TABLE}` : 'iptables-save -t nat'}`;
+      o.out(
+        `\n--keep: the cluster keeps running until Ctrl-C. Try:\n  ${kc} get nodes,svc,endpointslices${rules}`,
+      );
       await o.stopped;
     }
     return scenario.failures === 0 ? 0 : 1;

@@ -6,10 +6,13 @@ import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
 import { LABEL_SERVICE_NAME } from '../core/endpointslices/types.js';
 import type { Client } from '../runtime/client.js';
+import type { NodeRules } from '../core/demo/node-rules.js';
 import {
   answersFit,
   expectedForOrderedKeys,
   expectedForUnitKey,
+  rulesCell,
+  rulesFit,
   table,
   tally,
   type NodeLabels,
@@ -42,6 +45,14 @@ export interface ScenarioHost {
   probe(node: DemoNode, ip: string, port: number, count: number): Promise<Answer[]>;
   /** Where the client on `node` reaches ip:port (the cluster IP itself, or a userspace stand-in). */
   reach(node: DemoNode, ip: string, port: number): { host: string; port: number };
+  /**
+   * Kernel proxy modes: what `node`'s rules do with ip:port, shown in a column headed `title`; a row
+   * fits only when they DNAT to exactly the expected nodes' endpoints (or refuse when none is expected).
+   */
+  readonly rules?: {
+    readonly title: string;
+    read(node: DemoNode, ip: string, port: number): Promise<NodeRules>;
+  };
   readonly out: (s: string) => void;
   readonly timeoutMs: number;
 }
@@ -161,8 +172,12 @@ export class Scenario {
       for (const n of this.h.nodes) {
         const expected = expect(n.name, eps, labels);
         const at = this.h.reach(n, ip, port);
+        const rules = await this.h.rules?.read(n, ip, port);
         const answers = await this.h.probe(n, at.host, at.port, REQUESTS);
-        const fits = answersFit(answers, expected) && (must?.(n, answers) ?? true);
+        const fits =
+          answersFit(answers, expected) &&
+          (rules === undefined || rulesFit(rules, eps, expected)) &&
+          (must?.(n, answers) ?? true);
         ok &&= fits;
         const l = labels.get(n.name) ?? {};
         rows.push([
@@ -171,6 +186,7 @@ export class Scenario {
           l[ZONE_KEY] ?? '-',
           tally(answers),
           expected.size === 0 ? 'refused' : [...expected].sort().join(','),
+          ...(rules === undefined ? [] : [rulesCell(rules, eps)]),
           fits ? 'ok' : 'WRONG',
         ]);
       }
@@ -191,7 +207,18 @@ export class Scenario {
         '\n',
     );
     this.h.out(
-      table(['NODE', 'UNIT (zone1)', 'ZONE', '"node name:" OF THE ANSWERS', 'EXPECTED', ''], rows)
+      table(
+        [
+          'NODE',
+          'UNIT (zone1)',
+          'ZONE',
+          '"node name:" OF THE ANSWERS',
+          'EXPECTED',
+          ...(this.h.rules === undefined ? [] : [this.h.rules.title]),
+          '',
+        ],
+        rows,
+      )
         .split('\n')
         .map((l) => `  ${l}`)
         .join('\n'),

@@ -1,6 +1,8 @@
-// `svcplane demo` end to end: as root in network namespaces with the proxies in iptables mode, and on
-// loopback with the proxies in userspace mode. Each run must finish with every table row fitting the
-// topology rules' expectations, and leave no namespace or process behind, an interrupted run included.
+// `svcplane demo` end to end: as root in network namespaces with the proxies in nftables mode (the default
+// where the kernel takes the mode's table) and in iptables mode (--proxy-mode iptables), and on loopback
+// with the proxies in userspace mode. Each run must finish with every table row fitting the topology
+// rules' expectations (in the kernel modes, the rules read back from each node too), and leave no
+// namespace or process behind, an interrupted run included.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -19,6 +21,23 @@ const namespaces = (): string[] =>
     .split('\n')
     .map((l) => l.trim().split(/\s+/)[0] ?? '')
     .filter((n) => n.startsWith('svd'));
+
+/** Whether nft accepts an `ip` table in a fresh namespace (validated only; the namespace is removed). */
+function nftTakesATable(): boolean {
+  const ns = `svdprobe${process.pid}`;
+  execFileSync(IP, ['netns', 'add', ns]);
+  try {
+    execFileSync(IP, ['netns', 'exec', ns, 'nft', '-c', '-f', '-'], {
+      input: 'add table ip svcplane\n',
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    execFileSync(IP, ['netns', 'del', ns]);
+  }
+}
 
 /** svcplane processes started with this data dir still alive. */
 const survivors = (dir: string): string[] =>
@@ -59,17 +78,25 @@ function demo(args: string[], opts: { interruptOn?: RegExp; as?: string[] } = {}
   });
 }
 
-/** The rows of every printed table: [node, unit, zone, answers, expected, verdict]. */
+/** The rows of every printed table: [node, unit, zone, answers, expected, (rules,) verdict]. */
 const rows = (out: string): string[][] =>
   out
     .split('\n')
     .filter((l) => /^ {2}node\d /.test(l))
     .map((l) => l.trim().split(/ {2,}/));
 
-function checkTables(out: string): void {
+/** `rules`: the kernel mode whose rules each row must show, read back from the node. */
+function checkTables(out: string, rules?: 'nftables' | 'iptables'): void {
   const r = rows(out);
   assert.equal(r.length, 12, `four tables of three nodes:\n${out}`);
   for (const row of r) assert.equal(row[row.length - 1], 'ok', `row ${row.join(' | ')}\n${out}`);
+  const headers = out.split('\n').filter((l) => /^ {2}NODE /.test(l));
+  assert.equal(headers.length, 4);
+  for (const h of headers) assert.equal(h.includes(`RULES (${rules})`), rules !== undefined, h);
+  // The rules column: DNAT to exactly the expected nodes' pods, or a refusal where nothing is expected.
+  for (const row of r)
+    if (rules === undefined) assert.equal(row.length, 6, row.join(' | '));
+    else assert.equal(row[5], row[4] === 'refused' ? 'reject' : `dnat ${row[4]}`, row.join(' | '));
   // Table 1: node0 (nodeunit1) only ever reaches node0's pods; node1 and node2 never reach node0's.
   const [t1, t2, t3, t4] = [r.slice(0, 3), r.slice(3, 6), r.slice(6, 9), r.slice(9, 12)];
   assert.match(t1[0]![3]!, /^node0 ×12$/);
@@ -83,18 +110,41 @@ function checkTables(out: string): void {
 }
 
 describe('svcplane demo', { timeout: 600_000 }, () => {
-  it('as root, in network namespaces with iptables proxies: the examples’ tables, and nothing left after', async () => {
+  it('as root, in network namespaces with nftables proxies by default: the tables, the rules, and nothing left after', async () => {
     assert.equal(
       process.getuid?.(),
       0,
-      'this test needs root (network namespaces, iptables): run it as root',
+      'this test needs root (network namespaces, nftables, iptables): run it as root',
     );
+    // The default is nftables where nft takes an ip table in a fresh namespace, else iptables with a note.
+    const kernelHasNft = nftTakesATable();
     const dir = path.join(work, 'netns');
     const run = await demo(['--mode', 'netns', '--data-dir', dir]);
     assert.equal(run.code, 0, `exit ${run.code}\n${run.out}\n${run.err}`);
     assert.match(run.out, /network namespaces/);
-    checkTables(run.out);
+    if (kernelHasNft) {
+      assert.match(run.out, /each proxy writes nftables rules \(its table ip svcplane\) there/);
+      assert.match(run.out, /a proxy in nftables mode/);
+      assert.doesNotMatch(run.out, /nftables mode cannot run here/);
+    } else {
+      assert.match(
+        run.out,
+        /^svcplane demo: nftables mode cannot run here \(.+\); the proxies use iptables mode$/m,
+      );
+    }
+    checkTables(run.out, kernelHasNft ? 'nftables' : 'iptables');
     assert.match(run.out, /every node reached exactly the endpoints its topology allows/);
+    assert.deepEqual(namespaces(), []);
+    assert.deepEqual(survivors(dir), []);
+  });
+
+  it('as root with --proxy-mode iptables: the same tables through the iptables rules', async () => {
+    const dir = path.join(work, 'iptables');
+    const run = await demo(['--proxy-mode', 'iptables', '--data-dir', dir]);
+    assert.equal(run.code, 0, `exit ${run.code}\n${run.out}\n${run.err}`);
+    assert.match(run.out, /each proxy writes iptables rules \(KUBE-\* chains\) there/);
+    assert.match(run.out, /a proxy in iptables mode/);
+    checkTables(run.out, 'iptables');
     assert.deepEqual(namespaces(), []);
     assert.deepEqual(survivors(dir), []);
   });
@@ -138,9 +188,23 @@ describe('svcplane demo', { timeout: 600_000 }, () => {
     assert.deepEqual(survivors(dir), []);
   });
 
-  it('bad input: a usage error', async () => {
-    const run = await demo(['--mode', 'sideways']);
-    assert.equal(run.code, 2);
-    assert.match(run.err, /--mode/);
+  it('bad input: a usage error (exit 2), a kernel proxy mode without root included', async () => {
+    const table: Array<[string[], RegExp, string[]?]> = [
+      [['--mode', 'sideways'], /--mode/],
+      [
+        ['--proxy-mode', 'ipvs'],
+        /invalid value "ipvs" for --proxy-mode: want one of nftables, iptables, userspace/,
+      ],
+      [['--mode', 'userspace', '--proxy-mode', 'nftables'], /--mode userspace .* no --proxy-mode nftables/],
+      [['--mode', 'netns', '--proxy-mode', 'userspace'], /--mode netns .* no --proxy-mode userspace/],
+      [['--proxy-mode', 'nftables'], /--proxy-mode nftables needs root/, NOBODY],
+      [['--proxy-mode', 'iptables'], /--proxy-mode iptables needs root/, NOBODY],
+    ];
+    for (const [args, message, as] of table) {
+      const run = await demo(args, as === undefined ? {} : { as });
+      assert.equal(run.code, 2, `${args.join(' ')}: exit ${run.code}\n${run.out}\n${run.err}`);
+      assert.match(run.err, message);
+    }
+    assert.deepEqual(namespaces(), []);
   });
 });
