@@ -5,7 +5,10 @@ import type { ServicePortState } from '../../src/core/proxy/types.js';
 import { ipPath } from '../../src/demo/netns.js';
 import { findProgram, runOut } from './programs.js';
 
-/** The name of the `service-…` chain the nftables mode gives an IPv4 Service port (its endpoints do not matter). */
+/**
+ * The name of the `service-…` chain the nftables mode gives an IPv4 Service port with endpoints (which
+ * endpoints does not matter).
+ */
 export function nftServiceChain(st: ServicePortState): string {
   const owned = nftModel(new Map([[st.key, st]]), { family: 4 }).owned.get(st.key);
   const chain = owned?.chains.find((c) => c.startsWith('service-'));

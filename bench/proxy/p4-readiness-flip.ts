@@ -393,7 +393,10 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
   }
 }
 
-/** Service s of P4's cluster as the proxy sees it (enough to name its nftables chain). */
+/**
+ * Service s of P4's cluster as the proxy sees it, enough to name its nftables chain (which only a port with
+ * endpoints has; which ones does not change the name).
+ */
 function p4ServicePort(shape: Sizes['shape'], s: number): ServicePortState {
   const namespace = namespaceOf(shape, s);
   const name = serviceName(s);
@@ -407,8 +410,8 @@ function p4ServicePort(shape: Sizes['shape'], s: number): ServicePortState {
     port: 80,
     externalIPs: [],
     loadBalancerIPs: [],
-    internal: [],
-    external: [],
+    internal: [{ ip: '10.128.0.1', port: 8080, local: false, ready: true }],
+    external: [{ ip: '10.128.0.1', port: 8080, local: false, ready: true }],
     externalLocal: false,
     internalLocal: false,
   };
