@@ -6,13 +6,29 @@ import { ipPath } from '../../src/demo/netns.js';
 import { findProgram, runOut } from './programs.js';
 
 /**
- * The name of the `service-…` chain the nftables mode gives an IPv4 Service port with endpoints (which
- * endpoints does not matter).
+ * The name of the `service-…` chain the nftables mode gives an IPv4 TCP Service port with endpoints (which
+ * endpoints, which cluster IP and which port do not matter: the name comes from the port's identity).
  */
-export function nftServiceChain(st: ServicePortState): string {
-  const owned = nftModel(new Map([[st.key, st]]), { family: 4 }).owned.get(st.key);
-  const chain = owned?.chains.find((c) => c.startsWith('service-'));
-  if (chain === undefined) throw new Error(`no IPv4 service chain for ${st.key}`);
+export function nftServiceChain(port: { namespace: string; name: string; portName: string }): string {
+  const key = `${port.namespace}/${port.name}${port.portName === '' ? '' : `:${port.portName}`}`;
+  const ep = { ip: '10.0.0.1', port: 8080, local: false, ready: true };
+  const st: ServicePortState = {
+    ...port,
+    key,
+    protocol: 'TCP',
+    clusterIPs: ['10.0.0.2'],
+    port: 80,
+    externalIPs: [],
+    loadBalancerIPs: [],
+    internal: [ep],
+    external: [ep],
+    externalLocal: false,
+    internalLocal: false,
+  };
+  const chain = nftModel(new Map([[key, st]]), { family: 4 })
+    .owned.get(key)
+    ?.chains.find((c) => c.startsWith('service-'));
+  if (chain === undefined) throw new Error(`no IPv4 service chain for ${key}`);
   return chain;
 }
 

@@ -8,7 +8,6 @@ import { performance } from 'node:perf_hooks';
 import { sepChain } from '../../src/core/proxy/chain-names.js';
 import { parseSaveChains } from '../../src/core/proxy/iptables.js';
 import { iptablesRunner } from '../../src/proxy/iptables-runner.js';
-import type { ServicePortState } from '../../src/core/proxy/types.js';
 import { prng } from '../../src/storage/testing/helpers.js';
 import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from '../lib/cluster.js';
 import { ensureDep } from '../lib/deps.js';
@@ -253,7 +252,10 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
       const key = `${namespaceOf(shape, s)}/${serviceName(s)}:http`;
       const ip = podPlacement(shape, s, r).ip;
       if (ipt !== undefined) return (await ipt.save('nat')).includes(`:${sepChain(key, 'TCP', ip, 8080)} `);
-      const eps = await nftChainEndpoints(netns, nftServiceChain(p4ServicePort(shape, s)));
+      const eps = await nftChainEndpoints(
+        netns,
+        nftServiceChain({ namespace: namespaceOf(shape, s), name: serviceName(s), portName: 'http' }),
+      );
       return eps?.has(`${ip}:8080`) ?? false;
     };
     const random = prng(SEED);
@@ -391,28 +393,4 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
     ns?.remove();
     rmSync(root, { recursive: true, force: true });
   }
-}
-
-/**
- * Service s of P4's cluster as the proxy sees it, enough to name its nftables chain (which only a port with
- * endpoints has; which ones does not change the name).
- */
-function p4ServicePort(shape: Sizes['shape'], s: number): ServicePortState {
-  const namespace = namespaceOf(shape, s);
-  const name = serviceName(s);
-  return {
-    key: `${namespace}/${name}:http`,
-    namespace,
-    name,
-    portName: 'http',
-    protocol: 'TCP',
-    clusterIPs: ['10.96.0.10'],
-    port: 80,
-    externalIPs: [],
-    loadBalancerIPs: [],
-    internal: [{ ip: '10.128.0.1', port: 8080, local: false, ready: true }],
-    external: [{ ip: '10.128.0.1', port: 8080, local: false, ready: true }],
-    externalLocal: false,
-    internalLocal: false,
-  };
 }
