@@ -1,6 +1,6 @@
 // `npm run bench -- proxy`: the node proxy's userspace data plane against HAProxy (P8a), the cost of an
-// iptables sync at 10,000 Services (P8b), and a pod readiness flip to the iptables rules of a node (P4).
-// SVCPLANE_BENCH_PROXY_STEPS=p8a,p8b,p4 runs a subset. Method and latest figures: docs/benchmarks.md (proxy).
+// iptables and of an nftables sync at 10,000 Services (P8b), and a pod readiness flip to the rules of a node
+// (P4, nftables mode by default). SVCPLANE_BENCH_PROXY_STEPS=p8a,p8b,p8b-nftables,p4 runs a subset. Method and latest figures: docs/benchmarks.md (proxy).
 import { cpus, loadavg } from 'node:os';
 import { coresWindow } from '../lib/machine.js';
 import { median, round, type BenchContext, type BenchResult, tableRow as row } from '../run.js';
@@ -8,11 +8,12 @@ import { SEED, FULL, QUICK } from './shape.js';
 import { type LoadKind } from './load-generator.js';
 import { type Mode, runP8a } from './p8a-userspace.js';
 import { type FlavorResult, runP8b } from './p8b-iptables-sync.js';
+import { type NftApplyTiming, runP8bNftables } from './p8b-nftables-sync.js';
 import { runP4 } from './p4-readiness-flip.js';
 
 export async function run(ctx: BenchContext): Promise<BenchResult> {
   const z = ctx.quick ? QUICK : FULL;
-  const steps = new Set((process.env.SVCPLANE_BENCH_PROXY_STEPS ?? 'p8a,p8b,p4').split(','));
+  const steps = new Set((process.env.SVCPLANE_BENCH_PROXY_STEPS ?? 'p8a,p8b,p8b-nftables,p4').split(','));
   const load0 = loadavg();
   const pids: Record<string, number> = {};
   const whole = coresWindow(pids);
@@ -21,6 +22,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   const w8b = coresWindow({});
   const p8b = steps.has('p8b') ? await runP8b(ctx, z) : undefined;
   const p8bCores = w8b();
+  const w8bn = coresWindow({});
+  const p8bn = steps.has('p8b-nftables') ? await runP8bNftables(ctx, z) : undefined;
+  const p8bnCores = w8bn();
   const w4 = coresWindow({});
   const p4 = steps.has('p4') ? await runP4(ctx, z) : undefined;
   const p4Cores = w4();
@@ -44,7 +48,14 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       p8a === undefined ? null : p8a.ratios.userspaceOverHaproxyKeepAliveRps >= 0.5,
     p8bFullAtMost1s: nft === undefined ? null : fullGoalMs <= 1000,
     p8bPartialAtMost20ms: nft === undefined ? null : (nft.partialMedianMs ?? Infinity) <= 20,
+    p8bNftablesFullAtMost3s: p8bn?.full.length ? (p8bn.fullMedianMs ?? Infinity) <= 3000 : null,
+    p8bNftablesResyncAtMost3s: p8bn?.resync.length ? (p8bn.resyncMedianMs ?? Infinity) <= 3000 : null,
+    p8bNftablesPartialAtMost20ms: p8bn?.partial.length ? (p8bn.partialMedianMs ?? Infinity) <= 20 : null,
     p4P99AtMost100ms: p4 === undefined ? null : p4.flips.p99Ms <= 100,
+    p4NoFlipLost: p4 === undefined ? null : p4.flips.lost === 0 && p4.flips.unverified === 0,
+    // Judged in the nftables mode only.
+    p4NftablesProxyPeakAtMost150MiB:
+      p4 === undefined || p4.mode !== 'nftables' ? null : p4.rss.proxy.peakMiB <= 150,
   };
   const yn = (b: boolean | null): string => (b === null ? '' : b ? 'yes' : 'no');
   const table: Array<Record<string, string | number>> = [];
@@ -131,12 +142,50 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     }
     table.push(row('P8b `ip netns exec` alone (ms, median)', round(p8b.netnsExecMs)));
   }
+  if (p8bn !== undefined) {
+    if (p8bn.skipped !== undefined) table.push(row('P8b nftables mode', `skipped: ${p8bn.skipped}`));
+    else {
+      const r = p8bn.render!;
+      const cell = (xs: NftApplyTiming[]): string =>
+        `${round(median(xs.map((x) => x.totalMs)))}; nft ${round(median(xs.map((x) => x.nftMs)))}; render ` +
+        `${round(median(xs.map((x) => x.renderMs)))}`;
+      table.push(
+        row(
+          `P8b nftables mode (${p8bn.programs}), ${z.services} svc × ${z.endpointsPerService} eps: ` +
+            'renderNftFull; renderNftResync; renderNftPartial (ms, pure)',
+          `${round(r.fullMs)}; ${round(r.resyncMs)}; ${round(r.partialMs)} (${r.fullLines} / ${r.partialLines} lines)`,
+        ),
+        row(
+          `P8b nftables full sync onto an empty table, median of ${p8bn.full.length} (ms; nft; render)`,
+          cell(p8bn.full),
+          '≤ 3000',
+          yn(goals.p8bNftablesFullAtMost3s),
+        ),
+        row(
+          `P8b nftables resync onto the full table, median of ${p8bn.resync.length} (ms; nft; render)`,
+          cell(p8bn.resync),
+          '≤ 3000',
+          yn(goals.p8bNftablesResyncAtMost3s),
+        ),
+        row(
+          `P8b nftables partial sync of one Service, median of ${p8bn.partial.length} (ms; nft; render)`,
+          cell(p8bn.partial),
+          '≤ 20',
+          yn(goals.p8bNftablesPartialAtMost20ms),
+        ),
+        row(
+          'P8b nftables: nft -j list table after the syncs (ms; not the sync path)',
+          round(p8bn.check?.listMs ?? NaN),
+        ),
+      );
+    }
+  }
   if (p4 !== undefined) {
     table.push(
       row(
-        "P4 shape; preload (s); the proxy's iptables",
+        "P4 shape; preload (s); the proxy's mode (programs)",
         `${p4.shape.nodes} nodes, ${p4.shape.services} svc, ${p4.shape.services * p4.shape.podsPerService} pods; ` +
-          `${round(p4.preload.seconds)}; ${p4.iptables}`,
+          `${round(p4.preload.seconds)}; ${p4.mode} (${p4.programs})`,
       ),
       row(
         'P4 up ready; slices converged (s from up spawn)',
@@ -153,7 +202,18 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         "P4 PATCH → upstream slice event p50; proxy's sync (median, ms)",
         `${round(p4.flips.upstreamSliceP50Ms)}; ${round(p4.flips.proxySyncMedianMs)}`,
       ),
-      row('P4 flips lost / not as expected in iptables-save', `${p4.flips.lost} / ${p4.flips.unverified}`),
+      row(
+        `P4 flips lost / not as expected in the ${p4.mode} rules`,
+        `${p4.flips.lost} / ${p4.flips.unverified}`,
+        '0',
+        yn(goals.p4NoFlipLost),
+      ),
+      row(
+        `P4 proxy (${p4.mode}) peak RSS (MiB)`,
+        round(p4.rss.proxy.peakMiB),
+        p4.mode === 'nftables' ? '≤ 150' : '',
+        yn(goals.p4NftablesProxyPeakAtMost150MiB),
+      ),
       row(
         'P4 RSS proxy / wrapper / up (MiB; peak)',
         `${round(p4.rss.proxy.rssMiB)} / ${round(p4.rss.wrapper.rssMiB)} / ${round(p4.rss.up.rssMiB)}; ` +
@@ -163,8 +223,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   }
   table.push(
     row(
-      `machine (${cpus().length} CPUs): cores used by others in P8a; P8b; P4; load avg`,
-      `${round(p8aCores.others)}; ${round(p8bCores.others)}; ${round(p4Cores.others)}; ${load0.map(round).join(' ')} → ${loadavg().map(round).join(' ')}`,
+      `machine (${cpus().length} CPUs): cores used by others in P8a; P8b; P8b nftables; P4; load avg`,
+      `${round(p8aCores.others)}; ${round(p8bCores.others)}; ${round(p8bnCores.others)}; ${round(p4Cores.others)}; ${load0.map(round).join(' ')} → ${loadavg().map(round).join(' ')}`,
     ),
   );
   return {
@@ -182,14 +242,27 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           'IptablesBackend + iptablesRunner({ family: 4, netns }) in a namespace of its own; full syncs (first ' +
           'onto an empty table), then partial syncs of one replaced endpoint; machine iptables and ' +
           'iptables-legacy',
+        p8bNftables:
+          'NftablesBackend + nftRunner({ netns }) in a namespace of its own; full syncs onto an empty table ' +
+          '(a new backend each, the table deleted before), resyncs onto the full table (apply(state, ' +
+          "'full') after a first sync), then partial syncs of one replaced endpoint (apply(next, {key}))",
         p4:
           'preloaded store; up, wrapper, proxy and the client in one network namespace; flips are pod status ' +
-          'PATCHes; latency from the PATCH response to the proxy\'s "partial sync" log line',
+          'PATCHes; latency from the PATCH response to the proxy\'s "partial sync" log line; each flip read ' +
+          'back from the rules (nft -j list chain of the Service, or iptables-save)',
       },
       p8a,
       p8b,
+      p8bNftables: p8bn,
       p4,
-      machineCores: { p8a: p8aCores, p8b: p8bCores, p4: p4Cores, loadavgStart: load0, loadavgEnd: loadavg() },
+      machineCores: {
+        p8a: p8aCores,
+        p8b: p8bCores,
+        p8bNftables: p8bnCores,
+        p4: p4Cores,
+        loadavgStart: load0,
+        loadavgEnd: loadavg(),
+      },
       goals,
     },
   };

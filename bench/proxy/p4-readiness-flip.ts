@@ -1,5 +1,6 @@
-// P4: a pod readiness flip through `svcplane up`, the wrapper and `svcplane proxy` to the iptables rules of
-// the node's network namespace.
+// P4: a pod readiness flip through `svcplane up`, the wrapper and `svcplane proxy` to the rules of the node's
+// network namespace: the nftables mode's table (default) or the iptables mode's rules
+// (SVCPLANE_BENCH_PROXY_P4_MODE=iptables).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,6 +27,7 @@ import { SEED, type Sizes } from './shape.js';
 import { LEGACY_BIN, findProgram, legacyShim, runOut } from './programs.js';
 import { WORKER_MODULE, ROLE_ENV } from './workers.js';
 import { type ClientRequest, type FlipSent } from './p4-client.js';
+import { nftChainEndpoints, nftServiceChain } from './nft-chain.js';
 
 interface SyncLine {
   t: number;
@@ -39,7 +41,8 @@ interface SyncLine {
 interface FlipRecord {
   pod: string;
   ready: boolean;
-  sep: string;
+  /** The pod's `ip:port`. */
+  endpoint: string;
   patchMs: number;
   /** PATCH response → the proxy's partial sync line (NaN if none came). */
   latencyMs: number;
@@ -52,12 +55,14 @@ interface FlipRecord {
   changed: number;
   sepPresent: boolean;
   verified: boolean;
+  /** Reading the rules back: iptables-save, or `nft -j list chain` of the Service's chain. */
   saveMs: number;
 }
 
 export async function runP4(ctx: BenchContext, z: Sizes) {
   const shape = z.shape;
-  ensureDep('iptables', 'IPTABLES_BIN');
+  const mode = z.p4Mode;
+  ensureDep(mode === 'nftables' ? 'nft' : 'iptables', mode === 'nftables' ? 'NFT_BIN' : 'IPTABLES_BIN');
   const runtime = svcplaneRuntime();
   ctx.log(`P4: svcplane from ${runtime.kind} (${runtime.why})`);
   const root = scratchDir(mkdtempSync(path.join(tmpdir(), 'svcplane-bench-proxy-p4-')));
@@ -80,22 +85,29 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
     ns = createNetns('p4');
     const netns = ns.name;
     let proxyEnv: Record<string, string> = {};
-    let iptables = (await runOut('iptables', ['--version'])).trim() || "the machine's iptables";
-    if (z.p4Iptables === 'legacy') {
-      const shim = legacyShim(root);
-      if (shim === undefined)
-        throw new Error('P4: iptables-legacy is not installed (Debian package iptables)');
-      proxyEnv = { PATH: `${shim}${path.delimiter}${process.env.PATH ?? ''}` };
-      iptables = (await runOut(findProgram(LEGACY_BIN.iptables)!, ['--version'])).trim() || 'iptables-legacy';
+    let programs: string;
+    let ipt: ReturnType<typeof iptablesRunner> | undefined;
+    if (mode === 'nftables') {
+      programs = (await runOut('nft', ['--version'])).trim() || 'nft';
+    } else {
+      programs = (await runOut('iptables', ['--version'])).trim() || "the machine's iptables";
+      if (z.p4Iptables === 'legacy') {
+        const shim = legacyShim(root);
+        if (shim === undefined)
+          throw new Error('P4: iptables-legacy is not installed (Debian package iptables)');
+        proxyEnv = { PATH: `${shim}${path.delimiter}${process.env.PATH ?? ''}` };
+        programs =
+          (await runOut(findProgram(LEGACY_BIN.iptables)!, ['--version'])).trim() || 'iptables-legacy';
+      }
+      ipt = iptablesRunner({
+        family: 4,
+        netns,
+        ...(z.p4Iptables === 'legacy' ? { bin: LEGACY_BIN } : {}),
+      });
+      const iptOk = await ipt.check();
+      if (!iptOk.ok) throw new Error(`P4: ${programs} in ${netns}: ${iptOk.reason}`);
     }
-    const ipt = iptablesRunner({
-      family: 4,
-      netns,
-      ...(z.p4Iptables === 'legacy' ? { bin: LEGACY_BIN } : {}),
-    });
-    const iptOk = await ipt.check();
-    if (!iptOk.ok) throw new Error(`P4: ${iptables} in ${netns}: ${iptOk.reason}`);
-    ctx.log(`P4: the proxy uses ${iptables}`);
+    ctx.log(`P4: the proxy runs in ${mode} mode (${programs})`);
     const tUp = performance.now();
     up = await startSvcplane(
       'up',
@@ -199,7 +211,7 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
         '--hostname-override',
         node,
         '--proxy-mode',
-        'iptables',
+        mode,
         '--min-sync-period',
         '0s',
         '--sync-period',
@@ -209,7 +221,7 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
         '--healthz-bind-address',
         '127.0.0.1:0',
       ],
-      /proxy for \S+ \(iptables\) in sync: (\d+) service ports/,
+      new RegExp(`proxy for \\S+ \\(${mode}\\) in sync: (\\d+) service ports`),
       { netns, timeoutMs: z.proxySyncTimeoutS * 1000, onStderrLine: onLine, env: proxyEnv },
     );
     const proxyInSyncS = (performance.now() - tProxy) / 1000;
@@ -235,7 +247,17 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
     );
 
     // ---- flips
-    const runner = ipt;
+    /** Whether the pod's endpoint is in the rules now, read outside the proxy's sync path. */
+    const programmed = async (s: number, r: number): Promise<boolean> => {
+      const key = `${namespaceOf(shape, s)}/${serviceName(s)}:http`;
+      const ip = podPlacement(shape, s, r).ip;
+      if (ipt !== undefined) return (await ipt.save('nat')).includes(`:${sepChain(key, 'TCP', ip, 8080)} `);
+      const eps = await nftChainEndpoints(
+        netns,
+        nftServiceChain({ namespace: namespaceOf(shape, s), name: serviceName(s), portName: 'http' }),
+      );
+      return eps?.has(`${ip}:8080`) ?? false;
+    };
     const random = prng(SEED);
     const picked = new Set<number>();
     const targets: Array<{ s: number; r: number }> = [];
@@ -245,20 +267,17 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
       picked.add(s);
       targets.push({ s, r: Math.floor(random() * shape.podsPerService) });
     }
-    const saved0 = await runner.save('nat');
-    const sepTotal0 = parseSaveChains(saved0).nat.filter((c) => c.startsWith('KUBE-SEP-')).length;
+    const sepTotal0 =
+      ipt === undefined
+        ? NaN
+        : parseSaveChains(await ipt.save('nat')).nat.filter((c) => c.startsWith('KUBE-SEP-')).length;
     const flips: FlipRecord[] = [];
     const tFlips = performance.now();
     for (let i = 0; i < z.flips; i++) {
       const { s, r } = targets[Math.floor(i / 2)]!;
       const ready = i % 2 === 1;
       const pod = podKey(shape, s, r);
-      const sep = sepChain(
-        `${namespaceOf(shape, s)}/${serviceName(s)}:http`,
-        'TCP',
-        podPlacement(shape, s, r).ip,
-        8080,
-      );
+      const endpoint = `${podPlacement(shape, s, r).ip}:8080`;
       const before = syncLines.length;
       const sent = await client.call<FlipSent>({ op: 'flip', s, r, ready });
       if (sent.status !== 200) throw new Error(`flip ${pod}: ${sent.status} ${sent.error}`);
@@ -278,13 +297,12 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
       // Anything else this flip set off, before the check.
       await sleep(250);
       const tSave = performance.now();
-      const saved = await runner.save('nat');
+      const present = await programmed(s, r);
       const saveMs = performance.now() - tSave;
-      const present = saved.includes(`:${sep} `);
       const rec: FlipRecord = {
         pod,
         ready,
-        sep,
+        endpoint,
         patchMs: sent.acceptedAt - sent.sentAt,
         latencyMs: line === undefined ? NaN : line.t - sent.acceptedAt,
         upstreamSliceMs: seen - sent.acceptedAt,
@@ -298,13 +316,13 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
       flips.push(rec);
       if (!rec.verified)
         ctx.log(
-          `P4 flip ${i + 1}: ${sep} of ${pod} is ${present ? 'present' : 'absent'} after Ready=${ready}`,
+          `P4 flip ${i + 1}: ${endpoint} of ${pod} is ${present ? 'present' : 'absent'} after Ready=${ready}`,
         );
       if (i % 10 === 9 || i === z.flips - 1)
         ctx.log(
           `P4 flip ${i + 1}/${z.flips}: ${pod} Ready=${ready}: ${rec.latencyMs.toFixed(1)} ms to the partial ` +
             `sync (upstream slice event ${rec.upstreamSliceMs.toFixed(1)} ms, the proxy's sync ${rec.syncMs} ms); ` +
-            `iptables-save ${saveMs.toFixed(0)} ms`,
+            `read back in ${saveMs.toFixed(0)} ms`,
         );
     }
     const flipsS = (performance.now() - tFlips) / 1000;
@@ -319,7 +337,8 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
     const result = {
       shape,
       node,
-      iptables,
+      mode,
+      programs,
       setup:
         'preloaded store (lib/preload.ts), up + wrapper + proxy + client in one network namespace; ' +
         'proxy --min-sync-period 0s --sync-period 1h, pointed at the wrapper',
@@ -359,12 +378,12 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
     ctx.log(
       `P4: ${flips.length} flips: p50 ${result.flips.p50Ms.toFixed(1)} ms, p99 ${result.flips.p99Ms.toFixed(1)} ms ` +
         `(upstream slice event p50 ${result.flips.upstreamSliceP50Ms.toFixed(1)} ms); ${result.flips.lost} lost, ` +
-        `${result.flips.unverified} not as expected in iptables-save; proxy RSS ${rss.proxy.rssMiB.toFixed(0)} MiB, ` +
+        `${result.flips.unverified} not as expected in the ${mode} rules; proxy RSS ${rss.proxy.rssMiB.toFixed(0)} MiB, ` +
         `wrapper ${rss.wrapper.rssMiB.toFixed(0)} MiB`,
     );
     if (result.flips.unverified > 0 || result.flips.lost > 0)
       throw new Error(
-        `P4: ${result.flips.lost} flips lost, ${result.flips.unverified} not in iptables-save as expected`,
+        `P4: ${result.flips.lost} flips lost, ${result.flips.unverified} not in the ${mode} rules as expected`,
       );
     return result;
   } finally {

@@ -1,5 +1,5 @@
-// The proxy benchmark's sizes and knobs (SVCPLANE_BENCH_PROXY_NFT_FULL_REPS, _RESTORE_TIMEOUT_S,
-// _P4_IPTABLES).
+// The proxy benchmark's sizes and knobs (SVCPLANE_BENCH_PROXY_NFT_FULL_REPS, _NFTABLES_FULL_REPS,
+// _RESTORE_TIMEOUT_S, _P4_MODE, _P4_IPTABLES).
 import type { ProxyEndpoint } from '../../src/core/proxy/types.js';
 import type { SyncLog } from '../../src/proxy/sync.js';
 import { type ClusterShape } from '../lib/preload.js';
@@ -16,6 +16,14 @@ function p4IptablesFlag(): 'system' | 'legacy' | undefined {
   return v;
 }
 
+function p4ModeFlag(): 'nftables' | 'iptables' {
+  const v = process.env.SVCPLANE_BENCH_PROXY_P4_MODE;
+  if (v === undefined || v === '') return 'nftables';
+  if (v !== 'nftables' && v !== 'iptables')
+    throw new Error(`SVCPLANE_BENCH_PROXY_P4_MODE=${v}: nftables or iptables`);
+  return v;
+}
+
 export interface Sizes {
   // P8a
   readonly reps: number;
@@ -29,6 +37,8 @@ export interface Sizes {
   readonly endpointsPerService: number;
   readonly nftFullReps: number;
   readonly legacyFullReps: number;
+  /** The nftables mode's full syncs onto an empty table, and as many resyncs onto the full one. */
+  readonly nftablesFullReps: number;
   readonly partialReps: number;
   readonly renderReps: number;
   /** A P8b restore still running after this is killed and counted as failed. */
@@ -36,6 +46,8 @@ export interface Sizes {
   // P4
   readonly shape: ClusterShape;
   readonly flips: number;
+  /** The proxy's mode in P4 (SVCPLANE_BENCH_PROXY_P4_MODE; default nftables). */
+  readonly p4Mode: 'nftables' | 'iptables';
   /**
    * The proxy's iptables in P4: the machine's (`system`: iptables-nft on Debian 12) or `legacy`
    * (iptables-legacy, first on the proxy's PATH). SVCPLANE_BENCH_PROXY_P4_IPTABLES overrides.
@@ -58,6 +70,7 @@ export const FULL: Sizes = {
   endpointsPerService: 10,
   nftFullReps: Math.max(1, Number(process.env.SVCPLANE_BENCH_PROXY_NFT_FULL_REPS ?? 2)),
   legacyFullReps: 5,
+  nftablesFullReps: Math.max(1, Number(process.env.SVCPLANE_BENCH_PROXY_NFTABLES_FULL_REPS ?? 2)),
   partialReps: 20,
   renderReps: 5,
   restoreTimeoutS: Number(process.env.SVCPLANE_BENCH_PROXY_RESTORE_TIMEOUT_S ?? 60),
@@ -70,6 +83,7 @@ export const FULL: Sizes = {
     serviceCidr: '10.96.0.0/12',
   },
   flips: 40,
+  p4Mode: p4ModeFlag(),
   // One full restore of this ruleset with the machine's iptables-nft does not finish in 40 minutes here.
   p4Iptables: p4IptablesFlag() ?? 'legacy',
   convergeTimeoutS: 900,
@@ -88,6 +102,7 @@ export const QUICK: Sizes = {
   endpointsPerService: 10,
   nftFullReps: 2,
   legacyFullReps: 2,
+  nftablesFullReps: 2,
   partialReps: 5,
   renderReps: 2,
   restoreTimeoutS: Number(process.env.SVCPLANE_BENCH_PROXY_RESTORE_TIMEOUT_S ?? 120),
@@ -100,6 +115,7 @@ export const QUICK: Sizes = {
     serviceCidr: '10.96.0.0/12',
   },
   flips: 6,
+  p4Mode: p4ModeFlag(),
   p4Iptables: p4IptablesFlag() ?? 'system',
   convergeTimeoutS: 60,
   proxySyncTimeoutS: 120,

@@ -63,7 +63,19 @@ it('npm run bench -- proxy --quick writes bench results with every metric', { ti
       ratios: Record<string, number>;
     };
     p8b: { render: Record<string, number>; netnsExecMs: number; flavors: Flavor[] };
+    p8bNftables: {
+      skipped?: string;
+      full: unknown[];
+      resync: unknown[];
+      partial: unknown[];
+      check: Record<
+        'serviceChains' | 'endpointChains' | 'expectedServiceChains' | 'expectedEndpointChains',
+        number
+      > &
+        Record<'replacedPresent' | 'removedGone', boolean>;
+    } & Record<'fullMedianMs' | 'resyncMedianMs' | 'partialMedianMs' | 'partialNftMedianMs', number>;
     p4: {
+      mode: string;
       proxy: Record<'firstFullSyncMs' | 'sepChains' | 'expectedSepChains', number>;
       flips: Record<'count' | 'lost' | 'unverified' | 'p50Ms' | 'p99Ms' | 'upstreamSliceP50Ms', number>;
       rss: Record<'proxy' | 'wrapper' | 'up', Record<'rssMiB' | 'peakMiB', number>>;
@@ -97,11 +109,21 @@ it('npm run bench -- proxy --quick writes bench results with every metric', { ti
     assert.equal(f.check.sepChains, f.check.expectedSep, `p8b ${f.flavor}: KUBE-SEP chains`);
     assert.ok(f.check.replacedPresent && f.check.removedGone, `p8b ${f.flavor}: the replaced endpoint`);
   }
-  // P4: every flip reached the rules (its partial sync came, and iptables-save agrees).
+  // P8b, nftables mode: every kind of sync ran, and the kernel holds exactly the state's chains after them.
+  const n = out.p8bNftables;
+  assert.equal(n.skipped, undefined, 'P8b nftables mode');
+  assert.ok(n.full.length > 0 && n.resync.length > 0 && n.partial.length > 0);
+  for (const k of ['fullMedianMs', 'resyncMedianMs', 'partialMedianMs', 'partialNftMedianMs'] as const)
+    assert.ok(Number.isFinite(n[k]) && n[k] > 0, `p8b nftables ${k}`);
+  assert.equal(n.check.serviceChains, n.check.expectedServiceChains);
+  assert.equal(n.check.endpointChains, n.check.expectedEndpointChains);
+  assert.ok(n.check.replacedPresent && n.check.removedGone, 'p8b nftables: the replaced endpoint');
+  // P4 (nftables mode by default): every flip reached the rules (its partial sync came, and the Service's
+  // chain agrees).
+  assert.equal(out.p4.mode, 'nftables');
   assert.ok(out.p4.flips.count > 0);
   assert.equal(out.p4.flips.lost, 0);
   assert.equal(out.p4.flips.unverified, 0);
-  assert.ok(out.p4.proxy.sepChains >= out.p4.proxy.expectedSepChains);
   for (const k of ['p50Ms', 'p99Ms', 'upstreamSliceP50Ms'] as const)
     assert.ok(Number.isFinite(out.p4.flips[k]) && out.p4.flips[k] > 0, `p4 ${k}`);
   assert.ok(out.p4.proxy.firstFullSyncMs > 0);
@@ -110,8 +132,13 @@ it('npm run bench -- proxy --quick writes bench results with every metric', { ti
     'p8aUserspaceAtLeastHalfOfHaproxy',
     'p8bFullAtMost1s',
     'p8bPartialAtMost20ms',
+    'p8bNftablesFullAtMost3s',
+    'p8bNftablesResyncAtMost3s',
+    'p8bNftablesPartialAtMost20ms',
     'p4P99AtMost100ms',
+    'p4NoFlipLost',
+    'p4NftablesProxyPeakAtMost150MiB',
   ])
     assert.equal(typeof out.goals[k], 'boolean', k);
-  assert.match(r.stdout, /P4 flips lost \/ not as expected in iptables-save/);
+  assert.match(r.stdout, /P4 flips lost \/ not as expected in the nftables rules/);
 });
