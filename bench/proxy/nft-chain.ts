@@ -33,7 +33,7 @@ export function nftServiceChain(port: { namespace: string; name: string; portNam
 }
 
 /**
- * The endpoint addresses (`ip:port`) the chain `ip svcplane <chain>` jumps to, read with
+ * The endpoint addresses (`ip:port`) the chain `ip svcplane <chain>` sends to, read with
  * `nft -j list chain` in `netns`; undefined when the chain is not there.
  */
 export async function nftChainEndpoints(netns: string, chain: string): Promise<Set<string> | undefined> {
@@ -56,6 +56,9 @@ export async function nftChainEndpoints(netns: string, chain: string): Promise<S
   } catch {
     return undefined;
   }
-  // Endpoint chains end in `__<ip>/<port>` (IPv6 colons as dots; IPv4 only here).
-  return new Set([...text.matchAll(/endpoint-[^"]*__([0-9.]+)\/(\d+)"/g)].map((m) => `${m[1]}:${m[2]}`));
+  // The chain DNATs to each endpoint (`"dnat":{"addr":…,"port":…}`), or, with ClientIP affinity, jumps to
+  // endpoint chains whose names end in `__<ip>/<port>` (IPv4 only here).
+  const dnat = [...text.matchAll(/"dnat":\{"addr":"([0-9.]+)","port":(\d+)/g)];
+  const chains = [...text.matchAll(/endpoint-[^"]*__([0-9.]+)\/(\d+)"/g)];
+  return new Set([...dnat, ...chains].map((m) => `${m[1]}:${m[2]}`));
 }

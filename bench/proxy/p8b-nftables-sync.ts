@@ -4,6 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import {
   NFT_TABLE,
+  nftModel,
   renderNftFull,
   renderNftPartial,
   renderNftResync,
@@ -48,6 +49,8 @@ export interface NftablesResult {
     endpointChains: number;
     expectedServiceChains: number;
     expectedEndpointChains: number;
+    /** Chains the renderer's model of the final state has and the kernel lacks. */
+    missingChains: number;
     listMs: number;
     replacedPresent: boolean;
     removedGone: boolean;
@@ -105,8 +108,11 @@ function timeRenders(
   let partial = renderNftPartial(full.model, base, o, new Set([keys[0]!]));
   const partialMs = time(Math.max(5, z.renderReps * 4), (i) => {
     const { next, key } = replaceEndpoint(base, keys, (i * 31) % keys.length, i);
+    // The render updates the model in place; reverted so that each starts from the full table.
+    partial.revert?.();
     partial = renderNftPartial(full.model, next, o, new Set([key]));
   });
+  partial.revert?.();
   const lines = (s: string): number => s.split('\n').length - 1;
   return { fullMs, resyncMs, partialMs, fullLines: lines(full.text), partialLines: lines(partial.text) };
 }
@@ -209,8 +215,10 @@ export async function runP8bNftables(ctx: BenchContext, z: Sizes): Promise<Nftab
     out.check = {
       serviceChains: chains.filter((c) => c.startsWith('service-')).length,
       endpointChains: chains.filter((c) => c.startsWith('endpoint-')).length,
-      expectedServiceChains: state.size,
-      expectedEndpointChains: [...state.values()].reduce((a, st) => a + st.internal.length, 0),
+      missingChains: missingFrom(chains, state),
+      // The renderer's own model of the final state: a chain per Service port, and per endpoint only
+      // under ClientIP affinity (none in this shape).
+      ...expectedChains(state),
       listMs,
       replacedPresent: last === undefined || (eps?.has(hostPort(last.added)) ?? false),
       removedGone: last === undefined || !(eps?.has(hostPort(last.removed)) ?? true),
@@ -219,6 +227,7 @@ export async function runP8bNftables(ctx: BenchContext, z: Sizes): Promise<Nftab
     if (
       c.serviceChains !== c.expectedServiceChains ||
       c.endpointChains !== c.expectedEndpointChains ||
+      c.missingChains > 0 ||
       !c.replacedPresent ||
       !c.removedGone
     )
@@ -242,4 +251,20 @@ export async function runP8bNftables(ctx: BenchContext, z: Sizes): Promise<Nftab
   } finally {
     ns.remove();
   }
+}
+
+const perService = (state: ReadonlyMap<string, ServicePortState>): string[] =>
+  [...nftModel(state, { family: 4 }).chains.keys()].filter((n) => n.includes('/'));
+
+function expectedChains(state: ReadonlyMap<string, ServicePortState>) {
+  const names = perService(state);
+  return {
+    expectedServiceChains: names.filter((c) => c.startsWith('service-')).length,
+    expectedEndpointChains: names.filter((c) => c.startsWith('endpoint-')).length,
+  };
+}
+
+function missingFrom(kernel: readonly string[], state: ReadonlyMap<string, ServicePortState>): number {
+  const have = new Set(kernel);
+  return perService(state).filter((c) => !have.has(c)).length;
 }

@@ -198,6 +198,11 @@ describe('NftablesBackend', () => {
     h.nft.failures.push('refuse');
     await assert.rejects(h.backend.apply(two, new Set([API])), NftError);
     assert.equal(h.failures, 1);
+    // The kept model is as before the refused transaction: the same change sends the same transaction.
+    const refused = h.nft.sent.at(-1);
+    h.nft.failures.push('refuse');
+    await assert.rejects(h.backend.apply(two, new Set([API])), NftError);
+    assert.equal(h.nft.sent.at(-1), refused);
     const r = await h.backend.apply(two, 'full');
     assert.equal(r.detail?.['resync'], 1);
     assert.doesNotMatch(h.nft.last, anew);
@@ -243,7 +248,11 @@ describe('NftablesBackend', () => {
     const r = await h.backend.apply(dns('10.0.0.1'), new Set(['kube-system/dns:dns']));
     assert.equal(r.detail?.['conntrackDeletes'], 1);
     assert.deepEqual(h.conntrack.calls, ['-D -f ipv4 -p udp --orig-dst 10.96.0.10 --dst-nat 10.0.0.2']);
-    assert.match(h.nft.last, /^delete chain ip svcplane endpoint-\S+__10\.0\.0\.2\/53$/m);
+    assert.doesNotMatch(h.nft.last, /dnat to 10\.0\.0\.2:53/);
+    assert.match(
+      h.nft.last,
+      /^delete element ip svcplane hairpin-endpoints \{ 10\.0\.0\.2 \. 10\.0\.0\.2 \}$/m,
+    );
   });
 
   it('--cleanup deletes both families’ tables and writes anew afterwards', async () => {

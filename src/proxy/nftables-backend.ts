@@ -80,8 +80,14 @@ export class NftablesBackend implements ProxyBackend {
       }
     } else {
       kind = 'partial';
+      // Each render updates its kept model in place; a refused transaction puts them back.
       plans = fam.map((o, i) => renderNftPartial(known[i]!, state, o, changed));
-      await this.commit(plans, kind, signal);
+      try {
+        await this.commit(plans, kind, signal);
+      } catch (err) {
+        for (const p of plans) p.revert?.();
+        throw err;
+      }
     }
     this.models = plans.map((p) => p.model);
     let flows = 0;

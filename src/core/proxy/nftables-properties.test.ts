@@ -50,11 +50,17 @@ describe('nftables full and partial transactions against a model of nft', () => 
           for (const [i, s] of states.slice(1).entries()) {
             // Only the changed ports rendered again gives what rendering everything again gives.
             const changed = changedKeys(states[i]!, s, extras[i]!);
-            const next = renderNftPartial(plan.model, s, o, changed);
             const everything = renderNftPartial(plan.model, s, o);
+            const previous = structuredClone(plan.model);
+            // Told what changed, the render updates the kept model in place; revert() puts it back.
+            const first = renderNftPartial(plan.model, s, o, changed);
+            first.revert?.();
+            assert.deepEqual(plan.model, previous, 'reverted');
+            const next = renderNftPartial(plan.model, s, o, changed);
+            assert.equal(next.text, first.text);
             assert.equal(next.text, everything.text);
             assert.deepEqual(next.changes, everything.changes);
-            assertMinimal(next.text, plan.model, next.model);
+            assertMinimal(next.text, previous, next.model);
             nft.apply(next.text);
             assert.deepEqual(next.model, nftModel(s, o));
             plan = next;

@@ -32,26 +32,28 @@ const perService = (m: NftModel): string[] => [...m.chains.keys()].filter((c) =>
 const model = (state: ProxyState, o: RenderOptions = V4) => nftModel(state, o);
 
 describe('nftModel()', () => {
-  it('lays out a ClusterIP Service with 3 endpoints: a service-ips element, numgen over endpoint chains', () => {
+  it('lays out a ClusterIP Service with 3 endpoints: a service-ips element, one chain DNATing with numgen', () => {
     const m = model(stateOf(portState(WEB, { internal: [ep('10.0.0.1'), ep('10.0.0.2'), ep('10.0.0.3')] })), {
       family: 4,
       clusterCIDR: '10.244.0.0/16',
     });
     const svc = chainNamed(m, 'service-', '-default/web/tcp/http');
     assert.match(svc, /^service-[A-Z2-7]{8}-default\/web\/tcp\/http$/);
-    const e = ['10.0.0.1', '10.0.0.2', '10.0.0.3'].map((ip) =>
-      chainNamed(m, 'endpoint-', `-default/web/tcp/http__${ip}/8080`),
-    );
     assert.deepEqual(elements(m, 'service-ips'), [['10.96.0.10 . tcp . 80', `goto ${svc}`]]);
+    // Each rule takes its endpoint with probability 1/(endpoints left): 1/3, then 1/2 of the rest, then all.
     assert.deepEqual(rules(m, svc), [
       'ip daddr 10.96.0.10 ip saddr != 10.244.0.0/16 jump mark-for-masquerade',
-      `numgen random mod 3 vmap { 0 : goto ${e[0]} , 1 : goto ${e[1]} , 2 : goto ${e[2]} }`,
+      'numgen random mod 3 == 0 meta l4proto tcp dnat to 10.0.0.1:8080',
+      'numgen random mod 2 == 0 meta l4proto tcp dnat to 10.0.0.2:8080',
+      'meta l4proto tcp dnat to 10.0.0.3:8080',
     ]);
-    assert.deepEqual(rules(m, e[1]!), [
-      'ip saddr 10.0.0.2 jump mark-for-masquerade',
-      'meta l4proto tcp dnat to 10.0.0.2:8080',
+    assert.deepEqual(perService(m), [svc], 'no chain per endpoint without affinity');
+    // Hairpin: an endpoint sent to itself is masqueraded in postrouting.
+    assert.deepEqual(elements(m, 'hairpin-endpoints'), [
+      ['10.0.0.1 . 10.0.0.1', ''],
+      ['10.0.0.2 . 10.0.0.2', ''],
+      ['10.0.0.3 . 10.0.0.3', ''],
     ]);
-    assert.deepEqual(perService(m), [...e, svc].sort());
     assert.deepEqual(elements(m, 'no-endpoint-services'), []);
     assert.deepEqual(m.chains.get('nat-prerouting'), {
       hook: 'type nat hook prerouting priority -100 ;',
@@ -62,6 +64,7 @@ describe('nftModel()', () => {
       'fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports',
     ]);
     assert.deepEqual(rules(m, 'masquerading'), [
+      'ct status dnat ip saddr . ip daddr @hairpin-endpoints masquerade fully-random',
       'meta mark & 0x00004000 == 0 return',
       'meta mark set meta mark ^ 0x00004000',
       'masquerade fully-random',
@@ -93,13 +96,10 @@ describe('nftModel()', () => {
     assert.deepEqual(rules(m, svc), [
       `ip saddr @${a1} goto ${e1}`,
       `ip saddr @${a2} goto ${e2}`,
-      `numgen random mod 2 vmap { 0 : goto ${e1} , 1 : goto ${e2} }`,
+      `numgen random mod 2 == 0 goto ${e1}`,
+      `goto ${e2}`,
     ]);
-    assert.deepEqual(rules(m, e2!), [
-      'ip saddr 10.0.0.2 jump mark-for-masquerade',
-      `update @${a2} { ip saddr }`,
-      'meta l4proto tcp dnat to 10.0.0.2:8080',
-    ]);
+    assert.deepEqual(rules(m, e2!), [`update @${a2} { ip saddr }`, 'meta l4proto tcp dnat to 10.0.0.2:8080']);
     // Another timeout is another set: nft cannot change a set's timeout in place.
     const m2 = model(stateOf(portState(WEB, { affinityTimeoutSeconds: 10800, internal: [ep('10.0.0.1')] })));
     assert.ok(![...m2.sets.keys()].includes(a1!));
@@ -186,9 +186,7 @@ describe('nftModel()', () => {
       `fib saddr type local goto ${svc}`,
       `goto ${lcl}`,
     ]);
-    assert.deepEqual(rules(m, lcl), [
-      `numgen random mod 1 vmap { 0 : goto ${chainNamed(m, 'endpoint-', '__10.0.0.1/8080')} }`,
-    ]);
+    assert.deepEqual(rules(m, lcl), ['meta l4proto tcp dnat to 10.0.0.1:8080']);
     assert.deepEqual(elements(m, 'health-check-nodeports'), [['32000', '']]);
   });
 
@@ -259,8 +257,8 @@ describe('nftModel()', () => {
         stateOf(portState('kube-system/dns:dns', { protocol, port: 53, internal: [ep('10.0.0.1', 53)] })),
       );
       assert.deepEqual(elements(m, 'service-ips')[0]![0], `10.96.0.10 . ${p} . 53`);
-      const e = chainNamed(m, 'endpoint-', `-kube-system/dns/${p}/dns__10.0.0.1/53`);
-      assert.equal(rules(m, e)![1], `meta l4proto ${p} dnat to 10.0.0.1:53`);
+      const svc = chainNamed(m, 'service-', `-kube-system/dns/${p}/dns`);
+      assert.deepEqual(rules(m, svc), [`meta l4proto ${p} dnat to 10.0.0.1:53`]);
     }
   });
 
@@ -273,11 +271,18 @@ describe('nftModel()', () => {
     const state = stateOf(dual, v4only);
     const m6 = model(state, { family: 6, clusterCIDR: 'fd00::/64' });
     assert.deepEqual([m6.family, m6.table], ['ip6', NFT_TABLE]);
-    const e6 = chainNamed(m6, 'endpoint-', '__fd00..1/8080');
-    assert.deepEqual(rules(m6, e6), [
-      'ip6 saddr fd00::1 jump mark-for-masquerade',
+    assert.deepEqual(rules(m6, chainNamed(m6, 'service-')), [
+      'ip6 daddr fd00:96::10 ip6 saddr != fd00::/64 jump mark-for-masquerade',
       'meta l4proto tcp dnat to [fd00::1]:8080',
     ]);
+    assert.deepEqual(elements(m6, 'hairpin-endpoints'), [['fd00::1 . fd00::1', '']]);
+    assert.equal(m6.sets.get('hairpin-endpoints')?.spec, 'type ipv6_addr . ipv6_addr ;');
+    // With affinity, endpoint chains are named with the address's colons as dots.
+    const sticky = model(stateOf({ ...dual, affinityTimeoutSeconds: 60 }), { family: 6 });
+    assert.deepEqual(
+      rules(sticky, chainNamed(sticky, 'endpoint-', '__fd00..1/8080'))?.[1],
+      'meta l4proto tcp dnat to [fd00::1]:8080',
+    );
     assert.deepEqual(elements(m6, 'service-ips'), [
       ['fd00:96::10 . tcp . 80', `goto ${chainNamed(m6, 'service-')}`],
     ]);
@@ -294,8 +299,7 @@ describe('nftModel()', () => {
 
   it('sends traffic to serving-terminating endpoints when the state falls back to them', () => {
     const m = model(stateOf(portState(WEB, { internal: [ep('10.0.0.1', 8080, false, false)] })));
-    const e = chainNamed(m, 'endpoint-');
-    assert.equal(rules(m, e)![1], 'meta l4proto tcp dnat to 10.0.0.1:8080');
+    assert.deepEqual(rules(m, chainNamed(m, 'service-')), ['meta l4proto tcp dnat to 10.0.0.1:8080']);
     assert.deepEqual(elements(m, 'no-endpoint-services'), []);
   });
 });
@@ -322,46 +326,48 @@ describe('renderNftFull() and renderNftPartial()', () => {
     assert.deepEqual(plan.model, nftModel(stateOf(a), V4));
   });
 
-  it('writes only what changed: a refilled chain, a removed endpoint chain, the elements of an added and a removed Service', () => {
+  it('writes only what changed: a refilled chain, the elements of an added and a removed Service and endpoint', () => {
     const before = renderNftFull(stateOf(a), V4).model;
     const a2 = { ...a, internal: [ep('10.0.0.1')] };
     const plan = renderNftPartial(before, stateOf(a2, b), V4);
     const m = plan.model;
     const svcA = chainNamed(m, 'service-', 'ns/a/tcp/p80');
     const svcB = chainNamed(m, 'service-', 'ns/b/tcp/p80');
-    const e1 = chainNamed(m, 'endpoint-', 'ns/a/tcp/p80__10.0.0.1/8080');
-    const eB = chainNamed(m, 'endpoint-', 'ns/b/tcp/p80__10.0.1.1/8080');
-    const e2 = [...before.chains.keys()].find((c) => c.endsWith('ns/a/tcp/p80__10.0.0.2/8080'))!;
     const t = 'ip svcplane';
     assert.equal(
       plan.text,
       [
-        `add chain ${t} ${eB}`,
         `add chain ${t} ${svcB}`,
-        `add rule ${t} ${eB} ip saddr 10.0.1.1 jump mark-for-masquerade`,
-        `add rule ${t} ${eB} meta l4proto tcp dnat to 10.0.1.1:8080`,
         `flush chain ${t} ${svcA}`,
-        `add rule ${t} ${svcA} numgen random mod 1 vmap { 0 : goto ${e1} }`,
-        `add rule ${t} ${svcB} numgen random mod 1 vmap { 0 : goto ${eB} }`,
+        `add rule ${t} ${svcA} meta l4proto tcp dnat to 10.0.0.1:8080`,
+        `add rule ${t} ${svcB} meta l4proto tcp dnat to 10.0.1.1:8080`,
+        `delete element ${t} hairpin-endpoints { 10.0.0.2 . 10.0.0.2 }`,
+        `add element ${t} hairpin-endpoints { 10.0.1.1 . 10.0.1.1 }`,
         `add element ${t} service-ips { 10.96.0.2 . tcp . 80 : goto ${svcB} }`,
-        `flush chain ${t} ${e2}`,
-        `delete chain ${t} ${e2}`,
         '',
       ].join('\n'),
     );
-    assert.deepEqual(plan.changes, { chainsWritten: 3, chainsDeleted: 1, elements: 1 });
+    assert.deepEqual(plan.changes, { chainsWritten: 2, chainsDeleted: 0, elements: 3 });
     // Told which ports changed, it renders only those again, and writes the same transaction.
     assert.equal(renderNftPartial(before, stateOf(a2, b), V4, new Set(['ns/a'])).text, plan.text);
     const removed = renderNftPartial(m, stateOf(a2), V4);
-    assert.ok(removed.text.startsWith(`delete element ${t} service-ips { 10.96.0.2 . tcp . 80 }\n`));
-    assert.ok(removed.text.endsWith(`delete chain ${t} ${eB}\ndelete chain ${t} ${svcB}\n`));
+    assert.equal(
+      removed.text,
+      [
+        `delete element ${t} hairpin-endpoints { 10.0.1.1 . 10.0.1.1 }`,
+        `delete element ${t} service-ips { 10.96.0.2 . tcp . 80 }`,
+        `flush chain ${t} ${svcB}`,
+        `delete chain ${t} ${svcB}`,
+        '',
+      ].join('\n'),
+    );
   });
 
   it('replaces an element whose verdict changed: deleted, then added', () => {
     const before = renderNftFull(stateOf(a), V4).model;
     const plan = renderNftPartial(before, stateOf({ ...a, internal: [] }), V4);
     const lines = plan.text.split('\n');
-    assert.deepEqual(lines.slice(0, 2), [
+    assert.deepEqual(lines.slice(2, 4), [
       'delete element ip svcplane service-ips { 10.96.0.1 . tcp . 80 }',
       'add element ip svcplane no-endpoint-services { 10.96.0.1 . tcp . 80 : goto reject-chain }',
     ]);
@@ -401,6 +407,6 @@ describe('renderNftFull() and renderNftPartial()', () => {
     assert.ok(lines.slice(at(`delete chain ${t} ${svcB}`)).every((l) => l === '' || l.startsWith('delete ')));
     assert.ok(!plan.text.includes(svcB.replace('service-', 'add rule ip svcplane service-')));
     assert.deepEqual(plan.model, nftModel(stateOf(sticky), V4));
-    assert.equal(plan.changes.chainsDeleted, 2);
+    assert.equal(plan.changes.chainsDeleted, 1);
   });
 });

@@ -6,8 +6,9 @@
 //   nat-prerouting, nat-output → services: ip daddr . meta l4proto . th dport vmap @service-ips
 //                                          (local address | @nodeport-ips) . l4proto . dport vmap @service-nodeports
 //   service-… (cluster IP) / external-… (node port, external IP, load-balancer IP) / local-…
-//       → numgen random mod N vmap { i : goto endpoint-… } → endpoint-…: hairpin mark, dnat
-//   nat-postrouting → masquerading (masquerade what mark-for-masquerade marked)
+//       → one rule per endpoint, `numgen random mod K == 0`, each dnat to its endpoint (with ClientIP
+//         affinity: goto endpoint-…, which records the client in its set, then dnat)
+//   nat-postrouting → masquerading (hairpin pairs in @hairpin-endpoints, and what mark-for-masquerade marked)
 //   filter-prerouting, filter-output-pre-dnat → firewall-check: vmap @firewall-ips → firewall-… (source ranges)
 //   filter-input, filter-forward, filter-output → service-endpoints-check (vmap @no-endpoint-services:
 //       reject / drop), nodeport-endpoints-check (vmap @no-endpoint-nodeports); health check node ports accepted
@@ -43,6 +44,11 @@ export interface NftPlan {
   /** The table once `text` is applied: keep it, and pass it as `previous` to the next partial render. */
   readonly model: NftProxyModel;
   readonly changes: NftChanges;
+  /**
+   * Set when the render updated `previous` in place (a partial render told what changed): puts `previous`
+   * back as it was, for a caller whose transaction nft refused.
+   */
+  readonly revert?: () => void;
 }
 
 const nftFamily = (f: Family): 'ip' | 'ip6' => (f === 4 ? 'ip' : 'ip6');
@@ -60,7 +66,11 @@ export interface NftProxyModel extends NftModel {
   readonly options: RenderOptions;
   /** Per service port key of the state (empty for a port without a cluster IP of the family). */
   readonly owned: ReadonlyMap<string, NftOwned>;
+  /** Per element (`set key`), the service ports that write it (several may share one: a hairpin pair). */
+  readonly holders: ReadonlyMap<string, readonly string[]>;
 }
+
+const elementId = (set: string, key: string): string => `${set} ${key}`;
 
 const ownNothing = (): NftOwned => ({ chains: [], sets: [], elements: [] });
 
@@ -97,6 +107,7 @@ const NODEPORT_IPS = 'nodeport-ips';
 const HEALTH_CHECK_NODEPORTS = 'health-check-nodeports';
 const MARK_FOR_MASQUERADE = 'mark-for-masquerade';
 const REJECT_CHAIN = 'reject-chain';
+const HAIRPIN = 'hairpin-endpoints';
 
 /** The chains and sets every render has, whatever the Services. */
 function writeFixed(t: Table, o: RenderOptions): void {
@@ -109,6 +120,7 @@ function writeFixed(t: Table, o: RenderOptions): void {
   t.set(NO_ENDPOINT_NODEPORTS, 'type inet_proto . inet_service : verdict ;', true);
   t.set(FIREWALL_IPS, `type ${addr} . inet_proto . inet_service : verdict ;`, true);
   t.set(HEALTH_CHECK_NODEPORTS, 'type inet_service ;', false);
+  t.set(HAIRPIN, `type ${addr} . ${addr} ;`, false);
 
   // Node ports answer on every local address (never on loopback: kube-proxy's nftables mode does not
   // support localhost node ports), or only on --nodeport-addresses of this family (none when all of them
@@ -136,6 +148,7 @@ function writeFixed(t: Table, o: RenderOptions): void {
   t.chain('nat-postrouting', ['jump masquerading'], 'type nat hook postrouting priority 100 ;');
   t.chain(MARK_FOR_MASQUERADE, [`meta mark set meta mark | ${MASQ_MARK}`]);
   t.chain('masquerading', [
+    `ct status dnat ${ip} saddr . ${ip} daddr @${HAIRPIN} masquerade fully-random`,
     `meta mark & ${MASQ_MARK} == 0 return`,
     // Cleared so that a packet going through the stack again is not masqueraded twice.
     `meta mark set meta mark ^ ${MASQ_MARK}`,
@@ -222,27 +235,40 @@ function writeService(t: Table, pp: Prepared, o: RenderOptions): void {
       ? o.clusterCIDR
       : undefined;
 
-  // The endpoint chains (one per endpoint of either side), each with its affinity set.
+  // Hairpin: a pod sent to itself through the Service is masqueraded on the way out (postrouting matches
+  // the DNATed packet's source and destination as a pair), so that its reply comes back through the node.
   const endpoints = new Map<string, ProxyEndpoint>();
   for (const e of [...pp.internal, ...pp.external]) endpoints.set(`${e.ip}|${e.port}`, e);
-  for (const e of endpoints.values()) {
-    const rules = [`${ip} saddr ${e.ip} jump ${MARK_FOR_MASQUERADE}`]; // hairpin
-    if (timeout !== undefined) {
+  for (const e of new Set([...endpoints.values()].map((x) => x.ip))) t.element(HAIRPIN, `${e} . ${e}`);
+
+  // ClientIP affinity needs a chain per endpoint, which records the client in the endpoint's set; without
+  // affinity the policy chain DNATs by itself (no chain per endpoint: the table has a chain per Service
+  // port, not per endpoint, which keeps nft's work per transaction small at tens of thousands of endpoints).
+  if (timeout !== undefined)
+    for (const e of endpoints.values()) {
       const set = n.affinity(e, timeout);
       t.set(set, `type ${addr} ; flags dynamic,timeout ; timeout ${timeout}s ;`, false);
-      rules.push(`update @${set} { ${ip} saddr }`);
+      t.chain(n.endpoint(e), [
+        `update @${set} { ${ip} saddr }`,
+        `meta l4proto ${p} dnat to ${hostPort(e.ip, e.port)}`,
+      ]);
     }
-    rules.push(`meta l4proto ${p} dnat to ${hostPort(e.ip, e.port)}`);
-    t.chain(n.endpoint(e), rules);
-  }
+  const toEndpoint = (e: ProxyEndpoint): string =>
+    timeout !== undefined ? `goto ${n.endpoint(e)}` : `meta l4proto ${p} dnat to ${hostPort(e.ip, e.port)}`;
 
-  // A policy chain: a returning ClientIP client goes back to its endpoint, others to a random one.
+  // A policy chain: a returning ClientIP client goes back to its endpoint; others to a random one, each
+  // rule taking its endpoint with probability 1/(endpoints left), as the iptables mode's statistic rules
+  // do. A rule per endpoint rather than kube-proxy's `numgen random mod N vmap { … }`: each such inline
+  // map is an anonymous set, and the kernel's cost of creating one grows with the sets in the table.
   const balance = (eps: readonly ProxyEndpoint[]): string[] => {
     const rules: string[] = [];
     if (timeout !== undefined)
       for (const e of eps) rules.push(`${ip} saddr @${n.affinity(e, timeout)} goto ${n.endpoint(e)}`);
-    const choices = eps.map((e, i) => `${i} : goto ${n.endpoint(e)}`).join(' , ');
-    rules.push(`numgen random mod ${eps.length} vmap { ${choices} }`);
+    eps.forEach((e, i) =>
+      rules.push(
+        i < eps.length - 1 ? `numgen random mod ${eps.length - i} == 0 ${toEndpoint(e)}` : toEndpoint(e),
+      ),
+    );
     return rules;
   };
 
@@ -305,13 +331,28 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
   const t = new Table();
   writeFixed(t, o);
   const owned = new Map<string, NftOwned>();
+  const holders = new Map<string, string[]>();
   for (const key of [...state.keys()].sort()) {
     t.owner = ownNothing();
     const pp = prepare(state.get(key)!, o.family);
     if (pp !== undefined) writeService(t, pp, o);
     owned.set(key, t.owner);
+    for (const [set, k] of t.owner.elements) {
+      const id = elementId(set, k);
+      const h = holders.get(id);
+      if (h === undefined) holders.set(id, [key]);
+      else if (h.at(-1) !== key) h.push(key);
+    }
   }
-  return { family: nftFamily(o.family), table: NFT_TABLE, chains: t.chains, sets: t.sets, options: o, owned };
+  return {
+    family: nftFamily(o.family),
+    table: NFT_TABLE,
+    chains: t.chains,
+    sets: t.sets,
+    options: o,
+    owned,
+    holders,
+  };
 }
 
 const sameList = (a: readonly string[] = [], b: readonly string[] = []): boolean =>
@@ -324,19 +365,43 @@ const sameOptions = (a: RenderOptions, b: RenderOptions): boolean =>
   (a.masqueradeAll ?? false) === (b.masqueradeAll ?? false) &&
   sameList(a.nodePortAddresses, b.nodePortAddresses);
 
+/** Changes to maps, each undoable: what lets a partial render update the kept model in place. */
+class Edits {
+  private readonly undo: (() => void)[] = [];
+  set<K, V>(m: Map<K, V>, k: K, v: V): void {
+    const had = m.has(k);
+    const old = m.get(k);
+    m.set(k, v);
+    this.undo.push(had ? () => m.set(k, old as V) : () => m.delete(k));
+  }
+  delete<K, V>(m: Map<K, V>, k: K): void {
+    if (!m.has(k)) return;
+    const old = m.get(k) as V;
+    m.delete(k);
+    this.undo.push(() => m.set(k, old));
+  }
+  revert(): void {
+    for (const u of this.undo.reverse()) u();
+    this.undo.length = 0;
+  }
+}
+
 /**
- * The table of `state`, from `previous` with only the service ports in `redo` written again, and the
- * names that may differ between the two.
+ * `previous` updated in place to the table of `state`, with only the service ports in `redo` written again
+ * (the cost follows the change, not the table); the names that may differ, and what those names held
+ * before, for writeDifference; and how to undo it all.
  */
 function patch(
   previous: NftProxyModel,
   state: ProxyState,
   o: RenderOptions,
   redo: readonly string[],
-): { model: NftProxyModel; touched: NftTouched } {
-  const chains = new Map(previous.chains);
-  const sets = new Map(previous.sets);
-  const owned = new Map(previous.owned);
+): { model: NftProxyModel; before: NftModel; touched: NftTouched; edits: Edits } {
+  const chains = previous.chains as Map<string, NftChain>;
+  const sets = previous.sets as Map<string, NftSet>;
+  const owned = previous.owned as Map<string, NftOwned>;
+  const holders = previous.holders as Map<string, string[]>;
+  const edits = new Edits();
   const touched = {
     chains: new Set<string>(),
     sets: new Set<string>(),
@@ -352,45 +417,91 @@ function patch(
     }
   };
   const t = new Table();
+  const rendered = new Map<string, NftOwned>();
   for (const key of redo) {
-    const old = previous.owned.get(key);
-    if (old !== undefined) {
-      touch(old);
-      for (const c of old.chains) chains.delete(c);
-      for (const s of old.sets) sets.delete(s);
-      owned.delete(key);
-    }
+    const old = owned.get(key);
+    if (old !== undefined) touch(old);
     const st = state.get(key);
     if (st === undefined) continue;
     t.owner = ownNothing();
     const pp = prepare(st, o.family);
     if (pp !== undefined) writeService(t, pp, o);
-    owned.set(key, t.owner);
+    rendered.set(key, t.owner);
     touch(t.owner);
   }
-  for (const [name, c] of t.chains) chains.set(name, c);
-  for (const [name, s] of t.sets) sets.set(name, s);
-  // A touched element takes the value a full render gives it: the last one written by the greatest key.
-  const winners = new Map<string, [string, string]>();
-  for (const [key, own] of owned)
-    for (const [s, k, v] of own.elements) {
-      if (touched.elements.get(s)?.has(k) !== true) continue;
-      const id = `${s} ${k}`;
-      const w = winners.get(id);
-      if (w === undefined || key >= w[0]) winners.set(id, [key, v]);
-    }
-  for (const [s, keys] of touched.elements) {
-    const before = sets.get(s);
-    if (before === undefined) continue;
-    const elements = new Map(before.elements);
-    for (const k of keys) {
-      const w = winners.get(`${s} ${k}`);
-      if (w !== undefined) elements.set(k, w[1]);
-      else elements.delete(k);
-    }
-    sets.set(s, { ...before, elements });
+  // What the touched names held before: writeDifference compares against it.
+  const beforeChains = new Map<string, NftChain>();
+  for (const c of touched.chains) {
+    const v = chains.get(c);
+    if (v !== undefined) beforeChains.set(c, v);
   }
-  return { model: { ...previous, chains, sets, options: o, owned }, touched };
+  const beforeSets = new Map<string, NftSet>();
+  for (const name of new Set([...touched.sets, ...touched.elements.keys()])) {
+    const v = sets.get(name);
+    if (v === undefined) continue;
+    const keys = touched.sets.has(name) ? undefined : touched.elements.get(name);
+    const elements =
+      keys === undefined
+        ? new Map(v.elements)
+        : new Map(
+            [...keys].flatMap((k): [string, string][] => {
+              const e = v.elements.get(k);
+              return e === undefined ? [] : [[k, e]];
+            }),
+          );
+    beforeSets.set(name, { ...v, elements });
+  }
+
+  for (const key of redo) {
+    const old = owned.get(key);
+    if (old !== undefined) {
+      for (const c of old.chains) edits.delete(chains, c);
+      for (const s of old.sets) edits.delete(sets, s);
+      for (const [s, k] of old.elements) {
+        const id = elementId(s, k);
+        const h = holders.get(id) ?? [];
+        const rest = h.filter((x) => x !== key);
+        if (rest.length === 0) edits.delete(holders, id);
+        else edits.set(holders, id, rest);
+      }
+      edits.delete(owned, key);
+    }
+    const own = rendered.get(key);
+    if (own === undefined) continue;
+    edits.set(owned, key, own);
+    for (const [s, k] of own.elements) {
+      const id = elementId(s, k);
+      const h = holders.get(id) ?? [];
+      if (!h.includes(key)) edits.set(holders, id, [...h, key].sort());
+    }
+  }
+  for (const [name, c] of t.chains) edits.set(chains, name, c);
+  for (const [name, s] of t.sets) edits.set(sets, name, s);
+  // A touched element takes the value a full render gives it: the one written by the greatest key.
+  for (const [s, keys] of touched.elements) {
+    const set = sets.get(s);
+    if (set === undefined) continue;
+    const elements = set.elements as Map<string, string>;
+    for (const k of keys) {
+      const h = holders.get(elementId(s, k));
+      if (h === undefined || h.length === 0) {
+        edits.delete(elements, k);
+        continue;
+      }
+      const winner = h.reduce((a, b) => (b > a ? b : a));
+      const own = owned.get(winner)!;
+      let value = '';
+      for (const [es, ek, ev] of own.elements) if (es === s && ek === k) value = ev;
+      if (elements.get(k) !== value) edits.set(elements, k, value);
+    }
+  }
+  const before: NftModel = {
+    family: previous.family,
+    table: previous.table,
+    chains: beforeChains,
+    sets: beforeSets,
+  };
+  return { model: { ...previous, options: o }, before, touched, edits };
 }
 
 /** Full sync: the whole table, replacing whatever the table held, in one transaction. */
@@ -417,8 +528,10 @@ export function renderNftResync(previous: NftProxyModel, state: ProxyState, o: R
  *
  * With `changed` (the service ports whose state differs from the one `previous` was rendered from, as the
  * sync loop's change tracker reports them), only those ports, and ports `previous` lacks or the state
- * lacks, are rendered again and compared: the cost follows the change, not the cluster. Without it, or
- * when the options differ, the whole state is rendered and compared. `previous` is never modified.
+ * lacks, are rendered again and compared: the cost follows the change, not the cluster. `previous` is then
+ * updated in place and returned as the new model; the plan's `revert` puts it back (for a transaction nft
+ * refused). Without `changed`, or when the options differ, the whole state is rendered and compared, and
+ * `previous` is left as it is.
  */
 export function renderNftPartial(
   previous: NftProxyModel,
@@ -434,8 +547,8 @@ export function renderNftPartial(
   for (const key of changed) if (state.has(key) || previous.owned.has(key)) redo.add(key);
   for (const key of previous.owned.keys()) if (!state.has(key)) redo.add(key);
   for (const key of state.keys()) if (!previous.owned.has(key)) redo.add(key);
-  const { model, touched } = patch(previous, state, o, [...redo].sort());
-  return { ...writeDifference(previous, model, touched), model };
+  const { model, before, touched, edits } = patch(previous, state, o, [...redo].sort());
+  return { ...writeDifference(before, model, touched), model, revert: () => edits.revert() };
 }
 
 /** Removes svcplane's table of the family (nothing happens when there is none). */
