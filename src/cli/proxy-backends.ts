@@ -9,8 +9,8 @@ import { conntrackTool } from '../proxy/conntrack-tool.js';
 import { DualStackBackend, IptablesBackend, removeIptablesRules } from '../proxy/iptables-backend.js';
 import { iptablesRunner, type IptablesRunner } from '../proxy/iptables-runner.js';
 import type { ProxyMetrics } from '../proxy/metrics.js';
-import { NftablesBackend } from '../proxy/nftables-backend.js';
-import { nftRunner, type NftRunner } from '../proxy/nft-runner.js';
+import { NftablesBackend, removeNftablesRules } from '../proxy/nftables-backend.js';
+import { nftRunner } from '../proxy/nft-runner.js';
 import type { SyncLog } from '../proxy/sync.js';
 import { UsageError } from './flags.js';
 
@@ -55,7 +55,7 @@ export async function iptablesBackends(
     log.warn('ip6tables does not work here: IPv6 cluster IPs are not programmed', { reason: ok6.reason });
   const nft = nftRunner();
   if ((await nft.check()).ok) {
-    const tables = await removeNftTables(nft);
+    const tables = await removeNftablesRules(nft);
     if (tables > 0) log.info("removed the nftables mode's tables", { tables });
   }
   const backend = (runner: IptablesRunner, family: Family): IptablesBackend =>
@@ -109,13 +109,6 @@ export async function nftablesBackend(
   });
 }
 
-/** Deletes the nftables mode's table of each family: how many there were. */
-async function removeNftTables(runner: NftRunner): Promise<number> {
-  let n = 0;
-  for (const family of ['ip', 'ip6'] as const) if (await runner.deleteTable(family, NFT_TABLE)) n++;
-  return n;
-}
-
 /** The iptables mode's chains, removed in each family whose iptables works here: how many chains. */
 async function removeIptablesModes(log: SyncLog): Promise<number> {
   let chains = 0;
@@ -146,6 +139,6 @@ export async function removeProxyRules(log: SyncLog): Promise<{ chains: number; 
       `--cleanup: neither iptables nor nft can be used here (${iptOk.reason}; ${nftOk.reason})`,
     );
   const chains = await removeIptablesModes(log);
-  const tables = nftOk.ok ? await removeNftTables(nft) : 0;
+  const tables = nftOk.ok ? await removeNftablesRules(nft) : 0;
   return { chains, tables };
 }

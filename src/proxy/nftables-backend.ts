@@ -138,11 +138,7 @@ export class NftablesBackend implements ProxyBackend {
 
   /** `--cleanup`: deletes the proxy's table in each family. */
   async cleanup(): Promise<{ tables: number }> {
-    let tables = 0;
-    for (const family of [4, 6] as const) {
-      const name = family === 4 ? 'ip' : 'ip6';
-      if (await this.o.runner.deleteTable(name, NFT_TABLE)) tables++;
-    }
+    const tables = await removeNftablesRules(this.o.runner);
     this.models = this.models.map(() => undefined);
     return { tables };
   }
@@ -151,4 +147,14 @@ export class NftablesBackend implements ProxyBackend {
     // The rules stay when the proxy stops (as kube-proxy's do): traffic keeps flowing until --cleanup.
     return Promise.resolve();
   }
+}
+
+/**
+ * Deletes the nftables mode's table in each family (how many there were): what `--cleanup` does, and what
+ * the iptables mode runs when it takes over a node this mode programmed.
+ */
+export async function removeNftablesRules(runner: NftRunner): Promise<number> {
+  let tables = 0;
+  for (const family of ['ip', 'ip6'] as const) if (await runner.deleteTable(family, NFT_TABLE)) tables++;
+  return tables;
 }
