@@ -13,6 +13,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { nftChainTargets } from '../../src/core/demo/node-rules.js';
 import { ipPath } from '../../src/demo/netns.js';
 import { sampleInNetns } from '../../src/demo/probe.js';
 import { nftRunner, type NftFamily } from '../../src/proxy/nft-runner.js';
@@ -76,17 +77,15 @@ class TableView {
   sets(): string[] {
     return this.items.flatMap((i) => (i.set === undefined ? [] : [i.set.name]));
   }
+  /** The `ip/port` endpoints a chain DNATs to (through its endpoint map slots). */
+  dnats(chain: string): string[] {
+    return nftChainTargets(this.items, chain).map((t) => t.replace(/:(\d+)$/, '/$1'));
+  }
   /** The rules of a chain, as JSON text. */
   rules(chain: string): string[] {
     return this.items.flatMap((i) => (i.rule?.chain === chain ? [JSON.stringify(i.rule.expr)] : []));
   }
 }
-
-/** The `ip/port` each rule (nft JSON) DNATs to. */
-const dnats = (rs: string[]): string[] =>
-  rs.flatMap((r) =>
-    [...r.matchAll(/"dnat":\{"addr":"([0-9.]+)","port":(\d+)/g)].map((m) => `${m[1]}/${m[2]}`),
-  );
 
 describe('svcplane proxy --proxy-mode nftables in network namespaces', { timeout: 600_000 }, () => {
   let c: ProxyCluster;
@@ -171,15 +170,14 @@ describe('svcplane proxy --proxy-mode nftables in network namespaces', { timeout
     const entry = t.elements('service-ips').find((e) => e.startsWith(`${vip} . tcp . 80 : `));
     const chain = /^\S+ \. tcp \. 80 : goto (service-\w{8}-default\/web\/tcp\/http)$/.exec(entry ?? '')?.[1];
     assert.ok(chain !== undefined, `service-ips: ${t.elements('service-ips').join(', ')}`);
-    // One rule per endpoint: numgen picks 1 in 3, then 1 in 2, then the last; each DNATs by itself.
-    assert.match(t.rules(chain).join('\n'), /"numgen":\{"mode":"random","mod":3/);
-    assert.deepEqual(dnats(t.rules(chain)).sort(), [
-      '10.244.0.10/8080',
-      '10.244.1.10/8080',
-      '10.244.1.11/8080',
-    ]);
+    // One rule: numgen picks one of 3 slots of the chain's range in an endpoint map.
+    assert.match(
+      t.rules(chain).join('\n'),
+      /"numgen":\{"mode":"random","mod":3,"offset":\d+\}\},"data":"@endpoints-tcp-\d+"/,
+    );
+    assert.deepEqual(t.dnats(chain), ['10.244.0.10/8080', '10.244.1.10/8080', '10.244.1.11/8080']);
     assert.ok(!t.chains().some((n) => n.startsWith('endpoint-')), 'no chain per endpoint without affinity');
-    // One endpoint removed: a partial sync of that one service port; its chain goes, the choice is of 2.
+    // One endpoint removed: a partial sync of that one service port; the choice is of 2.
     const mark = proxyA.log().length;
     await c.apply([
       slice('web-1', 'web', [
@@ -191,7 +189,7 @@ describe('svcplane proxy --proxy-mode nftables in network namespaces', { timeout
       /"msg":"partial sync"[^\n]*"changed":1,/.test(since(proxyA, mark)),
     );
     const t2 = await table(c.nsA);
-    assert.deepEqual(dnats(t2.rules(chain)).sort(), ['10.244.0.10/8080', '10.244.1.10/8080']);
+    assert.deepEqual(t2.dnats(chain), ['10.244.0.10/8080', '10.244.1.10/8080']);
     assert.match(t2.rules(chain).join('\n'), /"numgen":\{"mode":"random","mod":2/);
     assert.ok(t2.elements('service-ips').includes(entry!), 'the element stays');
   });
@@ -217,7 +215,7 @@ describe('svcplane proxy --proxy-mode nftables in network namespaces', { timeout
     const t = await table(c.nsA);
     const chain = t.chains().find((n) => /^service-\w{8}-default\/flip\/tcp\/http$/.test(n));
     assert.ok(chain !== undefined, t.chains().join(', '));
-    assert.deepEqual(dnats(t.rules(chain)), ['10.244.0.10/8080'], 'the unready endpoint has no rule');
+    assert.deepEqual(t.dnats(chain), ['10.244.0.10/8080'], 'the unready endpoint is not picked');
     await c.apply([flip(true)]);
     await until(
       'both answer again',

@@ -77,6 +77,40 @@ describe('nftNodeRules', () => {
       assert.deepEqual(nftNodeRules(NFT, ip, port), { kind }, `${ip}:${port}`);
   });
 
+  it('reads a DNAT through an endpoint map: the slots of the chain range only', () => {
+    const items = [
+      map('service-ips', [[key('10.96.0.10', 80), { goto: { target: SVC } }]]),
+      {
+        map: {
+          family: 'ip',
+          name: 'endpoints-1',
+          table: 'svcplane',
+          type: 'integer',
+          map: 'ipv4_addr . inet_service',
+          elem: [
+            [16, { concat: ['10.244.1.1', 8080] }],
+            [17, { concat: ['10.244.2.1', 8080] }],
+            [18, { concat: ['10.244.9.9', 8080] }],
+          ],
+        },
+      },
+      rule(SVC, [
+        { match: { op: '==', left: { meta: { key: 'l4proto' } }, right: 'tcp' } },
+        {
+          dnat: {
+            family: 'ip',
+            addr: { map: { key: { numgen: { mode: 'random', mod: 2, offset: 16 } }, data: '@endpoints-1' } },
+          },
+        },
+      ]),
+    ];
+    assert.deepEqual(nftNodeRules(items, '10.96.0.10', 80), {
+      kind: 'dnat',
+      chain: SVC,
+      targets: ['10.244.1.1:8080', '10.244.2.1:8080'],
+    });
+  });
+
   it('a Service chain without endpoint chains DNATs nowhere', () => {
     const items = [map('service-ips', [[key('10.96.0.10', 80), { goto: { target: SVC } }]])];
     assert.deepEqual(nftNodeRules(items, '10.96.0.10', 80), { kind: 'dnat', chain: SVC, targets: [] });

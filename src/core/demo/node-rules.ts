@@ -3,8 +3,9 @@
 // caller lists the rules in the node's namespace (`nft -j list table ip svcplane`, or `iptables-save`).
 //
 // - nftables mode (kube-proxy's nftables layout, KEP-3866): the `service-ips` verdict map sends the
-//   destination to the Service port's chain, which picks an endpoint chain, which DNATs; a destination in
-//   `no-endpoint-services` instead is rejected (`goto reject-chain`) or dropped.
+//   destination to the Service port's chain, which DNATs to a slot of its range in an endpoint map (or,
+//   with ClientIP affinity, picks an endpoint chain, which DNATs); a destination in `no-endpoint-services`
+//   instead is rejected (`goto reject-chain`) or dropped.
 // - iptables mode: nat `KUBE-SERVICES` jumps to `KUBE-SVC-*`, which jumps to `KUBE-SEP-*` chains that
 //   DNAT; filter `KUBE-SERVICES` REJECTs or DROPs a destination without usable endpoints.
 
@@ -58,6 +59,28 @@ export function nftNodeRules(items: readonly unknown[], ip: string, port: number
     const refused = mapVerdict(items, 'no-endpoint-services', ip, port);
     return { kind: refused === undefined ? 'none' : refused === 'drop' ? 'drop' : 'reject' };
   }
+  return { kind: 'dnat', chain, targets: nftChainTargets(items, chain) };
+}
+
+/** The elements of the map `name` among `items`: key → value. */
+function mapElements(items: readonly unknown[], name: string): Map<unknown, unknown> {
+  const out = new Map<unknown, unknown>();
+  for (const item of items) {
+    const m = field(item, 'map');
+    if (field(m, 'name') !== name) continue;
+    const elems = field(m, 'elem');
+    for (const e of Array.isArray(elems) ? elems : []) if (Array.isArray(e)) out.set(e[0], e[1]);
+  }
+  return out;
+}
+
+/**
+ * The endpoints (`ip:port`, sorted) the chain `chain` of an nftables-mode table DNATs to, following its
+ * jumps and gotos: a `dnat to ip:port`, or a `dnat to numgen random mod K offset BASE map @endpoints-N`
+ * whose slots BASE … BASE+K-1 are looked up in that map. `items`: `nft -j` listing items holding the chains
+ * and the endpoint maps.
+ */
+export function nftChainTargets(items: readonly unknown[], chain: string): string[] {
   const rules = new Map<string, unknown[]>();
   for (const item of items) {
     const r = field(item, 'rule');
@@ -70,12 +93,26 @@ export function nftNodeRules(items: readonly unknown[], ip: string, port: number
     if (seen.has(c)) return;
     seen.add(c);
     const exprs = rules.get(c) ?? [];
-    for (const d of collect(exprs, (o) => (isObj(o['dnat']) ? o['dnat'] : undefined)))
-      targets.push(`${String(d['addr'])}:${String(d['port'])}`);
+    for (const d of collect(exprs, (o) => (isObj(o['dnat']) ? o['dnat'] : undefined))) {
+      const map = field(d['addr'], 'map');
+      if (map === undefined) {
+        targets.push(`${String(d['addr'])}:${String(d['port'])}`);
+        continue;
+      }
+      const ng = field(field(map, 'key'), 'numgen');
+      const data = field(map, 'data');
+      const [mod, offset] = [Number(field(ng, 'mod')), Number(field(ng, 'offset') ?? 0)];
+      if (typeof data !== 'string' || !Number.isSafeInteger(mod) || !Number.isSafeInteger(offset)) continue;
+      const elements = mapElements(items, data.replace(/^@/, ''));
+      for (let slot = offset; slot < offset + mod; slot++) {
+        const to = field(elements.get(slot), 'concat');
+        if (Array.isArray(to)) targets.push(`${String(to[0])}:${String(to[1])}`);
+      }
+    }
     for (const next of collect(exprs, verdictTarget)) walk(next);
   };
   walk(chain);
-  return { kind: 'dnat', chain, targets: [...new Set(targets)].sort() };
+  return [...new Set(targets)].sort();
 }
 
 /** One `-A CHAIN ...` line of iptables-save: its chain, and its options with quoted comments removed. */

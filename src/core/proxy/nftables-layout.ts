@@ -22,6 +22,16 @@ import { hash16, hostPort } from './chain-names.js';
 import { familyOf, type Family, type Prepared } from './iptables-service.js';
 import type { RenderOptions } from './iptables.js';
 import type { NftChain, NftSet } from './nftables-model.js';
+import {
+  ENDPOINT_MAPS,
+  MIN_RANGE,
+  emptySlots,
+  endpointMapOf,
+  takeSlots,
+  type RecordUndo,
+  type SlotRange,
+  type SlotSpace,
+} from './nftables-slots.js';
 import type { ProxyEndpoint } from './types.js';
 
 /** svcplane's table, in each family. */
@@ -50,6 +60,20 @@ export class Table {
   readonly sets = new Map<string, NftSet>();
   private readonly elements = new Map<string, Map<string, string>>();
   owner: NftOwned = ownNothing();
+  /** The chains given an endpoint range by this render. */
+  readonly slotted = new Set<string>();
+
+  /** `slots`: where endpoint ranges are allocated (the kept model's, when patching it; `record` undoes). */
+  constructor(
+    readonly slots: SlotSpace = emptySlots(),
+    private readonly record?: RecordUndo,
+  ) {}
+
+  /** The endpoint range of a balancing chain with `k` endpoints. */
+  range(chain: string, k: number): SlotRange {
+    this.slotted.add(chain);
+    return takeSlots(this.slots, chain, k, this.record);
+  }
 
   chain(name: string, rules: readonly string[], hook?: string): void {
     this.chains.set(name, hook !== undefined ? { hook, rules } : { rules });
@@ -67,6 +91,8 @@ export class Table {
     this.owner.elements.push([set, key, value]);
   }
 }
+
+const PROTO: Readonly<Record<string, string>> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
 
 const SERVICE_IPS = 'service-ips';
 const SERVICE_NODEPORTS = 'service-nodeports';
@@ -91,6 +117,13 @@ export function writeFixed(t: Table, o: RenderOptions): void {
   t.set(FIREWALL_IPS, `type ${addr} . inet_proto . inet_service : verdict ;`, true);
   t.set(HEALTH_CHECK_NODEPORTS, 'type inet_service ;', false);
   t.set(HAIRPIN, `type ${addr} . ${addr} ;`, false);
+  for (const proto of Object.values(PROTO))
+    for (let i = 0; i < ENDPOINT_MAPS; i++)
+      t.set(
+        endpointMapOf(i * MIN_RANGE, proto),
+        `typeof numgen random mod 1 : ${ip} daddr . ${proto} dport ;`,
+        true,
+      );
 
   // Node ports answer on every local address (never on loopback: kube-proxy's nftables mode does not
   // support localhost node ports), or only on --nodeport-addresses of this family (none when all of them
@@ -164,8 +197,6 @@ export function writeFixed(t: Table, o: RenderOptions): void {
 
 // ---------------------------------------------------------------------------------------------- names
 
-const PROTO: Readonly<Record<string, string>> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
-
 /** `<ns>/<name>/<proto>/<port name or number>`: the readable part of a Service port's chain names. */
 const readable = (pp: Prepared): string =>
   `${pp.s.namespace}/${pp.s.name}/${pp.p}/${pp.s.portName !== '' ? pp.s.portName : `p${pp.s.port}`}`;
@@ -223,20 +254,28 @@ export function writeService(t: Table, pp: Prepared, o: RenderOptions): void {
         `meta l4proto ${p} dnat to ${hostPort(e.ip, e.port)}`,
       ]);
     }
-  const toEndpoint = (e: ProxyEndpoint): string =>
-    timeout !== undefined ? `goto ${n.endpoint(e)}` : `meta l4proto ${p} dnat to ${hostPort(e.ip, e.port)}`;
-
-  // A policy chain: a returning ClientIP client goes back to its endpoint; others to a random one, each
-  // rule taking its endpoint with probability 1/(endpoints left), as the iptables mode's statistic rules
-  // do. A rule per endpoint rather than kube-proxy's `numgen random mod N vmap { … }`: each such inline
-  // map is an anonymous set, and the kernel's cost of creating one grows with the sets in the table.
-  const balance = (eps: readonly ProxyEndpoint[]): string[] => {
+  // A policy chain: a returning ClientIP client goes back to its endpoint; others to a random one. Without
+  // affinity, one rule picks slot BASE + (random mod K) of the chain's endpoint range (nftables-slots.ts),
+  // which maps it to the endpoint's address and port: endpoints come and go as map elements, and the rule
+  // changes only with their number. With affinity, one rule per endpoint takes it with probability
+  // 1/(endpoints left), as the iptables mode's statistic rules do, and goes to its endpoint chain.
+  // (Not kube-proxy's `numgen random mod N vmap { … }`: each such inline map is an anonymous set, and the
+  // kernel's cost of creating one grows with the sets in the table.)
+  const balance = (chain: string, eps: readonly ProxyEndpoint[]): string[] => {
+    if (eps.length === 0) return [];
+    if (timeout === undefined) {
+      const { base } = t.range(chain, eps.length);
+      const map = endpointMapOf(base, p);
+      eps.forEach((e, i) => t.element(map, String(base + i), `${e.ip} . ${e.port}`));
+      return [`meta l4proto ${p} dnat ${ip} to numgen random mod ${eps.length} offset ${base} map @${map}`];
+    }
     const rules: string[] = [];
-    if (timeout !== undefined)
-      for (const e of eps) rules.push(`${ip} saddr @${n.affinity(e, timeout)} goto ${n.endpoint(e)}`);
+    for (const e of eps) rules.push(`${ip} saddr @${n.affinity(e, timeout)} goto ${n.endpoint(e)}`);
     eps.forEach((e, i) =>
       rules.push(
-        i < eps.length - 1 ? `numgen random mod ${eps.length - i} == 0 ${toEndpoint(e)}` : toEndpoint(e),
+        i < eps.length - 1
+          ? `numgen random mod ${eps.length - i} == 0 goto ${n.endpoint(e)}`
+          : `goto ${n.endpoint(e)}`,
       ),
     );
     return rules;
@@ -254,13 +293,13 @@ export function writeService(t: Table, pp: Prepared, o: RenderOptions): void {
     else if (cidr !== undefined)
       for (const c of pp.clusterIPs)
         rules.push(`${ip} daddr ${c} ${ip} saddr != ${cidr} jump ${MARK_FOR_MASQUERADE}`);
-    t.chain(n.service, [...rules, ...balance(pp.internal)]);
+    t.chain(n.service, [...rules, ...balance(n.service, pp.internal)]);
   }
   for (const c of pp.clusterIPs)
     if (pp.usesSvc) t.element(SERVICE_IPS, dest(c), `goto ${n.service}`);
     else t.element(NO_ENDPOINT_SERVICES, dest(c), refuse);
 
-  if (pp.usesSvl) t.chain(n.local, balance(pp.external));
+  if (pp.usesSvl) t.chain(n.local, balance(n.local, pp.external));
   if (pp.usesExt) {
     const rules: string[] = [];
     if (!s.externalLocal) {

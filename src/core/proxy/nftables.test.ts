@@ -11,6 +11,7 @@ import {
   type NftModel,
 } from './nftables.js';
 import { ep, portState, stateOf } from './testing/builders.js';
+import { resolveSlots } from './testing/nft-slots.js';
 import type { ProxyState } from './types.js';
 
 const V4: RenderOptions = { family: 4 };
@@ -24,7 +25,12 @@ function chainNamed(m: NftModel, prefix: string, suffix = ''): string {
   assert.equal(names.length, 1, `one chain ${prefix}…${suffix} in ${[...m.chains.keys()].join(', ')}`);
   return names[0]!;
 }
-const rules = (m: NftModel, chain: string): readonly string[] | undefined => m.chains.get(chain)?.rules;
+/** A chain's rules, a balancing rule's endpoint range written out as the endpoints it picks from. */
+const rules = (m: NftModel, chain: string): readonly string[] | undefined =>
+  m.chains.get(chain)?.rules.map((r) => resolveSlots(r, (map, key) => m.sets.get(map)?.elements.get(key)));
+/** DNAT to one of `endpoints` (address . port), picked at random. */
+const dnat = (p: string, ...endpoints: string[]): string =>
+  `meta l4proto ${p} dnat ${endpoints[0]!.includes(':') ? 'ip6' : 'ip'} to numgen random mod ${endpoints.length} map { ${endpoints.map((e, i) => `${i} : ${e}`).join(', ')} }`;
 const elements = (m: NftModel, set: string): [string, string][] => [...(m.sets.get(set)?.elements ?? [])];
 /** The chains a Service port owns (every chain but the fixed ones). */
 const perService = (m: NftModel): string[] => [...m.chains.keys()].filter((c) => c.includes('/')).sort();
@@ -40,13 +46,20 @@ describe('nftModel()', () => {
     const svc = chainNamed(m, 'service-', '-default/web/tcp/http');
     assert.match(svc, /^service-[A-Z2-7]{8}-default\/web\/tcp\/http$/);
     assert.deepEqual(elements(m, 'service-ips'), [['10.96.0.10 . tcp . 80', `goto ${svc}`]]);
-    // Each rule takes its endpoint with probability 1/(endpoints left): 1/3, then 1/2 of the rest, then all.
-    assert.deepEqual(rules(m, svc), [
+    // One rule picks one of the 3 slots of the chain's range in an endpoint map.
+    assert.deepEqual(m.chains.get(svc)?.rules, [
       'ip daddr 10.96.0.10 ip saddr != 10.244.0.0/16 jump mark-for-masquerade',
-      'numgen random mod 3 == 0 meta l4proto tcp dnat to 10.0.0.1:8080',
-      'numgen random mod 2 == 0 meta l4proto tcp dnat to 10.0.0.2:8080',
-      'meta l4proto tcp dnat to 10.0.0.3:8080',
+      'meta l4proto tcp dnat ip to numgen random mod 3 offset 0 map @endpoints-tcp-0',
     ]);
+    assert.deepEqual(elements(m, 'endpoints-tcp-0'), [
+      ['0', '10.0.0.1 . 8080'],
+      ['1', '10.0.0.2 . 8080'],
+      ['2', '10.0.0.3 . 8080'],
+    ]);
+    assert.deepEqual(
+      m.sets.get('endpoints-udp-63')?.spec,
+      'typeof numgen random mod 1 : ip daddr . udp dport ;',
+    );
     assert.deepEqual(perService(m), [svc], 'no chain per endpoint without affinity');
     // Hairpin: an endpoint sent to itself is masqueraded in postrouting.
     assert.deepEqual(elements(m, 'hairpin-endpoints'), [
@@ -186,7 +199,7 @@ describe('nftModel()', () => {
       `fib saddr type local goto ${svc}`,
       `goto ${lcl}`,
     ]);
-    assert.deepEqual(rules(m, lcl), ['meta l4proto tcp dnat to 10.0.0.1:8080']);
+    assert.deepEqual(rules(m, lcl), [dnat('tcp', '10.0.0.1 . 8080')]);
     assert.deepEqual(elements(m, 'health-check-nodeports'), [['32000', '']]);
   });
 
@@ -258,7 +271,7 @@ describe('nftModel()', () => {
       );
       assert.deepEqual(elements(m, 'service-ips')[0]![0], `10.96.0.10 . ${p} . 53`);
       const svc = chainNamed(m, 'service-', `-kube-system/dns/${p}/dns`);
-      assert.deepEqual(rules(m, svc), [`meta l4proto ${p} dnat to 10.0.0.1:53`]);
+      assert.deepEqual(rules(m, svc), [dnat(p, '10.0.0.1 . 53')]);
     }
   });
 
@@ -273,7 +286,7 @@ describe('nftModel()', () => {
     assert.deepEqual([m6.family, m6.table], ['ip6', NFT_TABLE]);
     assert.deepEqual(rules(m6, chainNamed(m6, 'service-')), [
       'ip6 daddr fd00:96::10 ip6 saddr != fd00::/64 jump mark-for-masquerade',
-      'meta l4proto tcp dnat to [fd00::1]:8080',
+      dnat('tcp', 'fd00::1 . 8080'),
     ]);
     assert.deepEqual(elements(m6, 'hairpin-endpoints'), [['fd00::1 . fd00::1', '']]);
     assert.equal(m6.sets.get('hairpin-endpoints')?.spec, 'type ipv6_addr . ipv6_addr ;');
@@ -299,7 +312,7 @@ describe('nftModel()', () => {
 
   it('sends traffic to serving-terminating endpoints when the state falls back to them', () => {
     const m = model(stateOf(portState(WEB, { internal: [ep('10.0.0.1', 8080, false, false)] })));
-    assert.deepEqual(rules(m, chainNamed(m, 'service-')), ['meta l4proto tcp dnat to 10.0.0.1:8080']);
+    assert.deepEqual(rules(m, chainNamed(m, 'service-')), [dnat('tcp', '10.0.0.1 . 8080')]);
     assert.deepEqual(elements(m, 'no-endpoint-services'), []);
   });
 });
@@ -326,34 +339,36 @@ describe('renderNftFull() and renderNftPartial()', () => {
     assert.deepEqual(plan.model, nftModel(stateOf(a), V4));
   });
 
-  it('writes only what changed: a refilled chain, the elements of an added and a removed Service and endpoint', () => {
+  it("writes only what changed: an added Service port's chain and elements, an endpoint gone, a Service removed", () => {
     const before = renderNftFull(stateOf(a), V4).model;
     const a2 = { ...a, internal: [ep('10.0.0.1')] };
-    const plan = renderNftPartial(before, stateOf(a2, b), V4);
+    const plan = renderNftPartial(before, stateOf(a2, b), V4, new Set(['ns/a']));
     const m = plan.model;
     const svcA = chainNamed(m, 'service-', 'ns/a/tcp/p80');
     const svcB = chainNamed(m, 'service-', 'ns/b/tcp/p80');
     const t = 'ip svcplane';
+    // a keeps its range (slots 0…15 of endpoints-tcp-0); b gets the next one (16…31, endpoints-tcp-1).
     assert.equal(
       plan.text,
       [
         `add chain ${t} ${svcB}`,
         `flush chain ${t} ${svcA}`,
-        `add rule ${t} ${svcA} meta l4proto tcp dnat to 10.0.0.1:8080`,
-        `add rule ${t} ${svcB} meta l4proto tcp dnat to 10.0.1.1:8080`,
+        `add rule ${t} ${svcA} meta l4proto tcp dnat ip to numgen random mod 1 offset 0 map @endpoints-tcp-0`,
+        `add rule ${t} ${svcB} meta l4proto tcp dnat ip to numgen random mod 1 offset 16 map @endpoints-tcp-1`,
+        `delete element ${t} endpoints-tcp-0 { 1 }`,
         `delete element ${t} hairpin-endpoints { 10.0.0.2 . 10.0.0.2 }`,
+        `add element ${t} endpoints-tcp-1 { 16 : 10.0.1.1 . 8080 }`,
         `add element ${t} hairpin-endpoints { 10.0.1.1 . 10.0.1.1 }`,
         `add element ${t} service-ips { 10.96.0.2 . tcp . 80 : goto ${svcB} }`,
         '',
       ].join('\n'),
     );
-    assert.deepEqual(plan.changes, { chainsWritten: 2, chainsDeleted: 0, elements: 3 });
-    // Told which ports changed, it renders only those again, and writes the same transaction.
-    assert.equal(renderNftPartial(before, stateOf(a2, b), V4, new Set(['ns/a'])).text, plan.text);
-    const removed = renderNftPartial(m, stateOf(a2), V4);
+    assert.deepEqual(plan.changes, { chainsWritten: 2, chainsDeleted: 0, elements: 5 });
+    const removed = renderNftPartial(m, stateOf(a2), V4, new Set());
     assert.equal(
       removed.text,
       [
+        `delete element ${t} endpoints-tcp-1 { 16 }`,
         `delete element ${t} hairpin-endpoints { 10.0.1.1 . 10.0.1.1 }`,
         `delete element ${t} service-ips { 10.96.0.2 . tcp . 80 }`,
         `flush chain ${t} ${svcB}`,
@@ -361,13 +376,67 @@ describe('renderNftFull() and renderNftPartial()', () => {
         '',
       ].join('\n'),
     );
+    // b's range is free again: the next new chain of that size takes it.
+    const c = portState('ns/c', { clusterIPs: ['10.96.0.3'], internal: [ep('10.0.2.1')] });
+    const added = renderNftPartial(removed.model, stateOf(a2, c), V4, new Set());
+    assert.match(added.text, /dnat ip to numgen random mod 1 offset 16 map @endpoints-tcp-1\n/);
+  });
+
+  it('changes only map elements when an endpoint is replaced, and only the chain rule when their number changes', () => {
+    const three = [ep('10.0.0.1'), ep('10.0.0.2'), ep('10.0.0.3')];
+    const before = renderNftFull(stateOf({ ...a, internal: three }), V4).model;
+    const t = 'ip svcplane';
+    const replaced = renderNftPartial(
+      before,
+      stateOf({ ...a, internal: [three[0]!, ep('10.0.0.25'), three[2]!] }),
+      V4,
+      new Set(['ns/a']),
+    );
+    assert.equal(
+      replaced.text,
+      [
+        `delete element ${t} endpoints-tcp-0 { 1 }`,
+        `delete element ${t} hairpin-endpoints { 10.0.0.2 . 10.0.0.2 }`,
+        `add element ${t} endpoints-tcp-0 { 1 : 10.0.0.25 . 8080 }`,
+        `add element ${t} hairpin-endpoints { 10.0.0.25 . 10.0.0.25 }`,
+        '',
+      ].join('\n'),
+    );
+    // A readiness flip: one endpoint fewer, the same range.
+    const svcA = chainNamed(before, 'service-', 'ns/a/tcp/p80');
+    const fewer = renderNftPartial(
+      replaced.model,
+      stateOf({ ...a, internal: [three[0]!, three[2]!] }),
+      V4,
+      new Set(['ns/a']),
+    );
+    assert.equal(
+      fewer.text,
+      [
+        `flush chain ${t} ${svcA}`,
+        `add rule ${t} ${svcA} meta l4proto tcp dnat ip to numgen random mod 2 offset 0 map @endpoints-tcp-0`,
+        `delete element ${t} endpoints-tcp-0 { 1 }`,
+        `delete element ${t} endpoints-tcp-0 { 2 }`,
+        `delete element ${t} hairpin-endpoints { 10.0.0.25 . 10.0.0.25 }`,
+        `add element ${t} endpoints-tcp-0 { 1 : 10.0.0.3 . 8080 }`,
+        '',
+      ].join('\n'),
+    );
+    // More endpoints than the range holds: a larger range, aligned to its size, in the next free place.
+    const many = Array.from({ length: 17 }, (_, i) => ep(`10.0.1.${i + 1}`));
+    const grown = renderNftPartial(fewer.model, stateOf({ ...a, internal: many }), V4, new Set(['ns/a']));
+    assert.deepEqual(grown.model.chains.get(svcA)?.rules, [
+      'meta l4proto tcp dnat ip to numgen random mod 17 offset 32 map @endpoints-tcp-2',
+    ]);
+    assert.deepEqual(grown.model.slots.ranges.get(svcA), { base: 32, size: 32 });
+    assert.deepEqual(grown.model.slots.free.get(16), [0]);
   });
 
   it('replaces an element whose verdict changed: deleted, then added', () => {
     const before = renderNftFull(stateOf(a), V4).model;
-    const plan = renderNftPartial(before, stateOf({ ...a, internal: [] }), V4);
+    const plan = renderNftPartial(before, stateOf({ ...a, internal: [] }), V4, new Set(['ns/a']));
     const lines = plan.text.split('\n');
-    assert.deepEqual(lines.slice(2, 4), [
+    assert.deepEqual(lines.slice(4, 6), [
       'delete element ip svcplane service-ips { 10.96.0.1 . tcp . 80 }',
       'add element ip svcplane no-endpoint-services { 10.96.0.1 . tcp . 80 : goto reject-chain }',
     ]);

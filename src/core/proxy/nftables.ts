@@ -24,6 +24,7 @@ import {
   type NftSet,
   type NftTouched,
 } from './nftables-model.js';
+import { emptySlots, releaseSlots, type SlotSpace } from './nftables-slots.js';
 import type { ProxyState } from './types.js';
 
 export type { NftChanges, NftModel } from './nftables-model.js';
@@ -49,11 +50,13 @@ export interface NftProxyModel extends NftModel {
   readonly owned: ReadonlyMap<string, NftOwned>;
   /** Per element (`set key`), the service ports that write it (several may share one: a hairpin pair). */
   readonly holders: ReadonlyMap<string, readonly string[]>;
+  /** Each balancing chain's range in the endpoint maps (nftables-slots.ts). */
+  readonly slots: SlotSpace;
 }
 
 /** The table a state asks for, in the family of `o` (Service ports without a cluster IP of that family are left out). */
 export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
-  const t = new Table();
+  const t = new Table(emptySlots());
   writeFixed(t, o);
   const owned = new Map<string, NftOwned>();
   const holders = new Map<string, string[]>();
@@ -77,6 +80,7 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
     options: o,
     owned,
     holders,
+    slots: t.slots,
   };
 }
 
@@ -105,6 +109,10 @@ class Edits {
     m.delete(k);
     this.undo.push(() => m.set(k, old));
   }
+  /** Records an undo step of a change made elsewhere. */
+  readonly record = (undo: () => void): void => {
+    this.undo.push(undo);
+  };
   revert(): void {
     for (const u of this.undo.reverse()) u();
     this.undo.length = 0;
@@ -141,7 +149,8 @@ function patch(
       keys.add(k);
     }
   };
-  const t = new Table();
+  // Chains rendered again keep their endpoint ranges while their endpoints fit (the rule stays the same).
+  const t = new Table(previous.slots, edits.record);
   const rendered = new Map<string, NftOwned>();
   for (const key of redo) {
     const old = owned.get(key);
@@ -154,6 +163,9 @@ function patch(
     rendered.set(key, t.owner);
     touch(t.owner);
   }
+  for (const key of redo)
+    for (const c of owned.get(key)?.chains ?? [])
+      if (!t.slotted.has(c)) releaseSlots(previous.slots, c, edits.record);
   // What the touched names held before: writeDifference compares against it.
   const beforeChains = new Map<string, NftChain>();
   for (const c of touched.chains) {

@@ -3,6 +3,8 @@
 // missing chain or set, an element added twice with another value, deleting something missing, still
 // referred to, or a chain that still has rules). A refused transaction changes nothing.
 
+import { resolveSlots } from './nft-slots.js';
+
 interface Chain {
   hook: string | undefined;
   rules: string[];
@@ -127,6 +129,41 @@ export class NftInterpreter {
         if (!s.elements.delete(k!)) throw new Error('no such element');
       } else throw new Error('unexpected');
     } else throw new Error('unexpected');
+  }
+
+  /** Another interpreter holding the same ruleset. */
+  clone(): NftInterpreter {
+    const c = new NftInterpreter();
+    c.tables = clone(this.tables);
+    return c;
+  }
+
+  /**
+   * The ruleset as it routes, whatever endpoint ranges a history of renders allocated: each
+   * `numgen random mod K offset BASE map @endpoints-N` rule shows the K endpoints it picks from, and the
+   * endpoint maps go, except for elements no rule picks (kept under `unreferenced`: a leak).
+   */
+  resolved(): unknown {
+    const copy = this.clone();
+    for (const t of copy.tables.values()) {
+      const used = new Set<string>();
+      for (const c of t.chains.values())
+        c.rules = c.rules.map((r) => resolveSlots(r, (map, key) => t.sets.get(map)?.elements.get(key), used));
+      const unreferenced: string[] = [];
+      for (const [name, set] of [...t.sets])
+        if (name.startsWith('endpoints-')) {
+          for (const k of set.elements.keys())
+            if (!used.has(`${name} ${k}`)) unreferenced.push(`${name} ${k}`);
+          t.sets.delete(name);
+        }
+      if (unreferenced.length > 0)
+        t.sets.set('unreferenced', {
+          kind: 'set',
+          spec: '',
+          elements: new Map(unreferenced.map((u) => [u, ''])),
+        });
+    }
+    return copy.snapshot();
   }
 
   /** The ruleset as plain data, in name order. */
