@@ -30,6 +30,9 @@ const sorted = <V>(m: ReadonlyMap<string, V>): [string, V][] =>
 
 const element = (s: NftSet, key: string, value: string): string => (s.map ? `${key} : ${value}` : key);
 
+/** Elements written per `add element` command in a whole-table write. */
+const ELEMENTS_PER_COMMAND = 500;
+
 /** The commands of a transaction, collected in the order nft must see them. */
 class Transaction {
   readonly lines: string[] = [];
@@ -62,6 +65,15 @@ class Transaction {
   }
   addElement(name: string, s: NftSet, key: string, value: string): void {
     this.lines.push(`add element ${this.t} ${name} { ${element(s, key, value)} }`);
+  }
+  /** All elements of a set, in commands of up to ELEMENTS_PER_COMMAND (nft parses one command per element slowly). */
+  addElements(name: string, s: NftSet): number {
+    const all = sorted(s.elements);
+    for (let i = 0; i < all.length; i += ELEMENTS_PER_COMMAND) {
+      const chunk = all.slice(i, i + ELEMENTS_PER_COMMAND).map(([k, v]) => element(s, k, v));
+      this.lines.push(`add element ${this.t} ${name} { ${chunk.join(', ')} }`);
+    }
+    return all.length;
   }
   deleteElement(name: string, key: string): void {
     this.lines.push(`delete element ${this.t} ${name} { ${key} }`);
@@ -97,11 +109,7 @@ export function writeModel(m: NftModel): { text: string; changes: NftChanges } {
   for (const [name, s] of sets) tx.addSet(name, s);
   for (const [name, c] of chains) tx.addChain(name, c);
   for (const [name, c] of chains) tx.rules(name, c);
-  for (const [name, s] of sets)
-    for (const [k, v] of sorted(s.elements)) {
-      tx.addElement(name, s, k, v);
-      elements++;
-    }
+  for (const [name, s] of sets) elements += tx.addElements(name, s);
   return { text: tx.text(), changes: { chainsWritten: chains.length, chainsDeleted: 0, elements } };
 }
 
@@ -132,12 +140,7 @@ export function writeRefresh(previous: NftModel, next: NftModel): { text: string
   for (const [name, s] of [...sets, ...goneSets]) if (!dynamic(s)) tx.flushSet(name, s);
   for (const [name, c] of chains) tx.rules(name, c);
   let elements = 0;
-  for (const [name, s] of sets)
-    if (!dynamic(s))
-      for (const [k, v] of sorted(s.elements)) {
-        tx.addElement(name, s, k, v);
-        elements++;
-      }
+  for (const [name, s] of sets) if (!dynamic(s)) elements += tx.addElements(name, s);
   for (const [name] of gone) tx.deleteChain(name);
   for (const [name, s] of goneSets) tx.deleteSet(name, s);
   return { text: tx.text(), changes: { chainsWritten: chains.length, chainsDeleted: gone.length, elements } };

@@ -118,16 +118,18 @@ export class NftInterpreter {
     } else if (kind === 'element') {
       const s = t.sets.get(name);
       if (s === undefined) throw new Error('no such set');
-      const inner = braces(rest);
-      const [k, v = ''] = s.kind === 'map' && verb === 'add' ? inner.split(' : ') : [inner];
-      if (verb === 'add') {
-        checkRefs(v);
-        const had = s.elements.get(k!);
-        if (had !== undefined && had !== v) throw new Error('element exists');
-        s.elements.set(k!, v);
-      } else if (verb === 'delete') {
-        if (!s.elements.delete(k!)) throw new Error('no such element');
-      } else throw new Error('unexpected');
+      // Several elements per command: `{ k1 : v1, k2 : v2 }` (no key or value of the renderer holds ', ').
+      for (const one of braces(rest).split(', ')) {
+        const [k, v = ''] = s.kind === 'map' && verb === 'add' ? one.split(' : ') : [one];
+        if (verb === 'add') {
+          checkRefs(v);
+          const had = s.elements.get(k!);
+          if (had !== undefined && had !== v) throw new Error('element exists');
+          s.elements.set(k!, v);
+        } else if (verb === 'delete') {
+          if (!s.elements.delete(k!)) throw new Error('no such element');
+        } else throw new Error('unexpected');
+      }
     } else throw new Error('unexpected');
   }
 
