@@ -42,6 +42,9 @@ export type RecordUndo = (undo: () => void) => void;
 
 export const emptySlots = (): SlotSpace => ({ ranges: new Map(), free: new Map(), next: 0 });
 
+/** Whether a set of the table is one of the endpoint maps. */
+export const isEndpointMap = (set: string): boolean => set.startsWith('endpoints-');
+
 /** The endpoint map a range of a chain of protocol `proto` (tcp, udp, sctp) lives in. */
 export const endpointMapOf = (base: number, proto: string): string =>
   `endpoints-${proto}-${Math.floor(base / MIN_RANGE) % ENDPOINT_MAPS}`;

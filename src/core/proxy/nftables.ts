@@ -24,7 +24,7 @@ import {
   type NftSet,
   type NftTouched,
 } from './nftables-model.js';
-import { emptySlots, releaseSlots, type SlotSpace } from './nftables-slots.js';
+import { emptySlots, isEndpointMap, releaseSlots, type SlotSpace } from './nftables-slots.js';
 import type { ProxyState } from './types.js';
 
 export type { NftChanges, NftModel } from './nftables-model.js';
@@ -48,7 +48,10 @@ export interface NftProxyModel extends NftModel {
   readonly options: RenderOptions;
   /** Per service port key of the state (empty for a port without a cluster IP of the family). */
   readonly owned: ReadonlyMap<string, NftOwned>;
-  /** Per element (`set key`), the service ports that write it (several may share one: a hairpin pair). */
+  /**
+   * Per element (`set key`), the service ports that write it (several may share one: a hairpin pair).
+   * Endpoint map elements are left out: each slot belongs to one chain's range, so to one port.
+   */
   readonly holders: ReadonlyMap<string, readonly string[]>;
   /** Each balancing chain's range in the endpoint maps (nftables-slots.ts). */
   readonly slots: SlotSpace;
@@ -66,6 +69,7 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
     if (pp !== undefined) writeService(t, pp, o);
     owned.set(key, t.owner);
     for (const [set, k] of t.owner.elements) {
+      if (isEndpointMap(set)) continue;
       const id = elementId(set, k);
       const h = holders.get(id);
       if (h === undefined) holders.set(id, [key]);
@@ -195,6 +199,7 @@ function patch(
       for (const c of old.chains) edits.delete(chains, c);
       for (const s of old.sets) edits.delete(sets, s);
       for (const [s, k] of old.elements) {
+        if (isEndpointMap(s)) continue;
         const id = elementId(s, k);
         const h = holders.get(id) ?? [];
         const rest = h.filter((x) => x !== key);
@@ -207,6 +212,7 @@ function patch(
     if (own === undefined) continue;
     edits.set(owned, key, own);
     for (const [s, k] of own.elements) {
+      if (isEndpointMap(s)) continue;
       const id = elementId(s, k);
       const h = holders.get(id) ?? [];
       if (!h.includes(key)) edits.set(holders, id, [...h, key].sort());
@@ -214,12 +220,22 @@ function patch(
   }
   for (const [name, c] of t.chains) edits.set(chains, name, c);
   for (const [name, s] of t.sets) edits.set(sets, name, s);
-  // A touched element takes the value a full render gives it: the one written by the greatest key.
+  // An endpoint slot takes the value its one writer gave it now, if any.
+  const slotValues = new Map<string, string>();
+  for (const own of rendered.values())
+    for (const [s, k, v] of own.elements) if (isEndpointMap(s)) slotValues.set(elementId(s, k), v);
+  // Any other touched element takes the value a full render gives it: the one written by the greatest key.
   for (const [s, keys] of touched.elements) {
     const set = sets.get(s);
     if (set === undefined) continue;
     const elements = set.elements as Map<string, string>;
     for (const k of keys) {
+      if (isEndpointMap(s)) {
+        const v = slotValues.get(elementId(s, k));
+        if (v === undefined) edits.delete(elements, k);
+        else if (elements.get(k) !== v) edits.set(elements, k, v);
+        continue;
+      }
       const h = holders.get(elementId(s, k));
       if (h === undefined || h.length === 0) {
         edits.delete(elements, k);
