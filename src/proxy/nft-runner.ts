@@ -5,7 +5,10 @@
 // at all (as kube-proxy's nftables mode does, KEP-3866). Listing a table is for tests and clean-up only:
 // the sync path never lists (at 10,000 Services a listing costs more than the sync).
 import { errText } from '../api/err-text.js';
+import { NftError, parseNftError } from './nft-error.js';
 import { exitText, findProgram, runProgram, type ProgramResult, type ProgramSpawn } from './run-program.js';
+
+export { NftError, parseNftError } from './nft-error.js';
 
 /** The nftables families a proxy table lives in. */
 export type NftFamily = 'ip' | 'ip6' | 'inet';
@@ -26,50 +29,6 @@ export interface NftRunner {
   deleteTable(family: NftFamily, name: string, signal?: AbortSignal): Promise<boolean>;
   /** Whether nft exists and may be used here (`nft list tables` works). */
   check(): Promise<{ ok: true } | { ok: false; reason: string }>;
-}
-
-/**
- * nft failed. When its error names an input line (`/dev/stdin:LINE:COL-COL: Error: ...`), `line` is that
- * 1-based line and `lineText` its text in what was sent; `stderr` is nft's whole error output.
- */
-export class NftError extends Error {
-  readonly argv: readonly string[];
-  readonly line: number | undefined;
-  readonly lineText: string | undefined;
-  readonly stderr: string;
-  constructor(
-    argv: readonly string[],
-    /** How it ended, e.g. "exit 1", "signal SIGKILL" or "cannot start": the only clue when stderr is empty. */
-    exit: string,
-    stderr: string,
-    at?: { line: number; lineText: string | undefined },
-    options?: { cause: unknown },
-  ) {
-    const where =
-      at === undefined
-        ? ''
-        : ` at line ${at.line}${at.lineText === undefined ? '' : `: ${at.lineText.trim()}`}`;
-    const why = parseNftError(stderr)?.message ?? firstLine(stderr);
-    super(`${argv.join(' ')} failed${where} (${exit}: ${why || 'no error output'})`, options);
-    this.name = 'NftError';
-    this.argv = argv;
-    this.line = at?.line;
-    this.lineText = at?.lineText;
-    this.stderr = stderr;
-  }
-}
-
-const firstLine = (s: string): string => s.trim().split('\n')[0] ?? '';
-
-/**
- * The first error nft reports against its input: `<file>:LINE:COL[-COL]: Error: MESSAGE` (a parse error,
- * or a kernel refusal nft maps back to the command), or undefined when stderr names no line.
- */
-export function parseNftError(stderr: string): { line: number; message: string } | undefined {
-  const m = /^[^\n]*?:(\d+):\d+(?:-\d+)?: Error: ([^\n]*)$/m.exec(stderr);
-  if (m === null) return undefined;
-  const line = Number(m[1]);
-  return Number.isSafeInteger(line) && line > 0 ? { line, message: (m[2] ?? '').trim() } : undefined;
 }
 
 /** nft's answer when the table (or what a command names) does not exist. */
