@@ -6,6 +6,7 @@
 // the sync path never lists (at 10,000 Services a listing costs more than the sync).
 import { errText } from '../api/err-text.js';
 import { NftError, parseNftError } from './nft-error.js';
+import { NftSession, oneLine } from './nft-session.js';
 import { exitText, findProgram, runProgram, type ProgramResult, type ProgramSpawn } from './run-program.js';
 
 export { NftError, parseNftError } from './nft-error.js';
@@ -16,6 +17,14 @@ export type NftFamily = 'ip' | 'ip6' | 'inet';
 export interface NftRunner {
   /** `nft -f -` with `text` on stdin: one atomic transaction. Rejects with NftError on failure. */
   apply(text: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * A small transaction (a partial sync), as apply(): through the runner's long-lived `nft -i`
+   * (nft-session.ts) when nft -i can take the text as one line and it is at most `sessionBytes` long,
+   * else `nft -f -`. Rejects with NftError when nft refused it, naming the text's line as apply() does.
+   */
+  applySmall(text: string, signal?: AbortSignal): Promise<void>;
+  /** Ends the runner's `nft -i`, if one runs (a later applySmall starts another). */
+  close(): Promise<void>;
   /** `nft -c -f -`: parses and validates `text` against the kernel without committing it (tests). */
   validate(text: string, signal?: AbortSignal): Promise<void>;
   /**
@@ -41,7 +50,15 @@ export interface NftRunnerOptions {
   netns?: string;
   /** Test seam: the process spawner (default node:child_process spawn). */
   spawn?: ProgramSpawn;
+  /** The largest text (bytes) applySmall sends through `nft -i` (default SESSION_BYTES); 0: never. */
+  sessionBytes?: number;
 }
+
+/**
+ * applySmall's default limit: nft -i reads its input one byte per read(2), so beyond some tens of
+ * kilobytes a line costs it more than `nft -f -` costs to start (docs/design/proxy-nftables.md).
+ */
+export const SESSION_BYTES = 64 * 1024;
 
 export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
   const located = new Map<string, string | undefined>();
@@ -82,12 +99,30 @@ export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
     return run(argvOf(args), '', signal);
   }
 
+  let session: NftSession | undefined;
+  function applySmall(text: string, signal?: AbortSignal): Promise<void> {
+    if (Buffer.byteLength(text) > (o.sessionBytes ?? SESSION_BYTES) || oneLine(text) === undefined)
+      return transaction(['-f', '-'], text, signal);
+    session ??= new NftSession({
+      argv: argvOf(['-i']),
+      ...(o.spawn === undefined ? {} : { spawn: o.spawn }),
+    });
+    return session.apply(text, signal);
+  }
+
   const failed = (args: readonly string[], r: ProgramResult): NftError =>
     new NftError(argvOf(args), exitText(r), r.stderr);
 
   return {
     apply: (text, signal) => transaction(['-f', '-'], text, signal),
+    applySmall,
     validate: (text, signal) => transaction(['-c', '-f', '-'], text, signal),
+
+    async close() {
+      const s = session;
+      session = undefined;
+      await s?.close();
+    },
 
     async listTable(family, name, signal) {
       const args = ['-j', 'list', 'table', family, name];
