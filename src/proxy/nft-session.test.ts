@@ -309,9 +309,17 @@ describe('NftRunner.applySmall through nft -i (fake nft)', () => {
     await runner.applySmall(big);
     assert.deepEqual(f.files, ['# a comment\nadd rule ip svcplane service-a counter\n', big]);
     assert.equal(f.procs.length, 0, 'no nft -i started');
+    // The default limit: 32 KiB.
+    const dflt = nftRunner({ spawn: f.spawn });
+    const line = 'add element ip svcplane health-check-nodeports { 30001 }\n';
+    await dflt.applySmall(line.repeat(Math.floor(32768 / line.length)));
+    assert.equal(f.procs.length, 1, 'up to 32 KiB: nft -i');
+    await dflt.applySmall(line.repeat(Math.floor(32768 / line.length) + 1));
+    assert.equal(f.files.length, 3, 'beyond: nft -f -');
+    await dflt.close();
     const none = nftRunner({ spawn: f.spawn, sessionBytes: 0 });
     await none.applySmall('add rule ip svcplane service-a counter\n');
-    assert.equal(f.files.length, 3);
+    assert.equal(f.files.length, 4);
     await runner.close();
   });
 
