@@ -1,9 +1,12 @@
 // The I/O shell around nft(8) for the nftables proxy mode: it runs `nft` in the current network namespace
 // (the proxy runs inside its node's namespace) or, for tests and tools, through `ip netns exec`. What to
 // write is decided by the pure renderer in src/core/proxy/; this file only runs the program and reports
-// its failures precisely. Every sync is one `nft -f -` transaction, which the kernel commits whole or not
-// at all (as kube-proxy's nftables mode does, KEP-3866). Listing a table is for tests and clean-up only:
-// the sync path never lists (at 10,000 Services a listing costs more than the sync).
+// its failures precisely. Every sync is one transaction, which the kernel commits whole or not at all (as
+// kube-proxy's nftables mode does, KEP-3866): `nft -f -` for full syncs (megabytes), and for the small
+// ones of partial syncs (applySmall) one line to a long-lived `nft -i` (nft-session.ts), which spares a
+// process start, nft's cache listing and the close() of its netlink socket per sync; texts nft -i cannot
+// take as one line, or larger than 32 KiB, still go to `nft -f -`. Listing a table is for tests and
+// clean-up only: the sync path never lists (at 10,000 Services a listing costs more than the sync).
 import { errText } from '../api/err-text.js';
 import { NftError, parseNftError } from './nft-error.js';
 import { NftSession, oneLine } from './nft-session.js';
