@@ -5,20 +5,13 @@
 // nft process (it re-reads its cache when the ruleset's generation moved); close() leaves no process
 // behind. Without root or nft the suite fails, naming scripts/ensure-deps.sh; it never skips.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { ipPath } from '../../src/demo/netns.js';
-import { NftError, nftRunner, type NftRunner } from '../../src/proxy/nft-runner.js';
+import { NftError, type NftRunner } from '../../src/proxy/nft-runner.js';
+import { ip, nftNetns } from './testing/nft-netns.js';
 
 const netns = `svcp-nfti-${randomBytes(3).toString('hex')}`;
 const TABLE = 'svcp-e2e';
-
-function ip(...args: string[]): string {
-  const r = spawnSync(ipPath(), args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`ip ${args.join(' ')} failed: ${r.stderr || r.error?.message}`);
-  return r.stdout;
-}
 
 /** The processes running in the namespace (nft -i is the only one this suite leaves running). */
 const pids = (): string[] =>
@@ -39,19 +32,10 @@ async function elements(runner: NftRunner, name: string): Promise<string[]> {
 
 describe('NftRunner.applySmall against nft -i, in a throwaway network namespace', () => {
   let runner: NftRunner;
-  let created = false;
+  let remove: (() => void) | undefined;
 
   before(async () => {
-    assert.equal(process.getuid?.(), 0, 'this suite needs root (it creates a network namespace)');
-    const bin = process.env['NFT_BIN'];
-    runner = nftRunner({ netns, ...(bin === undefined || bin === '' ? {} : { bin }) });
-    ip('netns', 'add', netns);
-    created = true;
-    const ok = await runner.check();
-    assert.ok(
-      ok.ok,
-      `nft does not work here: ${ok.ok ? '' : ok.reason} (run scripts/ensure-deps.sh as root)`,
-    );
+    ({ runner, remove } = await nftNetns(netns));
     await runner.apply(
       [
         `add table ip ${TABLE}`,
@@ -64,7 +48,7 @@ describe('NftRunner.applySmall against nft -i, in a throwaway network namespace'
 
   after(async () => {
     await runner?.close();
-    if (created) ip('netns', 'del', netns);
+    remove?.();
   });
 
   it('commits a transaction whole, or, when the kernel refuses a command, nothing of it', async () => {
