@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { NftError, nftRunner } from './nft-runner.js';
-import { mapErrors, oneLine } from './nft-session.js';
+import { mapErrors, NftSession, oneLine } from './nft-session.js';
 import type { ProgramSpawn } from './run-program.js';
 
 /** What the fake nft -i does with a transaction line: print this (nothing: success), die, or wait. */
@@ -124,6 +124,7 @@ describe('oneLine and mapErrors', () => {
     assert.equal(oneLine('table ip t {\n  chain c {\n  }\n}\n'), undefined);
     assert.equal(oneLine('define x = 1\nadd rule ip t c ip daddr $x\n'), undefined);
     assert.equal(oneLine('\n\n'), undefined);
+    assert.equal(oneLine('add rule ip t c \\\ncounter\n'), undefined);
     // Braces inside a quoted string do not count.
     assert.equal(
       oneLine('add rule ip t c counter comment "{"\n')?.line,
@@ -168,7 +169,7 @@ describe('NftRunner.applySmall through nft -i (fake nft)', () => {
     await runner.applySmall('add rule ip svcplane service-a counter\n');
     assert.equal(f.procs.length, 1, 'one process for both');
     const argv = f.procs[0]!.argv;
-    assert.deepEqual(argv.slice(1, 3), ['-c', 'exec "$0" "$@" 2>&1']);
+    assert.deepEqual(argv.slice(1, 3), ['-c', 'HOME=/dev/null; export HOME; exec "$0" "$@" 2>&1']);
     assert.deepEqual(argv.slice(-5), ['netns', 'exec', 'ns1', '/x/nft', '-i']);
     assert.deepEqual(transactions(f.procs[0]!), [LINE, 'add rule ip svcplane service-a counter']);
     assert.deepEqual(f.files, []);
@@ -321,6 +322,20 @@ describe('NftRunner.applySmall through nft -i (fake nft)', () => {
     await none.applySmall('add rule ip svcplane service-a counter\n');
     assert.equal(f.files.length, 4);
     await runner.close();
+  });
+
+  it('ends an nft once it was sent renewBytes, and starts another for the next transaction', async () => {
+    const f = fakeNft();
+    const session = new NftSession({ argv: ['nft', '-i'], spawn: f.spawn, renewBytes: 100 });
+    const text = 'add element ip svcplane health-check-nodeports { 30001 }\n'; // 71 bytes sent with its marker
+    await session.apply(text);
+    await session.apply(text);
+    assert.equal(f.procs.length, 1);
+    await session.apply(text);
+    assert.equal(f.procs.length, 2);
+    assert.equal(f.procs[0]!.eof, true, 'the first nft saw the end of its input');
+    assert.equal(transactions(f.procs[1]!).length, 1);
+    await session.close();
   });
 
   it('close() with no nft running does nothing; apply() does not use the session', async () => {

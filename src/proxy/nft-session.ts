@@ -39,7 +39,8 @@ const SEPARATOR = '; ';
  * The text's commands (one per line, as the renderer writes for `nft -f -`) as one line nft -i commits
  * atomically; undefined when nft -i could not take the text that way: a comment (`#`), a command spread
  * over several lines (a `{` closed on a later line), a definition (which would outlive the transaction in
- * an interactive session), an include, or no command at all.
+ * an interactive session), an include, a line ending in `\` (nft -i would join the next line to it), or no
+ * command at all.
  */
 export function oneLine(text: string): OneLine | undefined {
   if (text.includes('#') || text.includes('\r')) return undefined;
@@ -49,7 +50,8 @@ export function oneLine(text: string): OneLine | undefined {
   for (let i = 0; i < lines.length; i++) {
     const t = lines[i] ?? '';
     if (t.trim() === '') continue;
-    if (!bracesClose(t) || /^\s*(?:define|redefine|undefine|include)\b/.test(t)) return undefined;
+    if (!bracesClose(t) || t.endsWith('\\') || /^\s*(?:define|redefine|undefine|include)\b/.test(t))
+      return undefined;
     commands.push({ line: i + 1, text: t, start });
     start += t.length + SEPARATOR.length;
   }
@@ -101,7 +103,15 @@ export interface NftSessionOptions {
   readonly spawn?: ProgramSpawn;
   /** How long close() waits for nft to exit after end of input before killing it (default 2 s). */
   readonly graceMs?: number;
+  /** After how many bytes sent an nft is ended and the next transaction starts another (default 4 MiB). */
+  readonly renewBytes?: number;
 }
+
+/**
+ * nft -i keeps every line it read in its (unbounded) line-editing history, so one nft takes this many
+ * bytes of transactions; the next transaction starts a new one. A start costs what one `nft -f -` does.
+ */
+const RENEW_BYTES = 4 * 1024 * 1024;
 
 interface Pending {
   readonly marker: string;
@@ -117,6 +127,8 @@ interface Proc {
   output: string[];
   partial: string;
   pending: Pending | undefined;
+  /** Bytes written to it. */
+  sent: number;
 }
 
 /**
@@ -164,8 +176,9 @@ export class NftSession {
     clearTimeout(timer);
   }
 
-  private transact(sent: OneLine, signal: AbortSignal | undefined): Promise<void> {
-    if (signal?.aborted === true) return Promise.reject(signal.reason);
+  private async transact(sent: OneLine, signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted === true) throw signal.reason;
+    if ((this.proc?.sent ?? 0) >= (this.o.renewBytes ?? RENEW_BYTES)) await this.close();
     const p = this.proc ?? (this.proc = this.start());
     const marker = `svcplane-ack-${++this.seq}`;
     return new Promise<void>((resolve, reject) => {
@@ -206,15 +219,18 @@ export class NftSession {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       setRef(p.child, true);
-      p.child.stdin.write(`${sent.line}\n${marker}\n`);
+      const input = `${sent.line}\n${marker}\n`;
+      p.sent += input.length;
+      p.child.stdin.write(input);
     });
   }
 
   private start(): Proc {
     const spawn: ProgramSpawn = this.o.spawn ?? nodeSpawn;
     const sh = findProgram('sh') ?? '/bin/sh';
-    // One ordered stream: nft's errors and the marker's answer, in the order nft wrote them.
-    const child = spawn(sh, ['-c', 'exec "$0" "$@" 2>&1', ...this.o.argv], {
+    // One ordered stream: nft's errors and the marker's answer, in the order nft wrote them. HOME is no
+    // directory: nft -i would write every line it read to $HOME/.nft.history when it exits.
+    const child = spawn(sh, ['-c', 'HOME=/dev/null; export HOME; exec "$0" "$@" 2>&1', ...this.o.argv], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let exited!: () => void;
@@ -224,6 +240,7 @@ export class NftSession {
       output: [],
       partial: '',
       pending: undefined,
+      sent: 0,
     };
     const ended = (exit: string, why: string, cause?: Error): void => {
       if (this.proc === p) this.proc = undefined;

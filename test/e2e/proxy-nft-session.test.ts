@@ -6,12 +6,17 @@
 // behind. Without root or nft the suite fails, naming scripts/ensure-deps.sh; it never skips.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { NftError, type NftRunner } from '../../src/proxy/nft-runner.js';
 import { ip, nftNetns } from './testing/nft-netns.js';
 
 const netns = `svcp-nfti-${randomBytes(3).toString('hex')}`;
 const TABLE = 'svcp-e2e';
+/** The HOME nft runs with (an empty directory of this suite's). */
+const home = mkdtempSync(path.join(tmpdir(), 'svcplane-nft-home-'));
 
 /** The processes running in the namespace (nft -i is the only one this suite leaves running). */
 const pids = (): string[] =>
@@ -35,6 +40,7 @@ describe('NftRunner.applySmall against nft -i, in a throwaway network namespace'
   let remove: (() => void) | undefined;
 
   before(async () => {
+    process.env['HOME'] = home;
     ({ runner, remove } = await nftNetns(netns));
     await runner.apply(
       [
@@ -49,6 +55,7 @@ describe('NftRunner.applySmall against nft -i, in a throwaway network namespace'
   after(async () => {
     await runner?.close();
     remove?.();
+    rmSync(home, { recursive: true, force: true });
   });
 
   it('commits a transaction whole, or, when the kernel refuses a command, nothing of it', async () => {
@@ -105,9 +112,11 @@ describe('NftRunner.applySmall against nft -i, in a throwaway network namespace'
     assert.deepEqual(pids(), [session], 'the same nft -i did it');
   });
 
-  it('close() ends nft -i: no process is left in the namespace; the next transaction starts another', async () => {
+  it('close() ends nft -i: no process and no history file left; the next transaction starts another', async () => {
     await runner.close();
     assert.deepEqual(pids(), []);
+    // nft -i writes the lines it read to $HOME/.nft.history when it exits, unless HOME is no directory.
+    assert.deepEqual(readdirSync(home), []);
     await runner.applySmall(`delete element ip ${TABLE} hairpin { 10.244.0.5 }\n`);
     assert.deepEqual(await elements(runner, 'hairpin'), []);
     assert.equal(pids().length, 1);
