@@ -177,8 +177,11 @@ export class NftSession {
   }
 
   private async transact(sent: OneLine, signal: AbortSignal | undefined): Promise<void> {
-    if (signal?.aborted === true) throw signal.reason;
-    if ((this.proc?.sent ?? 0) >= (this.o.renewBytes ?? RENEW_BYTES)) await this.close();
+    signal?.throwIfAborted();
+    if ((this.proc?.sent ?? 0) >= (this.o.renewBytes ?? RENEW_BYTES)) {
+      await this.close();
+      signal?.throwIfAborted();
+    }
     const p = this.proc ?? (this.proc = this.start());
     const marker = `svcplane-ack-${++this.seq}`;
     return new Promise<void>((resolve, reject) => {

@@ -9,6 +9,7 @@ import type { ProxyState } from '../core/proxy/types.js';
 import type { ConntrackTool } from './conntrack-tool.js';
 import { NftablesBackend } from './nftables-backend.js';
 import { NftError, type NftFamily, type NftRunner } from './nft-runner.js';
+import { oneLine } from './nft-session.js';
 
 class FakeNft implements NftRunner {
   /** Every transaction sent, refused ones included. */
@@ -26,6 +27,9 @@ class FakeNft implements NftRunner {
     return this.send(text, 'apply');
   }
   applySmall(text: string): Promise<void> {
+    // What the renderer writes for a partial sync must be what nft -i takes as one line (else the runner
+    // would quietly send it to nft -f -).
+    assert.ok(oneLine(text) !== undefined, text);
     return this.send(text, 'applySmall');
   }
   close(): Promise<void> {
