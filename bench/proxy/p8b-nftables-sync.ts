@@ -63,22 +63,25 @@ export interface NftablesResult {
   partialRenderMedianMs?: number;
 }
 
-/** A runner that adds up the time spent in `nft -f -` and the bytes sent, so that an apply() can be split. */
+/**
+ * A runner that adds up the time spent in nft (`nft -f -`, or the runner's `nft -i` for partial syncs) and
+ * the bytes sent, so that an apply() can be split.
+ */
 function timedNft(inner: NftRunner): { runner: NftRunner; take: () => { nftMs: number; bytes: number } } {
   let t = { nftMs: 0, bytes: 0 };
+  const timed =
+    (send: (text: string, signal?: AbortSignal) => Promise<void>) =>
+    async (text: string, signal?: AbortSignal): Promise<void> => {
+      const t0 = performance.now();
+      try {
+        await send(text, signal);
+      } finally {
+        t.nftMs += performance.now() - t0;
+        t.bytes += Buffer.byteLength(text);
+      }
+    };
   return {
-    runner: {
-      ...inner,
-      apply: async (text, signal) => {
-        const t0 = performance.now();
-        try {
-          await inner.apply(text, signal);
-        } finally {
-          t.nftMs += performance.now() - t0;
-          t.bytes += Buffer.byteLength(text);
-        }
-      },
-    },
+    runner: { ...inner, apply: timed(inner.apply), applySmall: timed(inner.applySmall) },
     take: () => {
       const out = t;
       t = { nftMs: 0, bytes: 0 };

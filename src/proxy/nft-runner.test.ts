@@ -29,7 +29,9 @@ function fakeSpawn(
       stdin: PassThrough;
       stdout: PassThrough;
       stderr: PassThrough;
+      kill: () => boolean;
     };
+    child.kill = () => true;
     child.stdin = new PassThrough();
     child.stdout = new PassThrough();
     child.stderr = new PassThrough();

@@ -1,11 +1,18 @@
 // The I/O shell around nft(8) for the nftables proxy mode: it runs `nft` in the current network namespace
 // (the proxy runs inside its node's namespace) or, for tests and tools, through `ip netns exec`. What to
 // write is decided by the pure renderer in src/core/proxy/; this file only runs the program and reports
-// its failures precisely. Every sync is one `nft -f -` transaction, which the kernel commits whole or not
-// at all (as kube-proxy's nftables mode does, KEP-3866). Listing a table is for tests and clean-up only:
-// the sync path never lists (at 10,000 Services a listing costs more than the sync).
+// its failures precisely. Every sync is one transaction, which the kernel commits whole or not at all (as
+// kube-proxy's nftables mode does, KEP-3866): `nft -f -` for full syncs (megabytes), and for the small
+// ones of partial syncs (applySmall) one line to a long-lived `nft -i` (nft-session.ts), which spares a
+// process start, nft's cache listing and the close() of its netlink socket per sync; texts nft -i cannot
+// take as one line, or larger than 32 KiB, still go to `nft -f -`. Listing a table is for tests and
+// clean-up only: the sync path never lists (at 10,000 Services a listing costs more than the sync).
 import { errText } from '../api/err-text.js';
+import { NftError, parseNftError } from './nft-error.js';
+import { NftSession, oneLine } from './nft-session.js';
 import { exitText, findProgram, runProgram, type ProgramResult, type ProgramSpawn } from './run-program.js';
+
+export { NftError, parseNftError } from './nft-error.js';
 
 /** The nftables families a proxy table lives in. */
 export type NftFamily = 'ip' | 'ip6' | 'inet';
@@ -13,6 +20,14 @@ export type NftFamily = 'ip' | 'ip6' | 'inet';
 export interface NftRunner {
   /** `nft -f -` with `text` on stdin: one atomic transaction. Rejects with NftError on failure. */
   apply(text: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * A small transaction (a partial sync), as apply(): through the runner's long-lived `nft -i`
+   * (nft-session.ts) when nft -i can take the text as one line and it is at most `sessionBytes` long,
+   * else `nft -f -`. Rejects with NftError when nft refused it, naming the text's line as apply() does.
+   */
+  applySmall(text: string, signal?: AbortSignal): Promise<void>;
+  /** Ends the runner's `nft -i`, if one runs (a later applySmall starts another). */
+  close(): Promise<void>;
   /** `nft -c -f -`: parses and validates `text` against the kernel without committing it (tests). */
   validate(text: string, signal?: AbortSignal): Promise<void>;
   /**
@@ -28,50 +43,6 @@ export interface NftRunner {
   check(): Promise<{ ok: true } | { ok: false; reason: string }>;
 }
 
-/**
- * nft failed. When its error names an input line (`/dev/stdin:LINE:COL-COL: Error: ...`), `line` is that
- * 1-based line and `lineText` its text in what was sent; `stderr` is nft's whole error output.
- */
-export class NftError extends Error {
-  readonly argv: readonly string[];
-  readonly line: number | undefined;
-  readonly lineText: string | undefined;
-  readonly stderr: string;
-  constructor(
-    argv: readonly string[],
-    /** How it ended, e.g. "exit 1", "signal SIGKILL" or "cannot start": the only clue when stderr is empty. */
-    exit: string,
-    stderr: string,
-    at?: { line: number; lineText: string | undefined },
-    options?: { cause: unknown },
-  ) {
-    const where =
-      at === undefined
-        ? ''
-        : ` at line ${at.line}${at.lineText === undefined ? '' : `: ${at.lineText.trim()}`}`;
-    const why = parseNftError(stderr)?.message ?? firstLine(stderr);
-    super(`${argv.join(' ')} failed${where} (${exit}: ${why || 'no error output'})`, options);
-    this.name = 'NftError';
-    this.argv = argv;
-    this.line = at?.line;
-    this.lineText = at?.lineText;
-    this.stderr = stderr;
-  }
-}
-
-const firstLine = (s: string): string => s.trim().split('\n')[0] ?? '';
-
-/**
- * The first error nft reports against its input: `<file>:LINE:COL[-COL]: Error: MESSAGE` (a parse error,
- * or a kernel refusal nft maps back to the command), or undefined when stderr names no line.
- */
-export function parseNftError(stderr: string): { line: number; message: string } | undefined {
-  const m = /^[^\n]*?:(\d+):\d+(?:-\d+)?: Error: ([^\n]*)$/m.exec(stderr);
-  if (m === null) return undefined;
-  const line = Number(m[1]);
-  return Number.isSafeInteger(line) && line > 0 ? { line, message: (m[2] ?? '').trim() } : undefined;
-}
-
 /** nft's answer when the table (or what a command names) does not exist. */
 const notFound = (stderr: string): boolean => /No such file or directory/.test(stderr);
 
@@ -82,7 +53,16 @@ export interface NftRunnerOptions {
   netns?: string;
   /** Test seam: the process spawner (default node:child_process spawn). */
   spawn?: ProgramSpawn;
+  /** The largest text (bytes) applySmall sends through `nft -i` (default SESSION_BYTES); 0: never. */
+  sessionBytes?: number;
 }
+
+/**
+ * applySmall's default limit. nft -i reads its input one byte per read(2): at 10,000 Services a one-element
+ * change costs it ~8 ms against ~28 ms for `nft -f -`, but each kilobyte adds ~0.35 ms, and at ~32 KiB
+ * (600 elements) both cost the same (docs/design/proxy-nftables.md).
+ */
+const SESSION_BYTES = 32 * 1024;
 
 export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
   const located = new Map<string, string | undefined>();
@@ -123,12 +103,30 @@ export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
     return run(argvOf(args), '', signal);
   }
 
+  let session: NftSession | undefined;
+  function applySmall(text: string, signal?: AbortSignal): Promise<void> {
+    if (Buffer.byteLength(text) > (o.sessionBytes ?? SESSION_BYTES) || oneLine(text) === undefined)
+      return transaction(['-f', '-'], text, signal);
+    session ??= new NftSession({
+      argv: argvOf(['-i']),
+      ...(o.spawn === undefined ? {} : { spawn: o.spawn }),
+    });
+    return session.apply(text, signal);
+  }
+
   const failed = (args: readonly string[], r: ProgramResult): NftError =>
     new NftError(argvOf(args), exitText(r), r.stderr);
 
   return {
     apply: (text, signal) => transaction(['-f', '-'], text, signal),
+    applySmall,
     validate: (text, signal) => transaction(['-c', '-f', '-'], text, signal),
+
+    async close() {
+      const s = session;
+      session = undefined;
+      await s?.close();
+    },
 
     async listTable(family, name, signal) {
       const args = ['-j', 'list', 'table', family, name];

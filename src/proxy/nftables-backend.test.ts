@@ -9,10 +9,14 @@ import type { ProxyState } from '../core/proxy/types.js';
 import type { ConntrackTool } from './conntrack-tool.js';
 import { NftablesBackend } from './nftables-backend.js';
 import { NftError, type NftFamily, type NftRunner } from './nft-runner.js';
+import { oneLine } from './nft-session.js';
 
 class FakeNft implements NftRunner {
   /** Every transaction sent, refused ones included. */
   readonly sent: string[] = [];
+  /** Through which method each was sent: apply (`nft -f -`) or applySmall (the `nft -i` session). */
+  readonly via: ('apply' | 'applySmall')[] = [];
+  closed = 0;
   /** What the next apply calls do instead of succeeding, in order. */
   readonly failures: ('refuse' | 'abort')[] = [];
   readonly deleted: string[] = [];
@@ -20,7 +24,21 @@ class FakeNft implements NftRunner {
   tables = new Set(['ip svcplane', 'ip6 svcplane']);
 
   apply(text: string): Promise<void> {
+    return this.send(text, 'apply');
+  }
+  applySmall(text: string): Promise<void> {
+    // What the renderer writes for a partial sync must be what nft -i takes as one line (else the runner
+    // would quietly send it to nft -f -).
+    assert.ok(oneLine(text) !== undefined, text);
+    return this.send(text, 'applySmall');
+  }
+  close(): Promise<void> {
+    this.closed++;
+    return Promise.resolve();
+  }
+  private send(text: string, via: 'apply' | 'applySmall'): Promise<void> {
     this.sent.push(text);
+    this.via.push(via);
     const f = this.failures.shift();
     if (f === 'refuse')
       return Promise.reject(
@@ -141,6 +159,8 @@ describe('NftablesBackend', () => {
     assert.match(h.nft.last, /10\.96\.0\.10 \. tcp \. 80 : goto service-/);
     assert.deepEqual(h.applied, ['full', 'partial', 'partial', 'partial', 'resync']);
     assert.equal(h.nft.sent.length, 5);
+    // Only partial transactions are small enough for the runner's nft -i session.
+    assert.deepEqual(h.nft.via, ['apply', 'applySmall', 'applySmall', 'applySmall', 'apply']);
     assert.equal(h.failures, 0);
   });
 
@@ -253,6 +273,13 @@ describe('NftablesBackend', () => {
       h.nft.last,
       /^delete element ip svcplane hairpin-endpoints \{ 10\.0\.0\.2 \. 10\.0\.0\.2 \}$/m,
     );
+  });
+
+  it("close() ends the runner's nft -i session; the rules stay", async () => {
+    const h = await synced();
+    await h.backend.close();
+    assert.equal(h.nft.closed, 1);
+    assert.deepEqual(h.nft.deleted, []);
   });
 
   it('--cleanup deletes both families’ tables and writes anew afterwards', async () => {

@@ -1,5 +1,6 @@
 // The nftables data plane (kube-proxy's nftables mode, KEP-3866): the renderer's transactions
-// (core/proxy/nftables.ts, pure) applied with `nft -f -` in the network namespace the proxy runs in, one
+// (core/proxy/nftables.ts, pure) applied with `nft -f -` (partial ones through the runner's long-lived
+// `nft -i`, nft-session.ts) in the network namespace the proxy runs in, one
 // table per family (`ip svcplane`, `ip6 svcplane`) and one transaction per sync for both families, which
 // the kernel commits whole or not at all.
 //
@@ -116,7 +117,8 @@ export class NftablesBackend implements ProxyBackend {
     const text = plans.map((p) => p.text).join('');
     if (text === '') return;
     try {
-      await this.o.runner.apply(text, signal);
+      // A partial transaction is small: the runner's long-lived nft -i takes it without a process start.
+      await (kind === 'partial' ? this.o.runner.applySmall(text, signal) : this.o.runner.apply(text, signal));
     } catch (err) {
       this.o.onFailure?.();
       if (err instanceof NftError) {
@@ -145,7 +147,8 @@ export class NftablesBackend implements ProxyBackend {
 
   close(): Promise<void> {
     // The rules stay when the proxy stops (as kube-proxy's do): traffic keeps flowing until --cleanup.
-    return Promise.resolve();
+    // Only the runner's nft -i ends.
+    return this.o.runner.close();
   }
 }
 

@@ -34,21 +34,25 @@ export interface ProgramResult {
 }
 
 /** "exit 1", "signal SIGKILL": how a program ended, for error messages. */
-export const exitText = (r: ProgramResult): string =>
+export const exitText = (r: Pick<ProgramResult, 'code' | 'signal'>): string =>
   r.code === null ? `signal ${r.signal ?? 'unknown'}` : `exit ${r.code}`;
+
+/** The part of a child process the runners use. */
+export interface ProgramChild {
+  stdin: NodeJS.WritableStream & { on(event: 'error', cb: (e: Error) => void): unknown };
+  stdout: NodeJS.ReadableStream;
+  stderr: NodeJS.ReadableStream;
+  on(event: 'error', cb: (e: Error) => void): unknown;
+  on(event: 'close', cb: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
+  kill(signal?: NodeJS.Signals): boolean;
+}
 
 /** The part of child_process.spawn the runners use; tests pass a fake. */
 export type ProgramSpawn = (
   command: string,
   args: readonly string[],
   options: { stdio: ['pipe', 'pipe', 'pipe']; signal?: AbortSignal },
-) => {
-  stdin: NodeJS.WritableStream & { on(event: 'error', cb: (e: Error) => void): unknown };
-  stdout: NodeJS.ReadableStream;
-  stderr: NodeJS.ReadableStream;
-  on(event: 'error', cb: (e: Error) => void): unknown;
-  on(event: 'close', cb: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
-};
+) => ProgramChild;
 
 /**
  * Runs `argv` with `stdin` on its standard input and resolves with what it printed and how it ended,

@@ -5,13 +5,14 @@
 // table is deleted and no trace of it is left; and the iptables mode's chains are removed as a mode switch
 // does. Without root or nft the suite fails, naming scripts/ensure-deps.sh; it never skips.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ipPath } from '../../src/demo/netns.js';
 import { removeIptablesRules } from '../../src/proxy/iptables-backend.js';
 import { iptablesRunner } from '../../src/proxy/iptables-runner.js';
-import { NftError, nftRunner, type NftRunner } from '../../src/proxy/nft-runner.js';
+import { NftError, type NftRunner } from '../../src/proxy/nft-runner.js';
+import { ip, nftNetns } from './testing/nft-netns.js';
 
 const netns = `svcp-nft-${randomBytes(3).toString('hex')}`;
 const TABLE = 'svcp-e2e';
@@ -53,11 +54,6 @@ s.on('end', () => process.stdout.write(out));
 s.on('error', (e) => { process.stdout.write('error ' + e.message); process.exit(1); });
 `;
 
-function ip(...args: string[]): void {
-  const r = spawnSync(ipPath(), args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`ip ${args.join(' ')} failed: ${r.stderr || r.error?.message}`);
-}
-
 function inNetns(argv: readonly string[]): ChildProcess {
   return spawn(ipPath(), ['netns', 'exec', netns, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
 }
@@ -73,20 +69,11 @@ function output(child: ChildProcess): Promise<{ code: number | null; out: string
 
 describe('nftRunner against nft, in a throwaway network namespace', () => {
   let runner: NftRunner;
-  let created = false;
+  let remove: (() => void) | undefined;
   let echo: ChildProcess | undefined;
 
   before(async () => {
-    assert.equal(process.getuid?.(), 0, 'this suite needs root (it creates a network namespace)');
-    const bin = process.env['NFT_BIN'];
-    runner = nftRunner({ netns, ...(bin === undefined || bin === '' ? {} : { bin }) });
-    ip('netns', 'add', netns);
-    created = true;
-    const ok = await runner.check();
-    assert.ok(
-      ok.ok,
-      `nft does not work here: ${ok.ok ? '' : ok.reason} (run scripts/ensure-deps.sh as root)`,
-    );
+    ({ runner, remove } = await nftNetns(netns));
     // The "pod" address on lo, and a route for the cluster range so a connect has a way out before DNAT
     // rewrites its destination (no address answers on the cluster IP itself).
     ip('-n', netns, 'link', 'set', 'lo', 'up');
@@ -105,7 +92,7 @@ describe('nftRunner against nft, in a throwaway network namespace', () => {
 
   after(() => {
     echo?.kill();
-    if (created) ip('netns', 'del', netns);
+    remove?.();
   });
 
   it('validate() accepts the fixture without committing it', async () => {
