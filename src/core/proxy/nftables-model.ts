@@ -68,7 +68,9 @@ class Transaction {
   }
   /** All elements of a set, in commands of up to ELEMENTS_PER_COMMAND (nft parses one command per element slowly). */
   addElements(name: string, s: NftSet): number {
-    const all = sorted(s.elements);
+    // In the order the render added them (deterministic: Service ports in key order); sorting 200,000
+    // elements would cost more than it tells.
+    const all = [...s.elements];
     for (let i = 0; i < all.length; i += ELEMENTS_PER_COMMAND) {
       const chunk = all.slice(i, i + ELEMENTS_PER_COMMAND).map(([k, v]) => element(s, k, v));
       this.lines.push(`add element ${this.t} ${name} { ${chunk.join(', ')} }`);
