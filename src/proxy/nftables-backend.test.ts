@@ -17,6 +17,8 @@ class FakeNft implements NftRunner {
   /** Through which method each was sent: apply (`nft -f -`) or applySmall (the `nft -i` session). */
   readonly via: ('apply' | 'applySmall')[] = [];
   closed = 0;
+  /** The no-op transactions that start nft -i after a whole-table write (not counted in `sent`). */
+  warmed = 0;
   /** What the next apply calls do instead of succeeding, in order. */
   readonly failures: ('refuse' | 'abort')[] = [];
   readonly deleted: string[] = [];
@@ -30,6 +32,10 @@ class FakeNft implements NftRunner {
     // What the renderer writes for a partial sync must be what nft -i takes as one line (else the runner
     // would quietly send it to nft -f -).
     assert.ok(oneLine(text) !== undefined, text);
+    if (/^add table ip6? svcplane\n$/.test(text)) {
+      this.warmed++;
+      return Promise.resolve();
+    }
     return this.send(text, 'applySmall');
   }
   close(): Promise<void> {
@@ -130,6 +136,7 @@ describe('NftablesBackend', () => {
     assert.equal(first.partial, false);
     assert.equal(first.detail?.['resync'], undefined);
     assert.match(h.nft.last, anew);
+    assert.equal(h.nft.warmed, 1, 'nft -i is started after the whole-table write, before any partial sync');
     assert.match(
       h.nft.last,
       /^add element ip svcplane service-ips \{ 10\.96\.0\.10 \. tcp \. 80 : goto service-/m,
@@ -150,9 +157,11 @@ describe('NftablesBackend', () => {
     assert.match(h.nft.last, /^delete element ip svcplane service-ips \{ 10\.96\.0\.11 \. tcp \. 80 \}$/m);
     await h.backend.apply(two, new Set([API]));
 
+    assert.equal(h.nft.warmed, 1, 'partial syncs do not warm');
     const resync = await h.backend.apply(two, 'full');
     assert.equal(resync.partial, false);
     assert.equal(resync.detail?.['resync'], 1);
+    assert.equal(h.nft.warmed, 2);
     assert.doesNotMatch(h.nft.last, anew);
     assert.match(h.nft.last, /^flush chain ip svcplane services$/m);
     assert.match(h.nft.last, /^flush map ip svcplane service-ips$/m);

@@ -91,6 +91,7 @@ export class NftablesBackend implements ProxyBackend {
       }
     }
     this.models = plans.map((p) => p.model);
+    if (kind !== 'partial') await this.warm(signal);
     let flows = 0;
     for (const c of this.conntrack)
       flows += await c.clear(state, changed === 'full' ? c.everything(state) : changed, signal);
@@ -136,6 +137,23 @@ export class NftablesBackend implements ProxyBackend {
       throw err;
     }
     this.o.onApplied?.(kind, text);
+  }
+
+  /**
+   * After a whole-table write, a no-op transaction through the runner's nft -i (`add table` of a table that
+   * exists), so that the first partial sync after a start does not also pay for starting nft. A failure
+   * here is not the sync's: the next partial sync starts nft again and reports its own.
+   */
+  private async warm(signal?: AbortSignal): Promise<void> {
+    const family = this.models[0]?.family;
+    if (family === undefined) return;
+    try {
+      await this.o.runner.applySmall(`add table ${family} ${NFT_TABLE}\n`, signal);
+    } catch (err) {
+      this.o.log.info('nft -i did not start after the full sync; the next partial sync starts it', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
   }
 
   /** `--cleanup`: deletes the proxy's table in each family. */
