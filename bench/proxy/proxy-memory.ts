@@ -34,6 +34,7 @@ import { ROLE_ENV, WORKER_MODULE } from './workers.js';
 type Mode = 'nftables' | 'iptables';
 
 const MiB = 2 ** 20;
+const round1 = (x: number): number => Math.round(x * 10) / 10;
 
 /** What the proxy's GC hook reports after three full GCs. */
 interface HeapReport {
@@ -44,6 +45,8 @@ interface HeapReport {
   arrayBuffers: number;
   /** V8's heap spaces: name, committed bytes, used bytes. */
   spaces: Array<[string, number, number]>;
+  /** Every 200 ms: seconds from the start, RSS, heap used, heap committed, external + array buffers (MiB). */
+  timeline: Array<[number, number, number, number, number]>;
 }
 
 export interface ProxyMemory {
@@ -56,6 +59,9 @@ export interface ProxyMemory {
   settledMiB: number;
   settledAnonMiB: number;
   /** After three full GCs: the RSS, and V8's heap (used / committed), external and array buffers (MiB). */
+  /** The proxy's figures every 200 ms (see HeapReport) and its log lines, by seconds from its spawn. */
+  timeline: HeapReport['timeline'];
+  events: Array<{ s: number; msg: string }>;
   afterGc: {
     rssMiB: number;
     heapUsedMiB: number;
@@ -74,11 +80,15 @@ function modesFlag(): Mode[] {
   });
 }
 
+// In the proxy: every 200 ms its RSS and V8 heap (used, committed) and its external memory; on SIGUSR2,
+// three full GCs, then the report (and a heap snapshot when asked).
 const GC_HOOK =
   'data:text/javascript,import{writeFileSync}from"node:fs";import{getHeapSpaceStatistics,writeHeapSnapshot}from"node:v8";' +
+  'const t0=Date.now(),M=2**20,tl=[];setInterval(()=>{const m=process.memoryUsage();tl.push([(Date.now()-t0)/1e3,' +
+  'Math.round(m.rss/M),Math.round(m.heapUsed/M),Math.round(m.heapTotal/M),Math.round((m.external+m.arrayBuffers)/M)])},200).unref();' +
   'process.on("SIGUSR2",()=>{for(let i=0;i<3;i++)globalThis.gc();const f=process.env.SVCPLANE_BENCH_GC_OUT;' +
   'if(process.env.SVCPLANE_BENCH_PROXY_HEAP_SNAPSHOT)writeHeapSnapshot(f+".heapsnapshot");writeFileSync(f,' +
-  'JSON.stringify({...process.memoryUsage(),spaces:getHeapSpaceStatistics().map(s=>[s.space_name,s.space_size,' +
+  'JSON.stringify({...process.memoryUsage(),timeline:tl,spaces:getHeapSpaceStatistics().map(s=>[s.space_name,s.space_size,' +
   's.space_used_size])}))})';
 
 export async function runProxyMemory(
@@ -171,6 +181,7 @@ async function measureMode(
   let firstFullMs = NaN;
   let lastSync = performance.now();
   const t0 = performance.now();
+  const events: Array<{ s: number; msg: string }> = [];
   const proxy = await startSvcplane(
     'proxy',
     svcplaneRuntime(),
@@ -203,6 +214,8 @@ async function measureMode(
       ],
       env: { ...env, SVCPLANE_BENCH_GC_OUT: gcOut },
       onStderrLine: (line) => {
+        const msg = /"msg":"([^"]*)"/.exec(line)?.[1];
+        if (msg !== undefined) events.push({ s: round1((performance.now() - t0) / 1000), msg });
         if (!line.includes('sync"')) return;
         lastSync = performance.now();
         const m = /"msg":"full sync".*"ms":([\d.]+)/.exec(line);
@@ -234,9 +247,11 @@ async function measureMode(
       mode,
       inSyncS,
       firstFullSyncMs: firstFullMs,
-      peakMiB: Math.max(peakMiB, memory(proxy.pid).hwmMiB),
+      peakMiB,
       settledMiB: settled.rssMiB,
       settledAnonMiB: settled.anonMiB,
+      timeline: report.timeline,
+      events,
       afterGc: {
         rssMiB: report.rss / MiB,
         heapUsedMiB: report.heapUsed / MiB,
@@ -248,6 +263,13 @@ async function measureMode(
       },
     };
     ctx.log(`proxy memory (${mode}): ${JSON.stringify(out)}`);
+    const tl = report.timeline;
+    const steps = tl.filter((p, i) => i === 0 || Math.abs(p[1] - tl[i - 1]![1]) >= 8);
+    ctx.log(
+      `proxy memory (${mode}): s rss/heap used/committed/external ` +
+        steps.map(([t, rss, used, total, ext]) => `${t}s ${rss}/${used}/${total}/${ext}`).join(', '),
+    );
+    ctx.log(`proxy memory (${mode}): log ${events.map((e) => `${e.s}s ${e.msg}`).join('; ')}`);
     return out;
   } finally {
     await stopChild(proxy.child);
