@@ -7,14 +7,13 @@
 // iptables-legacy, as P4 does); SVCPLANE_BENCH_PROXY_NODE_ARGS adds node flags to the proxy
 // (e.g. --max-semi-space-size=4); SVCPLANE_BENCH_PROXY_HEAP_SNAPSHOT=DIR writes a heap snapshot of the
 // proxy after the GCs to DIR/proxy-<mode>.heapsnapshot.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   scratchDir,
   startApiServer,
-  startSvcplane,
   stopChild,
   svcplaneRuntime,
   writeKubeconfig,
@@ -24,30 +23,19 @@ import { ensureDep } from '../lib/deps.js';
 import { connFromKubeconfig } from '../lib/http.js';
 import { createNetns, type BenchNetns } from '../lib/netns.js';
 import { preloadCluster } from '../lib/preload.js';
+import { GC_HOOK, gcAndReport, type GcReport } from '../lib/gc-hook.js';
 import { memory, sleep, Worker } from '../lib/process.js';
 import type { BenchContext } from '../run.js';
 import { legacyShim } from './programs.js';
 import type { ClientRequest } from './p4-client.js';
 import type { Sizes } from './shape.js';
 import { ROLE_ENV, WORKER_MODULE } from './workers.js';
+import { startNodeProxy, startNodeWrapper } from './node-agents.js';
 
 type Mode = 'nftables' | 'iptables';
 
 const MiB = 2 ** 20;
 const round1 = (x: number): number => Math.round(x * 10) / 10;
-
-/** What the proxy's GC hook reports after three full GCs. */
-interface HeapReport {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  arrayBuffers: number;
-  /** V8's heap spaces: name, committed bytes, used bytes. */
-  spaces: Array<[string, number, number]>;
-  /** Every 200 ms: seconds from the start, RSS, heap used, heap committed, external + array buffers (MiB). */
-  timeline: Array<[number, number, number, number, number]>;
-}
 
 export interface ProxyMemory {
   mode: Mode;
@@ -59,8 +47,8 @@ export interface ProxyMemory {
   settledMiB: number;
   settledAnonMiB: number;
   /** After three full GCs: the RSS, and V8's heap (used / committed), external and array buffers (MiB). */
-  /** The proxy's figures every 200 ms (see HeapReport) and its log lines, by seconds from its spawn. */
-  timeline: HeapReport['timeline'];
+  /** The proxy's figures every 200 ms (see GcReport) and its log lines, by seconds from its spawn. */
+  timeline: GcReport['timeline'];
   events: Array<{ s: number; msg: string }>;
   afterGc: {
     rssMiB: number;
@@ -79,17 +67,6 @@ function modesFlag(): Mode[] {
     return m;
   });
 }
-
-// In the proxy: every 200 ms its RSS and V8 heap (used, committed) and its external memory; on SIGUSR2,
-// three full GCs, then the report (and a heap snapshot when asked).
-const GC_HOOK =
-  'data:text/javascript,import{writeFileSync}from"node:fs";import{getHeapSpaceStatistics,writeHeapSnapshot}from"node:v8";' +
-  'const t0=Date.now(),M=2**20,tl=[];setInterval(()=>{const m=process.memoryUsage();tl.push([(Date.now()-t0)/1e3,' +
-  'Math.round(m.rss/M),Math.round(m.heapUsed/M),Math.round(m.heapTotal/M),Math.round((m.external+m.arrayBuffers)/M)])},200).unref();' +
-  'process.on("SIGUSR2",()=>{for(let i=0;i<3;i++)globalThis.gc();const f=process.env.SVCPLANE_BENCH_GC_OUT;' +
-  'if(process.env.SVCPLANE_BENCH_PROXY_HEAP_SNAPSHOT)writeHeapSnapshot(f+".heapsnapshot");writeFileSync(f,' +
-  'JSON.stringify({...process.memoryUsage(),timeline:tl,spaces:getHeapSpaceStatistics().map(s=>[s.space_name,s.space_size,' +
-  's.space_used_size])}))})';
 
 export async function runProxyMemory(
   ctx: BenchContext,
@@ -121,23 +98,7 @@ export async function runProxyMemory(
     procs.push(api);
     const kubeconfig = path.join(root, 'kubeconfig');
     writeKubeconfig(kubeconfig, api);
-    const wrapper = await startSvcplane(
-      'wrapper',
-      runtime,
-      [
-        'wrapper',
-        '--kubeconfig',
-        kubeconfig,
-        '--hostname',
-        node,
-        '--bind-address',
-        '127.0.0.1:0',
-        '--data-dir',
-        path.join(root, 'wrapper'),
-      ],
-      /serving node \S+ at (https:\/\/\S+?); kubeconfig: (\S+)/,
-      { netns, timeoutMs: 600_000 },
-    );
+    const wrapper = await startNodeWrapper(runtime, kubeconfig, node, path.join(root, 'wrapper'), netns);
     procs.push(wrapper);
     const wrapperKubeconfig = wrapper.ready[2]!;
     client = new Worker<ClientRequest>(WORKER_MODULE, { [ROLE_ENV]: 'client' }, 'client', { netns });
@@ -178,31 +139,14 @@ async function measureMode(
     env = { PATH: `${shim}${path.delimiter}${process.env.PATH ?? ''}` };
   }
   const gcOut = path.join(root, `${mode}-gc.json`);
+  const snapshotDir = process.env.SVCPLANE_BENCH_PROXY_HEAP_SNAPSHOT || undefined;
   let firstFullMs = NaN;
   let lastSync = performance.now();
   const t0 = performance.now();
   const events: Array<{ s: number; msg: string }> = [];
-  const proxy = await startSvcplane(
-    'proxy',
+  const proxy = await startNodeProxy(
     svcplaneRuntime(),
-    [
-      'proxy',
-      '--kubeconfig',
-      kubeconfig,
-      '--hostname-override',
-      node,
-      '--proxy-mode',
-      mode,
-      '--min-sync-period',
-      '0s',
-      '--sync-period',
-      '1h',
-      '--metrics-bind-address',
-      '127.0.0.1:0',
-      '--healthz-bind-address',
-      '127.0.0.1:0',
-    ],
-    new RegExp(`proxy for \\S+ \\(${mode}\\) in sync: (\\d+) service ports`),
+    { kubeconfig, node, mode },
     {
       netns,
       timeoutMs: z.proxySyncTimeoutS * 1000,
@@ -212,7 +156,11 @@ async function measureMode(
         '--import',
         GC_HOOK,
       ],
-      env: { ...env, SVCPLANE_BENCH_GC_OUT: gcOut },
+      env: {
+        ...env,
+        SVCPLANE_BENCH_GC_OUT: gcOut,
+        ...(snapshotDir === undefined ? {} : { SVCPLANE_BENCH_HEAP_SNAPSHOT: '1' }),
+      },
       onStderrLine: (line) => {
         const msg = /"msg":"([^"]*)"/.exec(line)?.[1];
         if (msg !== undefined) events.push({ s: round1((performance.now() - t0) / 1000), msg });
@@ -229,20 +177,9 @@ async function measureMode(
     const peakMiB = memory(proxy.pid).hwmMiB;
     await sleep(10_000);
     const settled = memory(proxy.pid);
-    rmSync(gcOut, { force: true });
-    process.kill(proxy.pid, 'SIGUSR2');
-    let report: HeapReport | undefined;
-    for (let t = 0; report === undefined; t++) {
-      try {
-        report = JSON.parse(readFileSync(gcOut, 'utf8')) as HeapReport;
-      } catch {
-        if (t > 1200) throw new Error('the proxy never answered SIGUSR2 (the GC hook)');
-        await sleep(50);
-      }
-    }
-    const snapshot = process.env.SVCPLANE_BENCH_PROXY_HEAP_SNAPSHOT;
-    if (snapshot !== undefined && snapshot !== '')
-      copyFileSync(`${gcOut}.heapsnapshot`, path.join(snapshot, `proxy-${mode}.heapsnapshot`));
+    const report = await gcAndReport(proxy.pid, gcOut, 'the proxy');
+    if (snapshotDir !== undefined)
+      copyFileSync(`${gcOut}.heapsnapshot`, path.join(snapshotDir, `proxy-${mode}.heapsnapshot`));
     const out: ProxyMemory = {
       mode,
       inSyncS,
