@@ -268,7 +268,7 @@ export async function startApiServer(
   runtime: SvcplaneRuntime,
   dataDir: string,
   args: readonly string[] = [],
-  opts: { timeoutMs?: number; nodeArgs?: readonly string[]; env?: Record<string, string> } = {},
+  opts: Pick<StartOptions, 'timeoutMs' | 'nodeArgs' | 'env' | 'netns'> = {},
 ): Promise<ApiServerProc> {
   const token = generateToken();
   const tokens = path.join(dataDir, 'tokens.csv');

@@ -19,6 +19,7 @@ export const NAMESPACES = mustFindResource('', 'namespaces');
 export const NODES = mustFindResource('', 'nodes');
 export const SERVICES = mustFindResource('', 'services');
 export const PODS = mustFindResource('', 'pods');
+export const ENDPOINTSLICES = mustFindResource('discovery.k8s.io', 'endpointslices');
 
 export interface ClusterShape {
   readonly nodes: number;
@@ -56,7 +57,7 @@ const nodeIP = (n: number): string => `172.16.${n >> 7}.${(n & 127) + 1}`;
 export interface PreloadFigures {
   seconds: number;
   objects: number;
-  bytes: Record<'namespaces' | 'nodes' | 'services' | 'pods' | 'allocations', number>;
+  bytes: Record<'namespaces' | 'nodes' | 'services' | 'pods' | 'slices' | 'allocations', number>;
   avgPodBytes: number;
   revision: number;
 }
@@ -233,21 +234,70 @@ function podObj(shape: ClusterShape, s: number, r: number, m: Meta): KObject {
 }
 
 /**
+ * The EndpointSlice the endpointslice controller writes for service s once its pods are Ready (one slice:
+ * podsPerService ≤ 100): its labels, owner, trigger-time annotation, and one endpoint per pod with the
+ * pod's address, conditions, node, zone and targetRef (the pod's uid is made up: no pod is stored).
+ */
+function sliceObj(shape: ClusterShape, s: number, m: Meta, serviceUid: string): KObject {
+  const name = serviceName(s);
+  const namespace = namespaceOf(shape, s);
+  const endpoints = Array.from({ length: shape.podsPerService }, (_, r) => {
+    const { node, ip } = podPlacement(shape, s, r);
+    return {
+      addresses: [ip],
+      conditions: { ready: true, serving: true, terminating: false },
+      targetRef: { kind: 'Pod', namespace, name: podName(s, r), uid: randomUUID() },
+      nodeName: nodeName(node),
+      zone: zoneName(node % shape.zones),
+    };
+  });
+  return {
+    metadata: {
+      name: `${name}-${m.uid.slice(0, 5)}`,
+      generateName: `${name}-`,
+      namespace,
+      ...m,
+      labels: {
+        app: name,
+        bench: 'endpoints',
+        'kubernetes.io/service-name': name,
+        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+      },
+      annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': m.creationTimestamp },
+      ownerReferences: [
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          name,
+          uid: serviceUid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    addressType: 'IPv4',
+    endpoints,
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  } as unknown as KObject;
+}
+
+/**
  * Writes the cluster into the sqlite store in `dataDir` (which must not be open elsewhere), in group
- * commits of `batch` writes, and closes it.
+ * commits of `batch` writes, and closes it. With `endpoints: 'slices'` each Service gets the
+ * EndpointSlice its Ready pods would make instead of the pods (for an API server without controllers).
  */
 export async function preloadCluster(
   dataDir: string,
   shape: ClusterShape,
   log: (line: string) => void,
-  batch = 4096,
+  { batch = 4096, endpoints = 'pods' }: { batch?: number; endpoints?: 'pods' | 'slices' } = {},
 ): Promise<PreloadFigures> {
   if (Math.ceil((shape.services * shape.podsPerService) / shape.nodes) > 250)
     throw new Error('preload: at most 250 pods per node (one /24 each)');
   if (shape.services > 60_000) throw new Error('preload: at most 60,000 services');
   const t0 = performance.now();
   const store = SqliteStore.open({ dataDir, synchronous: 'NORMAL', maxBatch: batch });
-  const bytes = { namespaces: 0, nodes: 0, services: 0, pods: 0, allocations: 0 };
+  const bytes = { namespaces: 0, nodes: 0, services: 0, pods: 0, slices: 0, allocations: 0 };
   let objects = 0;
   let pending: Array<Promise<unknown>> = [];
   const now = rfc3339(Date.now());
@@ -278,9 +328,12 @@ export async function preloadCluster(
       await putObj(SERVICES, svc, 'services', false);
       const owner = { namespace: svc.metadata.namespace, name: svc.metadata.name, uid: svc.metadata.uid };
       await put(`${CLUSTER_IP_PREFIX}${serviceIP(s)}`, enc.encode(JSON.stringify(owner)), 'allocations');
-      for (let r = 0; r < shape.podsPerService; r++)
-        await putObj(PODS, podObj(shape, s, r, meta()), 'pods', true);
-      if ((s + 1) % 2000 === 0) log(`preload: ${s + 1} of ${shape.services} services and their pods`);
+      if (endpoints === 'slices')
+        await putObj(ENDPOINTSLICES, sliceObj(shape, s, meta(), svc.metadata.uid!), 'slices', false);
+      else
+        for (let r = 0; r < shape.podsPerService; r++)
+          await putObj(PODS, podObj(shape, s, r, meta()), 'pods', true);
+      if ((s + 1) % 2000 === 0) log(`preload: ${s + 1} of ${shape.services} services and their ${endpoints}`);
     }
     await Promise.all(pending);
     const revision = await store.currentRevision();

@@ -1,6 +1,8 @@
 // `npm run bench -- proxy`: the node proxy's userspace data plane against HAProxy (P8a), the cost of an
 // iptables and of an nftables sync at 10,000 Services (P8b), and a pod readiness flip to the rules of a node
-// (P4, nftables mode by default). SVCPLANE_BENCH_PROXY_STEPS=p8a,p8b,p8b-nftables,p4 runs a subset. Method and latest figures: docs/benchmarks.md (proxy).
+// (P4, nftables mode by default). SVCPLANE_BENCH_PROXY_STEPS=p8a,p8b,p8b-nftables,p4 runs a subset; the step
+// `memory` (not run by default) is the proxy's memory at P4's size without P4's controllers and flips.
+// Method and latest figures: docs/benchmarks.md (proxy).
 import { cpus, loadavg } from 'node:os';
 import { coresWindow } from '../lib/machine.js';
 import { median, round, type BenchContext, type BenchResult, tableRow as row } from '../run.js';
@@ -10,6 +12,7 @@ import { type Mode, runP8a } from './p8a-userspace.js';
 import { type FlavorResult, runP8b } from './p8b-iptables-sync.js';
 import { type NftApplyTiming, runP8bNftables } from './p8b-nftables-sync.js';
 import { runP4 } from './p4-readiness-flip.js';
+import { runProxyMemory } from './proxy-memory.js';
 
 export async function run(ctx: BenchContext): Promise<BenchResult> {
   const z = ctx.quick ? QUICK : FULL;
@@ -28,6 +31,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   const w4 = coresWindow({});
   const p4 = steps.has('p4') ? await runP4(ctx, z) : undefined;
   const p4Cores = w4();
+  const mem = steps.has('memory') ? await runProxyMemory(ctx, z) : undefined;
 
   const nft = p8b?.flavors.find((f) => f.flavor === 'nft');
   // The goal is judged on the full syncs onto the full table (the periodic resync); a failed one misses it.
@@ -221,6 +225,21 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       ),
     );
   }
+  for (const r of mem?.runs ?? [])
+    table.push(
+      row(
+        `proxy memory (${r.mode}), ${mem!.shape.services} svc × ${mem!.shape.podsPerService} eps, ` +
+          `${mem!.shape.nodes} nodes: peak; settled RSS (MiB)`,
+        `${round(r.peakMiB)}; ${round(r.settledMiB)}`,
+        r.mode === 'nftables' ? '≤ 150' : '',
+        r.mode === 'nftables' ? yn(r.peakMiB <= 150 && r.settledMiB <= 150) : '',
+      ),
+      row(
+        `proxy memory (${r.mode}) after 3 GCs: RSS; V8 heap used / committed; external (MiB)`,
+        `${round(r.afterGc.rssMiB)}; ${round(r.afterGc.heapUsedMiB)} / ${round(r.afterGc.heapTotalMiB)}; ` +
+          `${round(r.afterGc.externalMiB)}`,
+      ),
+    );
   table.push(
     row(
       `machine (${cpus().length} CPUs): cores used by others in P8a; P8b; P8b nftables; P4; load avg`,
@@ -250,11 +269,15 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           'preloaded store; up, wrapper, proxy and the client in one network namespace; flips are pod status ' +
           'PATCHes; latency from the PATCH response to the proxy\'s "partial sync" log line; each flip read ' +
           'back from the rules (nft -j list chain of the Service, or iptables-save)',
+        memory:
+          'store preloaded with the EndpointSlices (no pods); apiserver, wrapper and proxy in one network ' +
+          'namespace; peak (VmHWM) 3 s after the last sync, settled VmRSS 10 s later, then the heap after 3 GCs',
       },
       p8a,
       p8b,
       p8bNftables: p8bn,
       p4,
+      memory: mem,
       machineCores: {
         p8a: p8aCores,
         p8b: p8bCores,

@@ -26,6 +26,7 @@ import { median, percentile, type BenchContext } from '../run.js';
 import { SEED, type Sizes } from './shape.js';
 import { LEGACY_BIN, findProgram, legacyShim, runOut } from './programs.js';
 import { WORKER_MODULE, ROLE_ENV } from './workers.js';
+import { startNodeProxy, startNodeWrapper } from './node-agents.js';
 import { type ClientRequest, type FlipSent } from './p4-client.js';
 import { nftChainEndpoints, nftServiceChain } from './nft-chain.js';
 
@@ -148,23 +149,7 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
     );
 
     const tWrap = performance.now();
-    wrapper = await startSvcplane(
-      'wrapper',
-      runtime,
-      [
-        'wrapper',
-        '--kubeconfig',
-        up.ready[2]!,
-        '--hostname',
-        node,
-        '--bind-address',
-        '127.0.0.1:0',
-        '--data-dir',
-        path.join(root, 'wrapper'),
-      ],
-      /serving node \S+ at (https:\/\/\S+?); kubeconfig: (\S+)/,
-      { netns, timeoutMs: 600_000 },
-    );
+    wrapper = await startNodeWrapper(runtime, up.ready[2]!, node, path.join(root, 'wrapper'), netns);
     const wrapperKubeconfig = wrapper.ready[2]!;
     const wsync = await client.call<{ seconds: number; servedWrites: number }>({
       op: 'wrapperSynced',
@@ -201,27 +186,9 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
       }
     };
     const tProxy = performance.now();
-    proxy = await startSvcplane(
-      'proxy',
+    proxy = await startNodeProxy(
       runtime,
-      [
-        'proxy',
-        '--kubeconfig',
-        wrapperKubeconfig,
-        '--hostname-override',
-        node,
-        '--proxy-mode',
-        mode,
-        '--min-sync-period',
-        '0s',
-        '--sync-period',
-        '1h',
-        '--metrics-bind-address',
-        '127.0.0.1:0',
-        '--healthz-bind-address',
-        '127.0.0.1:0',
-      ],
-      new RegExp(`proxy for \\S+ \\(${mode}\\) in sync: (\\d+) service ports`),
+      { kubeconfig: wrapperKubeconfig, node, mode },
       { netns, timeoutMs: z.proxySyncTimeoutS * 1000, onStderrLine: onLine, env: proxyEnv },
     );
     const proxyInSyncS = (performance.now() - tProxy) / 1000;

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from '../lib/cluster.js';
 import { MemoryCgroup, parseMemoryQuantity, type CgroupCharge } from '../lib/cgroup.js';
 import { agentFor, connFromKubeconfig, request } from '../lib/http.js';
+import { GC_HOOK } from '../lib/gc-hook.js';
 import type { Worker } from '../lib/process.js';
 import { sleep, startServer, stopServer } from '../lib/process.js';
 import { round, type BenchContext, type BenchResult, tableRow as row } from '../run.js';
@@ -132,11 +133,6 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     // ---- the wrapper
     const wrapDir = path.join(root, 'wrapper');
     const gcOut = path.join(root, 'wrapper-gc.json');
-    const gcHook =
-      'data:text/javascript,import{writeFileSync}from"node:fs";import{getHeapSpaceStatistics}from"node:v8";' +
-      'process.on("SIGUSR2",()=>{for(let i=0;i<3;i++)globalThis.gc();writeFileSync(process.env.SVCPLANE_BENCH_GC_OUT,' +
-      'JSON.stringify({...process.memoryUsage(),spaces:getHeapSpaceStatistics().map(s=>[s.space_name,s.space_size,' +
-      's.space_used_size])}))})';
     const tSpawn = performance.now();
     wrapper = await startSvcplane(
       'wrapper',
@@ -158,7 +154,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           ...(process.env.SVCPLANE_BENCH_WRAPPER_NODE_ARGS ?? '').split(' ').filter((x) => x !== ''),
           '--expose-gc',
           '--import',
-          gcHook,
+          GC_HOOK,
         ],
         env: { ...wrapperEnv(), SVCPLANE_BENCH_GC_OUT: gcOut },
         ...(typeof cgroup === 'string' ? {} : { cgroup }),

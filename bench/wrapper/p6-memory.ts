@@ -1,9 +1,9 @@
 // P6: the wrapper's memory with everything loaded (RSS, after forced GCs, the JS heap, what its memory
 // cgroup charges); a LIST of every slice through the wrapper must equal what the engine serves its node;
 // then every slice changes once upstream with a kube-proxy watch open, and the memory is read again.
-import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { gcAndReport } from '../lib/gc-hook.js';
 import { memory, sleep } from '../lib/process.js';
 import { Watch } from '../lib/watch.js';
 import { median } from '../run.js';
@@ -39,26 +39,7 @@ export async function measureMemory(inputs: MemoryInputs) {
   charges.loaded = charge();
   /** Three full GCs in the wrapper (the preload), its process.memoryUsage(), then RSS samples. */
   const afterGc = async () => {
-    rmSync(gcOut, { force: true });
-    process.kill(wpid, 'SIGUSR2');
-    let report: {
-      rss: number;
-      heapUsed: number;
-      heapTotal: number;
-      external: number;
-      arrayBuffers: number;
-      /** V8's heap spaces: name, committed bytes, used bytes. */
-      spaces: Array<[string, number, number]>;
-    };
-    for (let t = 0; ; t++) {
-      try {
-        report = JSON.parse(readFileSync(gcOut, 'utf8')) as typeof report;
-        break;
-      } catch {
-        if (t > 200) throw new Error('the wrapper never answered SIGUSR2 (the GC preload)');
-        await sleep(50);
-      }
-    }
+    const report = await gcAndReport(wpid, gcOut, 'the wrapper');
     ctx.log(
       `  V8 heap spaces after GC, committed/used MiB: ${report.spaces
         .filter(([, c]) => c >= MiB / 2)

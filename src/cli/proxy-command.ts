@@ -16,6 +16,7 @@ import { UserspaceBackend } from '../proxy/userspace-backend.js';
 import { UserspaceProxy } from '../proxy/userspace.js';
 import { UsageError, durationFlag, hostPort, intFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
 import { transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
+import { favourMemory } from './favour-memory.js';
 import { signalled } from './signals.js';
 
 export const PROXY_HELP = `Usage: svcplane proxy --hostname-override NODE [flags]
@@ -101,6 +102,7 @@ export async function proxyCommand(args: string[], out: (s: string) => void): Pr
   if (flags === undefined) return 0;
   const { values, positionals } = flags;
   noExtraArgs(positionals);
+  favourMemory();
   const mode = oneOf(
     'proxy-mode',
     values['proxy-mode'],

@@ -1,7 +1,6 @@
 // `svcplane wrapper`: flags → PKI, tokens, store → the wrapper server (wrapper-server.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js';
 import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-file.js';
 import { jsonLogger } from '../runtime/logger.js';
@@ -14,6 +13,7 @@ import { upstreamDiscovery, upstreamForwarder } from './wrapper-proxy.js';
 import { parseAutonomyFlag, type AutonomyConfig } from '../core/topology/health-report.js';
 import { READERS_GROUP, startWrapper } from './wrapper-server.js';
 import { superEdgeFlags } from './superedge-flags.js';
+import { favourMemory } from './favour-memory.js';
 
 export const WRAPPER_HELP = `Usage: svcplane wrapper --hostname NODE [flags]
 
@@ -89,28 +89,6 @@ function ensureReaderToken(file: string): string {
     `${formatTokenFileRecord(token, { name: 'wrapper-reader', uid: 'wrapper-reader', groups: [READERS_GROUP] })}\n`,
   );
   return token;
-}
-
-/**
- * Asks V8 to favour memory over speed in this process: a node agent is judged by its memory (SuperEdge's
- * DaemonSet allows the wrapper 100 Mi). Without it V8 keeps the heap it grew to during the initial sync
- * (committed 100–130 MiB for 81 MiB live) and glibc keeps what that sync freed; with it, the benchmark's
- * RSS went from 255–267 to 174–177 MiB, for a relabel about 1 ms slower (docs/design/wrapper-performance.md).
- * Node documents flags set after V8 has started as unsupported, and what V8 sizes at startup (the young
- * generation's limit, which the flag would set to 1 MiB on the command line) stays as it was; what it
- * decides as it runs (how far the heap grows, how hard it compacts) follows the flag. The benchmark
- * measures it on this Node (20): the same RSS as `node --optimize-for-size` within the noise. Set before
- * the wrapper allocates anything.
- *
- * The young generation is the exception: set at run time, --optimize-for-size lets it grow to 16 MiB
- * (32 by default), where the command-line flag would keep it at 1. A growth factor of 1 keeps it at the
- * size it has at this point (1 MiB): the peaks of the initial sync and of a cluster-wide change were
- * 10–15 MiB lower in the benchmark (112 against 96–100 MiB of anonymous memory), for more frequent
- * young-generation collections.
- */
-function favourMemory(): void {
-  setFlagsFromString('--optimize-for-size');
-  setFlagsFromString('--semi-space-growth-factor=1');
 }
 
 export async function wrapperCommand(

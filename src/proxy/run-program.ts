@@ -103,6 +103,33 @@ export function runProgram(
         stderr: Buffer.concat(err).toString('utf8'),
       });
     });
-    child.stdin.end(o.stdin ?? '');
+    writeInput(child.stdin, o.stdin ?? '');
   });
+}
+
+/** How much of a program's input is handed to its pipe at once (UTF-16 code units). */
+const INPUT_CHUNK = 1 << 20;
+
+/**
+ * Writes `text` to a program's stdin a piece at a time, each when the pipe has taken the one before: a
+ * full sync's input (tens of megabytes) is then never held a second time as one encoded buffer beside
+ * the string. A piece never ends between the two halves of a surrogate pair.
+ */
+function writeInput(stdin: NodeJS.WritableStream, text: string): void {
+  let at = 0;
+  const more = (): void => {
+    while (at < text.length) {
+      let end = Math.min(text.length, at + INPUT_CHUNK);
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+      const piece = text.slice(at, end);
+      at = end;
+      if (!stdin.write(piece)) {
+        stdin.once('drain', more);
+        return;
+      }
+    }
+    stdin.end();
+  };
+  more();
 }

@@ -5,6 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { mustFindResource } from '../api/resources.js';
 import type { ProxyState } from '../core/proxy/types.js';
 import { startInProcessApiServer, type InProcessApiServer } from '../../test/support/in-process-apiserver.js';
+import { servicePortStates } from '../core/proxy/state.js';
+import { TopologyIndex } from '../core/topology/topology-index.js';
 import { nodeHostIPs, ProxySync, type BackendResult, type ProxyBackend } from './sync.js';
 
 const NODES = mustFindResource('', 'nodes');
@@ -236,6 +238,118 @@ describe('ProxySync', () => {
     } finally {
       await sync.stop();
       await api.client.delete(SERVICES, 'default', 'lb');
+    }
+  });
+});
+
+describe('ProxySync: what its informers keep', () => {
+  it('gives every service port the state the objects as the API sent them give', async () => {
+    const api = await startInProcessApiServer();
+    const backend = new RecordingBackend();
+    let sync: ProxySync | undefined;
+    try {
+      for (const [name, zone] of [
+        ['n1', 'z1'],
+        ['n2', 'z2'],
+      ] as const)
+        await api.client.create(NODES, '', {
+          metadata: { name, labels: { 'topology.kubernetes.io/zone': zone, 'kubernetes.io/hostname': name } },
+        });
+      await api.client.patch(
+        NODES,
+        '',
+        'n1',
+        'merge',
+        { status: { addresses: [{ type: 'InternalIP', address: '10.9.0.5' }] } },
+        { sub: 'status' },
+      );
+      // Every field a rule depends on: traffic policies, node ports, a health check port, source ranges,
+      // affinity, topology annotations, hints, terminating endpoints, a slice of another family.
+      await api.client.create(SERVICES, 'default', {
+        metadata: {
+          name: 'rich',
+          labels: { app: 'rich' },
+          annotations: { 'service.kubernetes.io/topology-mode': 'Auto', 'example.com/other': 'x' },
+        },
+        spec: {
+          type: 'LoadBalancer',
+          selector: { app: 'rich' },
+          externalTrafficPolicy: 'Local',
+          externalIPs: ['192.0.2.7'],
+          loadBalancerSourceRanges: ['10.9.0.0/16'],
+          sessionAffinity: 'ClientIP',
+          sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } },
+          ports: [
+            { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' },
+            { name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' },
+          ],
+        },
+      });
+      await api.client.patch(
+        SERVICES,
+        'default',
+        'rich',
+        'merge',
+        { status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }] } } },
+        { sub: 'status' },
+      );
+      await api.client.create(SLICES, 'default', {
+        metadata: { name: 'rich-1', labels: { 'kubernetes.io/service-name': 'rich' } },
+        addressType: 'IPv4',
+        ports: [
+          { name: 'http', port: 8080, protocol: 'TCP' },
+          { name: 'dns', port: 53, protocol: 'UDP' },
+        ],
+        endpoints: [
+          {
+            addresses: ['10.0.2.1'],
+            nodeName: 'n1',
+            zone: 'z1',
+            conditions: { ready: true },
+            hints: { forZones: [{ name: 'z1' }] },
+          },
+          {
+            addresses: ['10.0.2.2'],
+            nodeName: 'n2',
+            zone: 'z2',
+            conditions: { ready: true },
+            hints: { forZones: [{ name: 'z2' }] },
+          },
+          {
+            addresses: ['10.0.2.3'],
+            nodeName: 'n1',
+            zone: 'z1',
+            conditions: { ready: false, serving: true, terminating: true },
+            targetRef: { kind: 'Pod', namespace: 'default', name: 'p3' },
+          },
+        ],
+      });
+      sync = new ProxySync({ client: api.client, node: 'n1', backend, log: quiet, minSyncPeriodMs: 0 });
+      sync.start();
+      await sync.waitForFirstSync();
+      await sync.idle();
+      // The same objects, as the API serves them, through a fresh index and the pure state function.
+      const index = new TopologyIndex('n1', { targetRefs: false });
+      for (const n of (await api.client.list(NODES)).items)
+        index.setNode(n.metadata.name!, n.metadata.labels ?? {});
+      const svc = await api.client.get(SERVICES, 'default', 'rich');
+      index.setService('default/rich', svc);
+      index.setSlice('default/rich', 'rich-1', await api.client.get(SLICES, 'default', 'rich-1'));
+      const n1 = await api.client.get(NODES, '', 'n1');
+      const want = servicePortStates(svc, index.view('default/rich'), 'n1', nodeHostIPs(n1));
+      assert.equal(want.length, 2);
+      assert.ok(
+        want.every(
+          (sp) =>
+            sp.sourceRangesHoldNode !== undefined &&
+            sp.nodePort !== undefined &&
+            sp.loadBalancerIPs.length > 0,
+        ),
+      );
+      for (const sp of want) assert.deepEqual(sync.current().get(sp.key), sp);
+    } finally {
+      await sync?.stop();
+      await api.stop();
     }
   });
 });

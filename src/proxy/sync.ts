@@ -15,11 +15,13 @@ import { mustFindResource } from '../api/resources.js';
 import { servicePortStates } from '../core/proxy/state.js';
 import type { ProxyState, ServicePortState } from '../core/proxy/types.js';
 import type { Client } from '../runtime/client.js';
-import { Informer, objectKeyOf, type TransformFunc } from '../runtime/informer.js';
+import { Informer, objectKeyOf } from '../runtime/informer.js';
 import { TopologyFeed } from '../runtime/topology-feed.js';
 import type { UpstreamMessages } from '../runtime/upstream-log.js';
 import type { Logger } from '../runtime/logger.js';
 import { errText } from '../api/err-text.js';
+import { LAST_CHANGE_TRIGGER_TIME_ANNOTATION } from '../core/endpointslices/types.js';
+import { proxyTransforms } from './proxy-objects.js';
 
 const PROXY_UPSTREAM_MESSAGES: UpstreamMessages = {
   startDown: 'upstream unreachable: no rules until the first sync; retrying',
@@ -33,8 +35,6 @@ export const NODES = mustFindResource('', 'nodes');
 
 /** kube-proxy's informer selector: Services (and their slices) that another proxy owns, or headless ones, are not ours. */
 export const PROXY_SELECTOR = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
-const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 export interface BackendResult {
   /** Whether the backend did a partial sync (false: it rewrote everything). */
@@ -86,18 +86,6 @@ export interface SyncOptions {
   /** After each successful sync, with the state the backend now has (the health-check servers). */
   readonly onApplied?: (state: ProxyState) => void;
 }
-
-/** What the proxy keeps of each object: no managedFields, no kubectl last-applied copy. */
-const lean: TransformFunc = (obj) => {
-  const meta = obj.metadata;
-  if (meta.managedFields === undefined && meta.annotations?.[LAST_APPLIED] === undefined) return obj;
-  const { managedFields: _m, ...rest } = meta;
-  if (rest.annotations?.[LAST_APPLIED] !== undefined) {
-    const { [LAST_APPLIED]: _l, ...annotations } = rest.annotations;
-    rest.annotations = annotations;
-  }
-  return { ...obj, metadata: rest };
-};
 
 /**
  * A Node's primary address of each family: the first InternalIP of the family, else its first
@@ -172,10 +160,12 @@ export class ProxySync {
     });
     // One line when the upstream goes (before or after the first sync) and one when it is back.
     const reflector = this.feed.reflectorOptions;
-    const scoped = { labelSelector: PROXY_SELECTOR, transform: lean, reflector };
-    this.services = new Informer(o.client, SERVICES, scoped);
-    this.slices = new Informer(o.client, ENDPOINTSLICES, scoped);
-    this.nodes = new Informer(o.client, NODES, { transform: lean, reflector });
+    // Each informer keeps only what the proxy reads of its objects (proxy-objects.ts).
+    const keep = proxyTransforms();
+    const scoped = { labelSelector: PROXY_SELECTOR, reflector };
+    this.services = new Informer(o.client, SERVICES, { ...scoped, transform: keep.services });
+    this.slices = new Informer(o.client, ENDPOINTSLICES, { ...scoped, transform: keep.slices });
+    this.nodes = new Informer(o.client, NODES, { transform: keep.nodes, reflector });
 
     this.services.addHandlers({
       onAdd: (s) => this.service(s),
@@ -281,7 +271,7 @@ export class ProxySync {
     const obj = (s ?? old)!;
     // A slice relabelled to another Service (or deleted) leaves its old Service's view.
     const changed = this.feed.slice(objectKeyOf(obj), s);
-    const t = Date.parse(obj.metadata.annotations?.[TRIGGER_TIME_ANNOTATION] ?? '');
+    const t = Date.parse(obj.metadata.annotations?.[LAST_CHANGE_TRIGGER_TIME_ANNOTATION] ?? '');
     if (changed.length > 0 && Number.isFinite(t))
       for (const key of changed) this.triggers.set(key, Math.min(t, this.triggers.get(key) ?? t));
     this.mark(changed);

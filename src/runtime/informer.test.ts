@@ -69,6 +69,56 @@ describe('controllerTransform', () => {
   });
 });
 
+describe('Indexer: a relist page by page', () => {
+  it('transforms each page as it comes, swaps the cache at the end, and tells handlers what replace() would', async () => {
+    const transformed: string[] = [];
+    const t = (o: KObject): KObject => {
+      transformed.push(o.metadata.name ?? '');
+      return controllerTransform(resource('pods'))(o);
+    };
+    const paged = new Indexer({}, t);
+    const whole = new Indexer({}, t);
+    const told = (idx: Indexer): string[] => {
+      const out: string[] = [];
+      idx.addHandlers({
+        onAdd: (o) => out.push(`add ${nameOf(o)}`),
+        onUpdate: (_old, o) => out.push(`update ${nameOf(o)}`),
+        onDelete: (o) => out.push(`delete ${nameOf(o)}`),
+      });
+      return out;
+    };
+    const seenPaged = told(paged);
+    const seenWhole = told(whole);
+    for (const idx of [paged, whole]) idx.replace([obj('a', '1'), obj('b', '1'), obj('c', '1')], '1');
+    const next = [obj('a', '1'), obj('b', '2'), obj('d', '2')];
+    whole.replace(next, '2');
+    transformed.length = 0;
+    paged.paged.beginReplace();
+    paged.paged.replacePage(next.slice(0, 2));
+    assert.deepEqual(transformed, ['a', 'b'], 'the first page is transformed before the second comes');
+    assert.deepEqual(paged.keys().sort(), ['default/a', 'default/b', 'default/c'], 'not swapped yet');
+    paged.paged.replacePage(next.slice(2));
+    paged.paged.endReplace('2');
+    assert.deepEqual(paged.keys().sort(), ['default/a', 'default/b', 'default/d']);
+    assert.equal(paged.resourceVersion, '2');
+    assert.ok(paged.list().every((o) => o.metadata.managedFields === undefined));
+    await until('both to be told', 5000, () => seenPaged.length >= 6 && seenWhole.length >= 6, 1);
+    assert.deepEqual(seenPaged, seenWhole);
+    assert.deepEqual(seenPaged.slice(3).sort(), ['add d', 'delete c', 'update b']);
+  });
+
+  it('an aborted relist leaves the cache as it was', () => {
+    const idx = new Indexer();
+    idx.replace([obj('a', '1')], '1');
+    idx.paged.beginReplace();
+    idx.paged.replacePage([obj('b', '2')]);
+    idx.paged.abortReplace();
+    idx.paged.endReplace('2');
+    assert.deepEqual(idx.keys(), ['default/a']);
+    assert.equal(idx.resourceVersion, '1');
+  });
+});
+
 const SERVICES = mustFindResource('', 'services');
 const svc = (name: string, rv: string): KObject => ({
   apiVersion: 'v1',

@@ -191,13 +191,45 @@ export class Indexer implements ReflectorStore {
   }
 
   replace(items: KObject[], resourceVersion: string): void {
+    const next = new Map<string, KObject>();
+    this.transformInto(next, items);
+    this.swap(next, resourceVersion);
+  }
+
+  /** A relist being read page by page: each page transformed as it comes (see `paged`). */
+  private relist: Map<string, KObject> | undefined;
+
+  /**
+   * The reflector hands a relist over page by page: each page is transformed at once, so what a list
+   * response held beyond the transform's result is freed page by page rather than held for the whole
+   * list. The cache is swapped only at the end, as replace() does.
+   */
+  readonly paged = {
+    beginReplace: (): void => {
+      this.relist = new Map();
+    },
+    replacePage: (items: KObject[]): void => {
+      if (this.relist !== undefined) this.transformInto(this.relist, items);
+    },
+    endReplace: (resourceVersion: string): void => {
+      const next = this.relist;
+      this.relist = undefined;
+      if (next !== undefined) this.swap(next, resourceVersion);
+    },
+    abortReplace: (): void => {
+      this.relist = undefined;
+    },
+  };
+
+  private transformInto(into: Map<string, KObject>, items: readonly KObject[]): void {
+    for (const received of items) {
+      const o = this.transform(received);
+      into.set(objectKeyOf(o), o);
+    }
+  }
+
+  private swap(next: Map<string, KObject>, resourceVersion: string): void {
     const before = this.items;
-    const next = new Map(
-      items.map((received) => {
-        const o = this.transform(received);
-        return [objectKeyOf(o), o] as const;
-      }),
-    );
     this.items = next;
     this.indices = new Map(Object.keys(this.indexers).map((n) => [n, new Map()]));
     for (const [k, o] of next) this.index(k, o, undefined);

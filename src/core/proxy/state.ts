@@ -93,7 +93,11 @@ function proxyEndpoints(eps: readonly TopologyEndpoint[], portIn: PortInPool, no
     if (known === undefined) byAddr.set(id, { ip, port, local, ready: e.ready });
     else byAddr.set(id, { ip, port, local: known.local || local, ready: known.ready || e.ready });
   }
-  return [...byAddr.values()].sort(compareEndpoints);
+  // Exactly as long as it needs (a spread keeps room to grow): the state holds one per Service port.
+  const out = new Array<ProxyEndpoint>(byAddr.size);
+  let i = 0;
+  for (const ep of byAddr.values()) out[i++] = ep;
+  return out.sort(compareEndpoints);
 }
 
 /**
@@ -114,9 +118,10 @@ export function servicePortStates(
   const namespace = optStr(meta['namespace']) ?? '';
   const name = optStr(meta['name']) ?? '';
   const clusterIP = optStr(spec['clusterIP']) ?? '';
+  // Copies of exactly their length: filter()'s result keeps room to grow, and every Service port holds these.
   const listed = strings(spec['clusterIPs']).filter((ip) => ip !== 'None');
-  const clusterIPs = listed.length > 0 ? listed : [clusterIP];
-  const externalIPs = strings(spec['externalIPs']);
+  const clusterIPs = listed.length > 0 ? listed.slice() : [clusterIP];
+  const externalIPs = strings(spec['externalIPs']).slice();
   // A load-balancer ingress in Proxy mode is not a VIP this node answers for (kube-proxy's LoadBalancerVIPs).
   const loadBalancerIPs = list(rec(rec(s['status'])['loadBalancer'])['ingress'])
     .map(rec)

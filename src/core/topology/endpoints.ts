@@ -234,6 +234,28 @@ export function packSlice(s: unknown, o: ParseOptions = {}): PackedSlice {
   };
 }
 
+/**
+ * Where a slice carries its endpoints already packed: a consumer whose informer packs each slice as it
+ * arrives (the proxy) caches that form, and its index holds the same arrays rather than a second copy.
+ * A symbol, so that nothing read from the API can carry it.
+ */
+export const PACKED_ENDPOINTS: unique symbol = Symbol('packed endpoints');
+
+/** A slice with its endpoints packed (packSlice) under PACKED_ENDPOINTS, beside whatever else it keeps. */
+export interface PrepackedSlice {
+  readonly [PACKED_ENDPOINTS]: PackedSlice;
+}
+
+/**
+ * A slice's packed form: the one it carries (PrepackedSlice, packed with the options of the index it is
+ * for), else packSlice(s, o).
+ */
+export function packedSliceOf(s: unknown, o: ParseOptions = {}): PackedSlice {
+  const carried =
+    typeof s === 'object' && s !== null ? (s as Partial<PrepackedSlice>)[PACKED_ENDPOINTS] : undefined;
+  return carried ?? packSlice(s, o);
+}
+
 /** The endpoints of a packed slice, as endpointsOfSlice() read them. */
 export function unpackSlice(p: PackedSlice): SliceEndpoints {
   const out: TopologyEndpoint[] = [];

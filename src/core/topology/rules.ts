@@ -28,7 +28,7 @@ export const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
 export const TOPOLOGY_AWARE_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
 
 /** Every Service annotation a rule reads. */
-const ENGINE_ANNOTATIONS: ReadonlySet<string> = new Set([
+export const ENGINE_ANNOTATIONS: ReadonlySet<string> = new Set([
   ORDERED_KEYS_ANNOTATION,
   SUPEREDGE_KEYS_ANNOTATION,
   OPENYURT_KEYS_ANNOTATION,

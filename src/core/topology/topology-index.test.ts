@@ -2,7 +2,13 @@ import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide, keptEndpoints } from './decide.js';
-import { endpointsFromEndpoints, endpointsFromSlices } from './endpoints.js';
+import {
+  endpointsFromEndpoints,
+  endpointsFromSlices,
+  PACKED_ENDPOINTS,
+  packedSliceOf,
+  packSlice,
+} from './endpoints.js';
 import { TopologyIndex } from './topology-index.js';
 import type { TopologyView } from './view.js';
 import { unhealthyOf, usablePoolsOf } from './view.js';
@@ -392,6 +398,23 @@ describe('TopologyIndex', () => {
     assert.deepEqual([...idx.sliceNames('ns/b')], ['s1']);
     idx.setSlice('ns/b', 's1', undefined);
     assert.deepEqual([...idx.sliceNames('ns/b')], []);
+  });
+
+  it('takes a slice that carries its endpoints packed as it takes the slice itself, keeping those arrays', () => {
+    const eps: Ep[] = [
+      { ip: '10.0.0.2', node: 'n2', zone: 'z1', forZones: ['z1'] },
+      { ip: '10.0.0.3', node: CLIENT, ready: false, serving: true, terminating: true },
+    ];
+    const raw = new TopologyIndex(CLIENT, { targetRefs: false });
+    const pre = new TopologyIndex(CLIENT, { targetRefs: false });
+    for (const idx of [raw, pre]) idx.setService('ns/a', service('ns/a', superedge([HOSTNAME_LABEL, '*'])));
+    const packed = packSlice(slice('s1', eps), { targetRefs: false });
+    for (const idx of [raw, pre]) idx.setNode(CLIENT, { [HOSTNAME_LABEL]: CLIENT });
+    raw.setSlice('ns/a', 's1', slice('s1', eps));
+    pre.setSlice('ns/a', 's1', { metadata: { name: 's1' }, [PACKED_ENDPOINTS]: packed });
+    assert.deepEqual(pre.view('ns/a')?.internal, raw.view('ns/a')?.internal);
+    assert.deepEqual(internal(pre, 'ns/a'), ['10.0.0.3']);
+    assert.equal(packedSliceOf({ [PACKED_ENDPOINTS]: packed }), packed, 'held as it is, not copied');
   });
 
   it('forgets a Service once its Service, slices and Endpoints are all removed', () => {

@@ -16,7 +16,7 @@ import { hash53 } from '../hash.js';
 import {
   endpointsFromEndpoints,
   mergeSliceEndpoints,
-  packSlice,
+  packedSliceOf,
   unpackSlice,
   type PackedSlice,
   type ParseOptions,
@@ -207,7 +207,7 @@ export class TopologyIndex {
     const others = e.slices.filter((p) => p.name !== sliceName);
     if (slice === undefined) e.slices = others;
     else {
-      const packed = packSlice(slice, this.parse);
+      const packed = packedSliceOf(slice, this.parse);
       // Held under the name it was set with (a slice's own metadata.name, from every caller today).
       e.slices = [...others, packed.name === sliceName ? packed : { ...packed, name: sliceName }];
     }
