@@ -43,16 +43,20 @@ export interface NftPlan {
   readonly revert?: () => void;
 }
 
+/** The service ports that write one element: a single port's key (the common case, no array), or several. */
+type Holders = string | readonly string[];
+
 /** The table as a render leaves it, with what each Service port of the state owns in it. */
 export interface NftProxyModel extends NftModel {
   readonly options: RenderOptions;
   /** Per service port key of the state (empty for a port without a cluster IP of the family). */
   readonly owned: ReadonlyMap<string, NftOwned>;
   /**
-   * Per element (`set key`), the service ports that write it (several may share one: a hairpin pair).
-   * Endpoint map elements are left out: each slot belongs to one chain's range, so to one port.
+   * Per set or map, per element key, the service ports that write it: one port's key, or several in key
+   * order (several may share one element: a hairpin pair). Endpoint map elements are left out: each slot
+   * belongs to one chain's range, so to one port.
    */
-  readonly holders: ReadonlyMap<string, readonly string[]>;
+  readonly holders: ReadonlyMap<string, ReadonlyMap<string, Holders>>;
   /** Each balancing chain's range in the endpoint maps (nftables-slots.ts). */
   readonly slots: SlotSpace;
 }
@@ -62,7 +66,7 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
   const t = new Table(emptySlots());
   writeFixed(t, o);
   const owned = new Map<string, NftOwned>();
-  const holders = new Map<string, string[]>();
+  const holders = new Map<string, Map<string, Holders>>();
   for (const key of [...state.keys()].sort()) {
     t.owner = ownNothing();
     const pp = prepare(state.get(key)!, o.family);
@@ -70,10 +74,14 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
     owned.set(key, t.owner);
     for (const [set, k] of t.owner.elements) {
       if (isEndpointMap(set)) continue;
-      const id = elementId(set, k);
-      const h = holders.get(id);
-      if (h === undefined) holders.set(id, [key]);
-      else if (h.at(-1) !== key) h.push(key);
+      let inSet = holders.get(set);
+      if (inSet === undefined) holders.set(set, (inSet = new Map()));
+      // Keys come in order: a port already there is the last one.
+      const h = inSet.get(k);
+      if (h === undefined) inSet.set(k, key);
+      else if (typeof h === 'string') {
+        if (h !== key) inSet.set(k, [h, key]);
+      } else if (h.at(-1) !== key) (h as string[]).push(key);
     }
   }
   return {
@@ -87,6 +95,8 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
     slots: t.slots,
   };
 }
+
+const holds = (h: Holders, key: string): boolean => (typeof h === 'string' ? h === key : h.includes(key));
 
 const sameList = (a: readonly string[] = [], b: readonly string[] = []): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);
@@ -137,7 +147,7 @@ function patch(
   const chains = previous.chains as Map<string, NftChain>;
   const sets = previous.sets as Map<string, NftSet>;
   const owned = previous.owned as Map<string, NftOwned>;
-  const holders = previous.holders as Map<string, string[]>;
+  const holders = previous.holders as Map<string, Map<string, Holders>>;
   const edits = new Edits();
   const touched = {
     chains: new Set<string>(),
@@ -200,11 +210,15 @@ function patch(
       for (const s of old.sets) edits.delete(sets, s);
       for (const [s, k] of old.elements) {
         if (isEndpointMap(s)) continue;
-        const id = elementId(s, k);
-        const h = holders.get(id) ?? [];
-        const rest = h.filter((x) => x !== key);
-        if (rest.length === 0) edits.delete(holders, id);
-        else edits.set(holders, id, rest);
+        const inSet = holders.get(s);
+        const h = inSet?.get(k);
+        if (inSet === undefined || h === undefined || !holds(h, key)) continue;
+        const rest = typeof h === 'string' ? [] : h.filter((x) => x !== key);
+        if (rest.length > 0) edits.set(inSet, k, rest.length === 1 ? rest[0]! : rest);
+        else {
+          edits.delete(inSet, k);
+          if (inSet.size === 0) edits.delete(holders, s);
+        }
       }
       edits.delete(owned, key);
     }
@@ -213,9 +227,11 @@ function patch(
     edits.set(owned, key, own);
     for (const [s, k] of own.elements) {
       if (isEndpointMap(s)) continue;
-      const id = elementId(s, k);
-      const h = holders.get(id) ?? [];
-      if (!h.includes(key)) edits.set(holders, id, [...h, key].sort());
+      let inSet = holders.get(s);
+      if (inSet === undefined) edits.set(holders, s, (inSet = new Map()));
+      const h = inSet.get(k);
+      if (h === undefined) edits.set(inSet, k, key);
+      else if (!holds(h, key)) edits.set(inSet, k, [...(typeof h === 'string' ? [h] : h), key].sort());
     }
   }
   for (const [name, c] of t.chains) edits.set(chains, name, c);
@@ -236,12 +252,13 @@ function patch(
         else if (elements.get(k) !== v) edits.set(elements, k, v);
         continue;
       }
-      const h = holders.get(elementId(s, k));
-      if (h === undefined || h.length === 0) {
+      const h = holders.get(s)?.get(k);
+      if (h === undefined) {
         edits.delete(elements, k);
         continue;
       }
-      const winner = h.reduce((a, b) => (b > a ? b : a));
+      // Several holders are kept in key order: the last is the greatest.
+      const winner = typeof h === 'string' ? h : h.at(-1)!;
       const own = owned.get(winner)!;
       let value = '';
       for (const [es, ek, ev] of own.elements) if (es === s && ek === k) value = ev;
