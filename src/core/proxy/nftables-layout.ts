@@ -46,8 +46,17 @@ export const nftFamily = (f: Family): 'ip' | 'ip6' => (f === 4 ? 'ip' : 'ip6');
 export interface NftOwned {
   readonly chains: string[];
   readonly sets: string[];
-  /** [set or map, key, value], in the order written. */
-  readonly elements: [string, string, string][];
+  /**
+   * Its elements in the order written, flat: set or map, key, value ('' in a set), then the next one
+   * (one array per port, not one per element: a table holds hundreds of thousands). Read with eachElement.
+   */
+  readonly elements: string[];
+}
+
+/** Calls `f` with each element `own` wrote, in order. */
+export function eachElement(own: NftOwned, f: (set: string, key: string, value: string) => void): void {
+  const e = own.elements;
+  for (let i = 0; i < e.length; i += 3) f(e[i]!, e[i + 1]!, e[i + 2]!);
 }
 
 export const elementId = (set: string, key: string): string => `${set} ${key}`;
@@ -88,7 +97,7 @@ export class Table {
   /** An element of a set of this table, or of the table being patched (recorded in the owner only). */
   element(set: string, key: string, value = ''): void {
     this.elements.get(set)?.set(key, value);
-    this.owner.elements.push([set, key, value]);
+    this.owner.elements.push(set, key, value);
   }
 }
 

@@ -7,6 +7,7 @@ import type { RenderOptions } from './iptables.js';
 import {
   NFT_TABLE,
   Table,
+  eachElement,
   elementId,
   nftFamily,
   ownNothing,
@@ -72,8 +73,8 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
     const pp = prepare(state.get(key)!, o.family);
     if (pp !== undefined) writeService(t, pp, o);
     owned.set(key, t.owner);
-    for (const [set, k] of t.owner.elements) {
-      if (isEndpointMap(set)) continue;
+    eachElement(t.owner, (set, k) => {
+      if (isEndpointMap(set)) return;
       let inSet = holders.get(set);
       if (inSet === undefined) holders.set(set, (inSet = new Map()));
       // Keys come in order: a port already there is the last one.
@@ -82,7 +83,7 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
       else if (typeof h === 'string') {
         if (h !== key) inSet.set(k, [h, key]);
       } else if (h.at(-1) !== key) (h as string[]).push(key);
-    }
+    });
   }
   return {
     family: nftFamily(o.family),
@@ -157,11 +158,11 @@ function patch(
   const touch = (own: NftOwned): void => {
     for (const c of own.chains) touched.chains.add(c);
     for (const s of own.sets) touched.sets.add(s);
-    for (const [s, k] of own.elements) {
+    eachElement(own, (s, k) => {
       let keys = touched.elements.get(s);
       if (keys === undefined) touched.elements.set(s, (keys = new Set()));
       keys.add(k);
-    }
+    });
   };
   // Chains rendered again keep their endpoint ranges while their endpoints fit (the rule stays the same).
   const t = new Table(previous.slots, edits.record);
@@ -208,38 +209,40 @@ function patch(
     if (old !== undefined) {
       for (const c of old.chains) edits.delete(chains, c);
       for (const s of old.sets) edits.delete(sets, s);
-      for (const [s, k] of old.elements) {
-        if (isEndpointMap(s)) continue;
+      eachElement(old, (s, k) => {
+        if (isEndpointMap(s)) return;
         const inSet = holders.get(s);
         const h = inSet?.get(k);
-        if (inSet === undefined || h === undefined || !holds(h, key)) continue;
+        if (inSet === undefined || h === undefined || !holds(h, key)) return;
         const rest = typeof h === 'string' ? [] : h.filter((x) => x !== key);
         if (rest.length > 0) edits.set(inSet, k, rest.length === 1 ? rest[0]! : rest);
         else {
           edits.delete(inSet, k);
           if (inSet.size === 0) edits.delete(holders, s);
         }
-      }
+      });
       edits.delete(owned, key);
     }
     const own = rendered.get(key);
     if (own === undefined) continue;
     edits.set(owned, key, own);
-    for (const [s, k] of own.elements) {
-      if (isEndpointMap(s)) continue;
+    eachElement(own, (s, k) => {
+      if (isEndpointMap(s)) return;
       let inSet = holders.get(s);
       if (inSet === undefined) edits.set(holders, s, (inSet = new Map()));
       const h = inSet.get(k);
       if (h === undefined) edits.set(inSet, k, key);
       else if (!holds(h, key)) edits.set(inSet, k, [...(typeof h === 'string' ? [h] : h), key].sort());
-    }
+    });
   }
   for (const [name, c] of t.chains) edits.set(chains, name, c);
   for (const [name, s] of t.sets) edits.set(sets, name, s);
   // An endpoint slot takes the value its one writer gave it now, if any.
   const slotValues = new Map<string, string>();
   for (const own of rendered.values())
-    for (const [s, k, v] of own.elements) if (isEndpointMap(s)) slotValues.set(elementId(s, k), v);
+    eachElement(own, (s, k, v) => {
+      if (isEndpointMap(s)) slotValues.set(elementId(s, k), v);
+    });
   // Any other touched element takes the value a full render gives it: the one written by the greatest key.
   for (const [s, keys] of touched.elements) {
     const set = sets.get(s);
@@ -261,7 +264,9 @@ function patch(
       const winner = typeof h === 'string' ? h : h.at(-1)!;
       const own = owned.get(winner)!;
       let value = '';
-      for (const [es, ek, ev] of own.elements) if (es === s && ek === k) value = ev;
+      eachElement(own, (es, ek, ev) => {
+        if (es === s && ek === k) value = ev;
+      });
       if (elements.get(k) !== value) edits.set(elements, k, value);
     }
   }
