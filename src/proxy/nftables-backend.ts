@@ -10,7 +10,8 @@
 // - A periodic full sync rewrites every chain and map in place (renderNftResync), undoing what another
 //   writer changed without making ClientIP affinity forget its clients. If nft refuses that (an object of
 //   ours was replaced by one of another kind), the table is written anew at once.
-// - The backend keeps the model of what it applied and never lists the ruleset to sync: listing costs
+// - The backend keeps what renders the table it applied again (NftKept: each port's state, its endpoint
+//   ranges, who writes shared elements), not the table, and never lists the ruleset to sync: listing costs
 //   more than the sync at tens of thousands of Services (kube-proxy's nftables scaling bug).
 // - A failed transaction changed nothing, so the model stays right; the sync loop's next full sync
 //   resyncs from it. An aborted one may or may not have been committed: the next sync writes anew.
@@ -20,7 +21,7 @@ import {
   renderNftPartial,
   renderNftResync,
   type NftPlan,
-  type NftProxyModel,
+  type NftKept,
 } from '../core/proxy/nftables.js';
 import type { RenderOptions } from '../core/proxy/iptables.js';
 import type { ProxyState } from '../core/proxy/types.js';
@@ -44,7 +45,7 @@ export interface NftablesBackendOptions {
 export class NftablesBackend implements ProxyBackend {
   readonly mode = 'nftables';
   /** Per family, the table as the last committed transaction left it; undefined: unknown (write anew). */
-  private models: (NftProxyModel | undefined)[];
+  private models: (NftKept | undefined)[];
   private readonly conntrack: ConntrackCleaner[];
 
   constructor(private readonly o: NftablesBackendOptions) {
@@ -57,7 +58,7 @@ export class NftablesBackend implements ProxyBackend {
     changed: ReadonlySet<string> | 'full',
     signal?: AbortSignal,
   ): Promise<BackendResult> {
-    const known = this.models.every((m) => m !== undefined) ? (this.models as NftProxyModel[]) : undefined;
+    const known = this.models.every((m) => m !== undefined) ? (this.models as NftKept[]) : undefined;
     const fam = this.o.families;
     let kind: 'full' | 'resync' | 'partial';
     let plans: NftPlan[];
