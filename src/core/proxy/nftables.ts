@@ -16,9 +16,10 @@ import {
   type NftOwned,
 } from './nftables-layout.js';
 import {
+  Transaction,
+  dynamic,
+  element,
   writeDifference,
-  writeModel,
-  writeRefresh,
   type NftChanges,
   type NftModel,
   type NftSet,
@@ -90,6 +91,18 @@ function renderPort(t: Table, st: ServicePortState, o: RenderOptions): NftOwned 
   return t.owner;
 }
 
+/** Records `key` as a holder of element `k` of `set`; ports come in key order (a full render). */
+function hold(holders: Map<string, Map<string, Holders>>, set: string, k: string, key: string): void {
+  let inSet = holders.get(set);
+  if (inSet === undefined) holders.set(set, (inSet = new Map()));
+  // Keys come in order: a port already there is the last one.
+  const h = inSet.get(k);
+  if (h === undefined) inSet.set(k, key);
+  else if (typeof h === 'string') {
+    if (h !== key) inSet.set(k, [h, key]);
+  } else if (h.at(-1) !== key) (h as string[]).push(key);
+}
+
 /** The table a state asks for, in the family of `o` (Service ports without a cluster IP of that family are left out). */
 export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
   const t = new Table(emptySlots());
@@ -100,15 +113,7 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
     const own = renderPort(t, state.get(key)!, o);
     owned.set(key, own);
     eachElement(own, (set, k) => {
-      if (isEndpointMap(set)) return;
-      let inSet = holders.get(set);
-      if (inSet === undefined) holders.set(set, (inSet = new Map()));
-      // Keys come in order: a port already there is the last one.
-      const h = inSet.get(k);
-      if (h === undefined) inSet.set(k, key);
-      else if (typeof h === 'string') {
-        if (h !== key) inSet.set(k, [h, key]);
-      } else if (h.at(-1) !== key) (h as string[]).push(key);
+      if (!isEndpointMap(set)) hold(holders, set, k, key);
     });
   }
   return {
@@ -327,20 +332,127 @@ function patch(
   return { before, next: modelOf(t, now), touched, edits };
 }
 
+/** Service ports rendered and written per piece of a whole-table write. */
+const PORTS_PER_PIECE = 500;
+
+/**
+ * The whole table of `state` as one transaction, written a piece of Service ports at a time, so that the
+ * table itself (its chains, rules and elements) is never held whole beside the text; what is kept is built
+ * on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per piece the ports'
+ * sets, chains and rules (a rule names only its own port's chains and sets, and fixed ones) and their
+ * endpoint map elements; then the elements of the shared sets and maps (whose verdicts name ports' chains),
+ * each with the value a full render gives it (its greatest holder's). Without `gone`, the table is
+ * created (when missing) and deleted first, so that nothing another writer or an earlier version left in it
+ * survives. With `gone` (a resync), the table stays: every set and chain is added (nothing happens to one
+ * that exists, a missing one is created again), every chain is flushed before it is filled, every set and
+ * map the proxy fills is flushed (sets the kernel fills, ClientIP affinity, keep their elements), and what
+ * `gone` has and the table no longer has is added, emptied and deleted last.
+ */
+function writeWhole(
+  state: ProxyState,
+  o: RenderOptions,
+  gone?: NftModel,
+): { text: string; changes: NftChanges; model: NftKept } {
+  const family = nftFamily(o.family);
+  const tx = new Transaction({ family, table: NFT_TABLE });
+  const t = `${family} ${NFT_TABLE}`;
+  if (gone === undefined) tx.lines.push(`add table ${t}`, `delete table ${t}`, `add table ${t}`);
+  else tx.lines.push(`add table ${t}`);
+  const slots = emptySlots();
+  const holders = new Map<string, Map<string, Holders>>();
+  // Names of `gone` that the table still has.
+  const stays = new Set<string>();
+  let chainsWritten = 0;
+  let elements = 0;
+  const writePart = (part: Table): void => {
+    for (const [name, s] of part.sets) {
+      tx.addSet(name, s);
+      if (gone?.sets.has(name) === true) stays.add(`set ${name}`);
+    }
+    for (const [name, c] of part.chains) {
+      tx.addChain(name, c);
+      if (gone?.chains.has(name) === true) stays.add(`chain ${name}`);
+    }
+    if (gone !== undefined) {
+      for (const name of part.chains.keys()) tx.flush(name);
+      for (const [name, s] of part.sets) if (!dynamic(s)) tx.flushSet(name, s);
+    }
+    for (const [name, c] of part.chains) tx.rules(name, c);
+    chainsWritten += part.chains.size;
+  };
+  const fixed = new Table(slots);
+  writeFixed(fixed, o);
+  writePart(fixed);
+  for (const [name, s] of fixed.sets) elements += tx.addElements(name, s);
+
+  const pieces: string[] = [];
+  // The shared maps' values, the greatest holder's last (a set's elements have none).
+  const values = new Map<string, Map<string, string>>();
+  const slotted = new Map<string, string[]>();
+  const keys = [...state.keys()].sort();
+  for (let i = 0; i < keys.length; i += PORTS_PER_PIECE) {
+    const part = new Table(slots);
+    for (const key of keys.slice(i, i + PORTS_PER_PIECE))
+      eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
+        if (isEndpointMap(s)) {
+          let list = slotted.get(s);
+          if (list === undefined) slotted.set(s, (list = []));
+          list.push(element({ map: true }, k, v));
+          return;
+        }
+        hold(holders, s, k, key);
+        if (fixed.sets.get(s)?.map !== true) return;
+        let inMap = values.get(s);
+        if (inMap === undefined) values.set(s, (inMap = new Map()));
+        inMap.set(k, v);
+      });
+    writePart(part);
+    for (const [s, list] of slotted) elements += tx.addElementList(s, list);
+    slotted.clear();
+    pieces.push(tx.take());
+  }
+  for (const [s, inSet] of holders) {
+    const inMap = values.get(s);
+    const list = [...inSet.keys()].map((k) =>
+      inMap === undefined ? k : element({ map: true }, k, inMap.get(k)!),
+    );
+    elements += tx.addElementList(s, list);
+  }
+  let chainsDeleted = 0;
+  if (gone !== undefined) {
+    // What goes is added first too: deleting something another writer already deleted would fail.
+    const chains = [...gone.chains].filter(([name]) => !stays.has(`chain ${name}`));
+    const sets = [...gone.sets].filter(([name]) => !stays.has(`set ${name}`));
+    for (const [name, s] of sets) tx.addSet(name, s);
+    for (const [name, c] of chains) tx.addChain(name, c);
+    for (const [name, s] of sets) if (!dynamic(s)) tx.flushSet(name, s);
+    // Chains that go may jump to one another: all are emptied before any is deleted.
+    for (const [name] of chains) tx.flush(name);
+    for (const [name] of chains) tx.deleteChain(name);
+    for (const [name, s] of sets) tx.deleteSet(name, s);
+    chainsDeleted = chains.length;
+  }
+  pieces.push(tx.take());
+  return {
+    text: pieces.join(''),
+    changes: { chainsWritten, chainsDeleted, elements },
+    model: { family, table: NFT_TABLE, options: o, ports: new Map(state), holders, slots },
+  };
+}
+
 /** Full sync: the whole table, replacing whatever the table held, in one transaction. */
 export function renderNftFull(state: ProxyState, o: RenderOptions): NftPlan {
-  const model = nftModel(state, o);
-  return { ...writeModel(model), model: keep(model, state) };
+  return writeWhole(state, o);
 }
 
 /**
  * Periodic full resync onto the table `previous` describes (what this process last applied): every chain
- * and map rewritten in place, so that whatever another writer changed in them is undone, while ClientIP
- * affinity sets keep what the kernel remembered. When nft refuses it (the table was changed beyond that),
- * write renderNftFull instead.
+ * and map rewritten in place, so that whatever another writer changed in them is undone (rules or elements
+ * it added are gone, what it deleted is back), while ClientIP affinity sets keep what the kernel
+ * remembered, as with kube-proxy's full syncs. nft refuses it only when an object of the same name has
+ * another kind, specification or hook: write renderNftFull instead then.
  */
 export function renderNftResync(previous: NftKept, state: ProxyState, o: RenderOptions): NftPlan {
-  const model = nftModel(state, o);
   // What may go: the fixed part, and the ports whose state is not the one rendered now (a port whose state
   // is the same object, with the same options, has the same chains and sets in both).
   const was = new Table(previous.slots, 'read-only');
@@ -348,13 +460,12 @@ export function renderNftResync(previous: NftKept, state: ProxyState, o: RenderO
   const same = sameOptions(previous.options, o);
   for (const [key, st] of previous.ports)
     if (!same || state.get(key) !== st) renderPort(was, st, previous.options);
-  const gone: NftModel = {
+  return writeWhole(state, o, {
     family: previous.family,
     table: previous.table,
     chains: was.chains,
     sets: was.sets,
-  };
-  return { ...writeRefresh(gone, model), model: keep(model, state) };
+  });
 }
 
 /**
