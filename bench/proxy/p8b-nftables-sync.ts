@@ -70,14 +70,14 @@ export interface NftablesResult {
 function timedNft(inner: NftRunner): { runner: NftRunner; take: () => { nftMs: number; bytes: number } } {
   let t = { nftMs: 0, bytes: 0 };
   const timed =
-    (send: (text: string, signal?: AbortSignal) => Promise<void>) =>
-    async (text: string, signal?: AbortSignal): Promise<void> => {
+    <T extends string | readonly string[]>(send: (text: T, signal?: AbortSignal) => Promise<void>) =>
+    async (text: T, signal?: AbortSignal): Promise<void> => {
       const t0 = performance.now();
       try {
         await send(text, signal);
       } finally {
         t.nftMs += performance.now() - t0;
-        t.bytes += Buffer.byteLength(text);
+        for (const piece of typeof text === 'string' ? [text] : text) t.bytes += Buffer.byteLength(piece);
       }
     };
   return {

@@ -39,7 +39,7 @@ export interface NftablesBackendOptions {
   /** A transaction nft refused (kube-proxy's kubeproxy_sync_proxy_rules_nftables_sync_failures_total). */
   readonly onFailure?: () => void;
   /** After each transaction: what it did (rules and elements written), for the metrics. */
-  readonly onApplied?: (kind: 'full' | 'resync' | 'partial', text: string) => void;
+  readonly onApplied?: (kind: 'full' | 'resync' | 'partial', pieces: readonly string[]) => void;
 }
 
 export class NftablesBackend implements ProxyBackend {
@@ -116,11 +116,14 @@ export class NftablesBackend implements ProxyBackend {
     kind: 'full' | 'resync' | 'partial',
     signal?: AbortSignal,
   ): Promise<void> {
-    const text = plans.map((p) => p.text).join('');
-    if (text === '') return;
+    // A whole-table write stays in the pieces it was rendered in (megabytes at 10,000 Services).
+    const pieces = plans.flatMap((p) => p.pieces).filter((t) => t !== '');
+    if (pieces.length === 0) return;
     try {
       // A partial transaction is small: the runner's long-lived nft -i takes it without a process start.
-      await (kind === 'partial' ? this.o.runner.applySmall(text, signal) : this.o.runner.apply(text, signal));
+      await (kind === 'partial'
+        ? this.o.runner.applySmall(pieces.join(''), signal)
+        : this.o.runner.apply(pieces, signal));
     } catch (err) {
       this.o.onFailure?.();
       if (err instanceof NftError) {
@@ -137,7 +140,7 @@ export class NftablesBackend implements ProxyBackend {
       }
       throw err;
     }
-    this.o.onApplied?.(kind, text);
+    this.o.onApplied?.(kind, pieces);
   }
 
   /**

@@ -62,7 +62,8 @@ export type ProgramSpawn = (
 export function runProgram(
   argv: readonly string[],
   o: {
-    stdin?: string;
+    /** One string, or its pieces in order (a whole-table write, never joined into one string). */
+    stdin?: string | readonly string[];
     signal?: AbortSignal | undefined;
     spawn?: ProgramSpawn | undefined;
     startError: (e: Error) => Error;
@@ -111,13 +112,20 @@ export function runProgram(
 const INPUT_CHUNK = 1 << 20;
 
 /**
- * Writes `text` to a program's stdin a piece at a time, each when the pipe has taken the one before: a
+ * Writes `input` (a text, or a text's pieces) to a program's stdin a piece at a time, each when the pipe has taken the one before: a
  * full sync's input (tens of megabytes) is then never held a second time as one encoded buffer beside
  * the string. A piece never ends between the two halves of a surrogate pair.
  */
-function writeInput(stdin: NodeJS.WritableStream, text: string): void {
+function writeInput(stdin: NodeJS.WritableStream, input: string | readonly string[]): void {
+  const texts = typeof input === 'string' ? [input] : input;
+  let i = 0;
   let at = 0;
   const more = (): void => {
+    for (; i < texts.length; i++, at = 0) if (!writeText(texts[i]!)) return;
+    stdin.end();
+  };
+  /** Writes the rest of `text` from `at`; false when the pipe asked to wait (more() goes on at its drain). */
+  const writeText = (text: string): boolean => {
     while (at < text.length) {
       let end = Math.min(text.length, at + INPUT_CHUNK);
       const last = text.charCodeAt(end - 1);
@@ -126,10 +134,10 @@ function writeInput(stdin: NodeJS.WritableStream, text: string): void {
       at = end;
       if (!stdin.write(piece)) {
         stdin.once('drain', more);
-        return;
+        return false;
       }
     }
-    stdin.end();
+    return true;
   };
   more();
 }

@@ -343,6 +343,25 @@ describe('renderNftFull() and renderNftPartial()', () => {
     assert.deepEqual(nftTable(plan.model), tableOf(nftModel(stateOf(a), V4)));
   });
 
+  it('writes a large table in pieces of whole lines, a piece of Service ports at a time', () => {
+    const ports = Array.from({ length: 1200 }, (_, i) =>
+      portState(`ns/s${i}`, {
+        clusterIPs: [`10.96.${i >> 8}.${i & 255}`],
+        internal: [ep(`10.1.${i >> 8}.${i & 255}`)],
+      }),
+    );
+    const state = stateOf(...ports);
+    for (const plan of [
+      renderNftFull(state, V4),
+      renderNftResync(renderNftFull(state, V4).model, state, V4),
+    ]) {
+      // The fixed part with the first ports, then the rest of the ports, then the shared maps' elements.
+      assert.equal(plan.pieces.length, 4);
+      assert.ok(plan.pieces.every((p) => p.endsWith('\n')));
+      assert.equal(plan.pieces.join(''), plan.text);
+    }
+  });
+
   it("writes only what changed: an added Service port's chain and elements, an endpoint gone, a Service removed", () => {
     const before = renderNftFull(stateOf(a), V4).model;
     const a2 = { ...a, internal: [ep('10.0.0.1')] };

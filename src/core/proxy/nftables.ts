@@ -34,6 +34,11 @@ export { NFT_TABLE, type NftOwned } from './nftables-layout.js';
 export interface NftPlan {
   /** Input for `nft -f -`: one atomic transaction ('' when nothing changed). */
   readonly text: string;
+  /**
+   * The same text in pieces, to be written one after another: a whole-table write (megabytes at 10,000
+   * Services) as it was rendered, a piece of Service ports at a time (`text` joins them when read).
+   */
+  readonly pieces: readonly string[];
   /** What is kept of the table once `text` is applied: pass it as `previous` to the next render. */
   readonly model: NftKept;
   readonly changes: NftChanges;
@@ -332,6 +337,13 @@ function patch(
   return { before, next: modelOf(t, now), touched, edits };
 }
 
+/** A plan whose text is one piece. */
+const whole = (w: { text: string; changes: NftChanges }, model: NftKept): NftPlan => ({
+  ...w,
+  pieces: [w.text],
+  model,
+});
+
 /** Service ports rendered and written per piece of a whole-table write. */
 const PORTS_PER_PIECE = 500;
 
@@ -348,11 +360,7 @@ const PORTS_PER_PIECE = 500;
  * map the proxy fills is flushed (sets the kernel fills, ClientIP affinity, keep their elements), and what
  * `gone` has and the table no longer has is added, emptied and deleted last.
  */
-function writeWhole(
-  state: ProxyState,
-  o: RenderOptions,
-  gone?: NftModel,
-): { text: string; changes: NftChanges; model: NftKept } {
+function writeWhole(state: ProxyState, o: RenderOptions, gone?: NftModel): NftPlan {
   const family = nftFamily(o.family);
   const tx = new Transaction({ family, table: NFT_TABLE });
   const t = `${family} ${NFT_TABLE}`;
@@ -434,7 +442,10 @@ function writeWhole(
   }
   pieces.push(tx.take());
   return {
-    text: pieces.join(''),
+    get text() {
+      return pieces.join('');
+    },
+    pieces,
     changes: { chainsWritten, chainsDeleted, elements },
     model: { family, table: NFT_TABLE, options: o, ports: new Map(state), holders, slots },
   };
@@ -488,7 +499,7 @@ export function renderNftPartial(
 ): NftPlan {
   if (changed === undefined || !sameOptions(previous.options, o)) {
     const model = nftModel(state, o);
-    return { ...writeDifference(nftTable(previous), model), model: keep(model, state) };
+    return whole(writeDifference(nftTable(previous), model), keep(model, state));
   }
   const redo = new Set<string>();
   for (const key of changed) if (state.has(key) || previous.ports.has(key)) redo.add(key);
@@ -496,8 +507,7 @@ export function renderNftPartial(
   for (const key of state.keys()) if (!previous.ports.has(key)) redo.add(key);
   const { before, next, touched, edits } = patch(previous, state, o, [...redo].sort());
   return {
-    ...writeDifference(before, next, touched),
-    model: { ...previous, options: o },
+    ...whole(writeDifference(before, next, touched), { ...previous, options: o }),
     revert: () => edits.revert(),
   };
 }
