@@ -20,8 +20,9 @@ import {
   renderNftFull,
   renderNftPartial,
   renderNftResync,
-  type NftPlan,
+  type NftChanges,
   type NftKept,
+  type NftPlan,
 } from '../core/proxy/nftables.js';
 import type { RenderOptions } from '../core/proxy/iptables.js';
 import type { ProxyState } from '../core/proxy/types.js';
@@ -39,7 +40,7 @@ export interface NftablesBackendOptions {
   /** A transaction nft refused (kube-proxy's kubeproxy_sync_proxy_rules_nftables_sync_failures_total). */
   readonly onFailure?: () => void;
   /** After each transaction: what it did (rules and elements written), for the metrics. */
-  readonly onApplied?: (kind: 'full' | 'resync' | 'partial', pieces: readonly string[]) => void;
+  readonly onApplied?: (kind: 'full' | 'resync' | 'partial', changes: NftChanges) => void;
 }
 
 export class NftablesBackend implements ProxyBackend {
@@ -116,14 +117,14 @@ export class NftablesBackend implements ProxyBackend {
     kind: 'full' | 'resync' | 'partial',
     signal?: AbortSignal,
   ): Promise<void> {
-    // A whole-table write stays in the pieces it was rendered in (megabytes at 10,000 Services).
-    const pieces = plans.flatMap((p) => p.pieces).filter((t) => t !== '');
-    if (pieces.length === 0) return;
+    const text = kind === 'partial' ? plans.map((p) => p.text).join('') : undefined;
+    if (text === '') return;
     try {
       // A partial transaction is small: the runner's long-lived nft -i takes it without a process start.
-      await (kind === 'partial'
-        ? this.o.runner.applySmall(pieces.join(''), signal)
-        : this.o.runner.apply(pieces, signal));
+      // A whole-table write (megabytes at 10,000 Services) is rendered a piece at a time as nft reads it.
+      await (text !== undefined
+        ? this.o.runner.applySmall(text, signal)
+        : this.o.runner.apply(piecesOf(plans), signal));
     } catch (err) {
       this.o.onFailure?.();
       if (err instanceof NftError) {
@@ -140,7 +141,11 @@ export class NftablesBackend implements ProxyBackend {
       }
       throw err;
     }
-    this.o.onApplied?.(kind, pieces);
+    this.o.onApplied?.(kind, {
+      chainsWritten: plans.reduce((n, p) => n + p.changes.chainsWritten, 0),
+      chainsDeleted: plans.reduce((n, p) => n + p.changes.chainsDeleted, 0),
+      elements: plans.reduce((n, p) => n + p.changes.elements, 0),
+    });
   }
 
   /**
@@ -172,6 +177,11 @@ export class NftablesBackend implements ProxyBackend {
     // Only the runner's nft -i ends.
     return this.o.runner.close();
   }
+}
+
+/** The plans' pieces, one plan after another (one transaction for both families). */
+function* piecesOf(plans: readonly NftPlan[]): Generator<string, void, undefined> {
+  for (const p of plans) yield* p.pieces;
 }
 
 /**

@@ -62,8 +62,8 @@ export type ProgramSpawn = (
 export function runProgram(
   argv: readonly string[],
   o: {
-    /** One string, or its pieces in order (a whole-table write, never joined into one string). */
-    stdin?: string | readonly string[];
+    /** One string, or its pieces in order (a whole-table write, read as it is written, never joined). */
+    stdin?: string | Iterable<string>;
     signal?: AbortSignal | undefined;
     spawn?: ProgramSpawn | undefined;
     startError: (e: Error) => Error;
@@ -116,12 +116,18 @@ const INPUT_CHUNK = 1 << 20;
  * full sync's input (tens of megabytes) is then never held a second time as one encoded buffer beside
  * the string. A piece never ends between the two halves of a surrogate pair.
  */
-function writeInput(stdin: NodeJS.WritableStream, input: string | readonly string[]): void {
-  const texts = typeof input === 'string' ? [input] : input;
-  let i = 0;
+function writeInput(stdin: NodeJS.WritableStream, input: string | Iterable<string>): void {
+  const texts = (typeof input === 'string' ? [input] : input)[Symbol.iterator]();
+  let text = '';
   let at = 0;
   const more = (): void => {
-    for (; i < texts.length; i++, at = 0) if (!writeText(texts[i]!)) return;
+    for (;;) {
+      if (!writeText(text)) return;
+      const next = texts.next();
+      if (next.done === true) break;
+      text = next.value;
+      at = 0;
+    }
     stdin.end();
   };
   /** Writes the rest of `text` from `at`; false when the pipe asked to wait (more() goes on at its drain). */

@@ -356,9 +356,10 @@ describe('renderNftFull() and renderNftPartial()', () => {
       renderNftResync(renderNftFull(state, V4).model, state, V4),
     ]) {
       // The fixed part with the first ports, then the rest of the ports, then the shared maps' elements.
-      assert.equal(plan.pieces.length, 4);
-      assert.ok(plan.pieces.every((p) => p.endsWith('\n')));
-      assert.equal(plan.pieces.join(''), plan.text);
+      const pieces = [...plan.pieces];
+      assert.equal(pieces.length, 4);
+      assert.ok(pieces.every((p) => p.endsWith('\n')));
+      assert.equal(pieces.join(''), plan.text);
     }
   });
 

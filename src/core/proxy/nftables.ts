@@ -36,9 +36,9 @@ export interface NftPlan {
   readonly text: string;
   /**
    * The same text in pieces, to be written one after another: a whole-table write (megabytes at 10,000
-   * Services) as it was rendered, a piece of Service ports at a time (`text` joins them when read).
+   * Services) is rendered a piece of Service ports at a time as it is read (`text` joins them when read).
    */
-  readonly pieces: readonly string[];
+  readonly pieces: Iterable<string>;
   /** What is kept of the table once `text` is applied: pass it as `previous` to the next render. */
   readonly model: NftKept;
   readonly changes: NftChanges;
@@ -360,7 +360,12 @@ const PORTS_PER_PIECE = 500;
  * map the proxy fills is flushed (sets the kernel fills, ClientIP affinity, keep their elements), and what
  * `gone` has and the table no longer has is added, emptied and deleted last.
  */
-function writeWhole(state: ProxyState, o: RenderOptions, gone?: NftModel): NftPlan {
+function* writeWhole(
+  state: ProxyState,
+  o: RenderOptions,
+  gone: NftModel | undefined,
+  done: (model: NftKept, changes: NftChanges) => void,
+): Generator<string, void, undefined> {
   const family = nftFamily(o.family);
   const tx = new Transaction({ family, table: NFT_TABLE });
   const t = `${family} ${NFT_TABLE}`;
@@ -393,7 +398,6 @@ function writeWhole(state: ProxyState, o: RenderOptions, gone?: NftModel): NftPl
   writePart(fixed);
   for (const [name, s] of fixed.sets) elements += tx.addElements(name, s);
 
-  const pieces: string[] = [];
   // The shared maps' values, the greatest holder's last (a set's elements have none).
   const values = new Map<string, Map<string, string>>();
   const slotted = new Map<string, string[]>();
@@ -417,7 +421,7 @@ function writeWhole(state: ProxyState, o: RenderOptions, gone?: NftModel): NftPl
     writePart(part);
     for (const [s, list] of slotted) elements += tx.addElementList(s, list);
     slotted.clear();
-    pieces.push(tx.take());
+    yield tx.take();
   }
   for (const [s, inSet] of holders) {
     const inMap = values.get(s);
@@ -440,20 +444,50 @@ function writeWhole(state: ProxyState, o: RenderOptions, gone?: NftModel): NftPl
     for (const [name, s] of sets) tx.deleteSet(name, s);
     chainsDeleted = chains.length;
   }
-  pieces.push(tx.take());
-  return {
-    get text() {
-      return pieces.join('');
+  yield tx.take();
+  done(
+    { family, table: NFT_TABLE, options: o, ports: new Map(state), holders, slots },
+    {
+      chainsWritten,
+      chainsDeleted,
+      elements,
     },
-    pieces,
-    changes: { chainsWritten, chainsDeleted, elements },
-    model: { family, table: NFT_TABLE, options: o, ports: new Map(state), holders, slots },
+  );
+}
+
+/**
+ * A whole-table write as a plan rendered while it is read: its pieces are rendered one at a time as they
+ * are written to nft (so that neither the table nor its text is ever held whole), and what is kept, and the
+ * counts, come with the last piece. Reading `model` or `changes` before the pieces were read through
+ * renders them once; every reading of `pieces` or `text` renders the same text again.
+ */
+function wholePlan(state: ProxyState, o: RenderOptions, gone?: NftModel): NftPlan {
+  let done: { model: NftKept; changes: NftChanges } | undefined;
+  const pieces = (): Generator<string, void, undefined> =>
+    writeWhole(state, o, gone, (model, changes) => {
+      done ??= { model, changes };
+    });
+  const finish = (): { model: NftKept; changes: NftChanges } => {
+    if (done === undefined) for (const piece of pieces()) void piece;
+    return done!;
+  };
+  return {
+    pieces: { [Symbol.iterator]: pieces },
+    get text() {
+      return [...pieces()].join('');
+    },
+    get model() {
+      return finish().model;
+    },
+    get changes() {
+      return finish().changes;
+    },
   };
 }
 
 /** Full sync: the whole table, replacing whatever the table held, in one transaction. */
 export function renderNftFull(state: ProxyState, o: RenderOptions): NftPlan {
-  return writeWhole(state, o);
+  return wholePlan(state, o);
 }
 
 /**
@@ -471,7 +505,7 @@ export function renderNftResync(previous: NftKept, state: ProxyState, o: RenderO
   const same = sameOptions(previous.options, o);
   for (const [key, st] of previous.ports)
     if (!same || state.get(key) !== st) renderPort(was, st, previous.options);
-  return writeWhole(state, o, {
+  return wholePlan(state, o, {
     family: previous.family,
     table: previous.table,
     chains: was.chains,
