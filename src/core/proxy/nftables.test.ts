@@ -355,9 +355,15 @@ describe('renderNftFull() and renderNftPartial()', () => {
       renderNftFull(state, V4),
       renderNftResync(renderNftFull(state, V4).model, state, V4),
     ]) {
-      // The fixed part with the first ports, then the rest of the ports, then the shared maps' elements.
+      // The fixed part with the first ports' chains, the rest of the ports' chains, their endpoint map
+      // elements a piece of ports at a time, then the shared maps' elements.
       const pieces = [...plan.pieces];
-      assert.equal(pieces.length, 4);
+      assert.equal(pieces.length, 7);
+      const firstElement = pieces.findIndex((p) => p.includes('add element'));
+      assert.ok(
+        !pieces.slice(firstElement).some((p) => p.includes('add rule')),
+        'every rule before any element',
+      );
       assert.ok(pieces.every((p) => p.endsWith('\n')));
       assert.equal(pieces.join(''), plan.text);
     }

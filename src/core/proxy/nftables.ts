@@ -351,8 +351,8 @@ const PORTS_PER_PIECE = 500;
  * The whole table of `state` as one transaction, written a piece of Service ports at a time, so that the
  * table itself (its chains, rules and elements) is never held whole beside the text; what is kept is built
  * on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per piece the ports'
- * sets, chains and rules (a rule names only its own port's chains and sets, and fixed ones) and their
- * endpoint map elements; then the elements of the shared sets and maps (whose verdicts name ports' chains),
+ * sets, chains and rules (a rule names only its own port's chains and sets, and fixed ones); then per piece
+ * their endpoint map elements; then the elements of the shared sets and maps (whose verdicts name ports' chains),
  * each with the value a full render gives it (its greatest holder's). Without `gone`, the table is
  * created (when missing) and deleted first, so that nothing another writer or an earlier version left in it
  * survives. With `gone` (a resync), the table stays: every set and chain is added (nothing happens to one
@@ -402,16 +402,14 @@ function* writeWhole(
   const values = new Map<string, Map<string, string>>();
   const slotted = new Map<string, string[]>();
   const keys = [...state.keys()].sort();
-  for (let i = 0; i < keys.length; i += PORTS_PER_PIECE) {
+  const piecesOfPorts = function* (): Generator<readonly string[], void, undefined> {
+    for (let i = 0; i < keys.length; i += PORTS_PER_PIECE) yield keys.slice(i, i + PORTS_PER_PIECE);
+  };
+  for (const ports of piecesOfPorts()) {
     const part = new Table(slots);
-    for (const key of keys.slice(i, i + PORTS_PER_PIECE))
+    for (const key of ports)
       eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
-        if (isEndpointMap(s)) {
-          let list = slotted.get(s);
-          if (list === undefined) slotted.set(s, (list = []));
-          list.push(element({ map: true }, k, v));
-          return;
-        }
+        if (isEndpointMap(s)) return;
         hold(holders, s, k, key);
         if (fixed.sets.get(s)?.map !== true) return;
         let inMap = values.get(s);
@@ -419,6 +417,21 @@ function* writeWhole(
         inMap.set(k, v);
       });
     writePart(part);
+    yield tx.take();
+  }
+  // The endpoint maps are filled once every rule is in place: the kernel checks each rule bound to a map
+  // against the map's elements (in a resync, the flushed ones too), which costs more than checking each
+  // element added against the rules bound. The ports are rendered again for it, with the ranges they were
+  // just given (nothing of the first pass is held).
+  for (const ports of piecesOfPorts()) {
+    const part = new Table(slots, 'read-only');
+    for (const key of ports)
+      eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
+        if (!isEndpointMap(s)) return;
+        let list = slotted.get(s);
+        if (list === undefined) slotted.set(s, (list = []));
+        list.push(element({ map: true }, k, v));
+      });
     for (const [s, list] of slotted) elements += tx.addElementList(s, list);
     slotted.clear();
     yield tx.take();
