@@ -369,6 +369,16 @@ describe('renderNftFull() and renderNftPartial()', () => {
     }
   });
 
+  it('renders a whole-table plan as it is read, from the state as it was when the plan was made', () => {
+    const state = new Map(stateOf(a, b));
+    const plan = renderNftFull(state, V4);
+    const text = plan.text;
+    state.delete('ns/b');
+    assert.equal([...plan.pieces].join(''), text);
+    assert.deepEqual([...plan.model.ports.keys()], ['ns/a', 'ns/b']);
+    assert.match(text, /10\.96\.0\.2 \. tcp \. 80 : goto service-/);
+  });
+
   it("writes only what changed: an added Service port's chain and elements, an endpoint gone, a Service removed", () => {
     const before = renderNftFull(stateOf(a), V4).model;
     const a2 = { ...a, internal: [ep('10.0.0.1')] };

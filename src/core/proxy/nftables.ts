@@ -472,12 +472,14 @@ function* writeWhole(
  * A whole-table write as a plan rendered while it is read: its pieces are rendered one at a time as they
  * are written to nft (so that neither the table nor its text is ever held whole), and what is kept, and the
  * counts, come with the last piece. Reading `model` or `changes` before the pieces were read through
- * renders them once; every reading of `pieces` or `text` renders the same text again.
+ * renders them once; every reading of `pieces` or `text` renders the same text again. The render reads the
+ * state as it was when the plan was made, whatever the caller's map holds by the time nft reads.
  */
 function wholePlan(state: ProxyState, o: RenderOptions, gone?: NftModel): NftPlan {
   let done: { model: NftKept; changes: NftChanges } | undefined;
+  const asMade: ProxyState = new Map(state);
   const pieces = (): Generator<string, void, undefined> =>
-    writeWhole(state, o, gone, (model, changes) => {
+    writeWhole(asMade, o, gone, (model, changes) => {
       done ??= { model, changes };
     });
   const finish = (): { model: NftKept; changes: NftChanges } => {
