@@ -80,6 +80,7 @@ describe('nftables full and partial transactions against a model of nft', () => 
           const nft = new NftInterpreter();
           let plan = renderNftFull(states[0], o);
           nft.apply(plan.text);
+          assertNothingLeaks(plan.model, states[0], o);
           for (const [i, s] of states.slice(1).entries()) {
             // Only the changed ports rendered again gives what rendering everything again gives.
             const changed = changedKeys(states[i]!, s, extras[i]!);

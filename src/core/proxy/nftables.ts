@@ -351,14 +351,14 @@ const PORTS_PER_PIECE = 500;
  * The whole table of `state` as one transaction, written a piece of Service ports at a time, so that the
  * table itself (its chains, rules and elements) is never held whole beside the text; what is kept is built
  * on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per piece the ports'
- * sets, chains and rules (a rule names only its own port's chains and sets, and fixed ones); then per piece
- * their endpoint map elements; then the elements of the shared sets and maps (whose verdicts name ports' chains),
- * each with the value a full render gives it (its greatest holder's). Without `gone`, the table is
- * created (when missing) and deleted first, so that nothing another writer or an earlier version left in it
- * survives. With `gone` (a resync), the table stays: every set and chain is added (nothing happens to one
- * that exists, a missing one is created again), every chain is flushed before it is filled, every set and
- * map the proxy fills is flushed (sets the kernel fills, ClientIP affinity, keep their elements), and what
- * `gone` has and the table no longer has is added, emptied and deleted last.
+ * sets, chains and rules (a rule names only its own port's chains and sets, and fixed ones); then per
+ * piece their endpoint map elements; then the elements of the shared sets and maps (whose verdicts name
+ * ports' chains), each with the value a full render gives it (its greatest holder's). Without `gone`, the
+ * table is created (when missing) and deleted first, so that nothing another writer or an earlier version
+ * left in it survives. With `gone` (a resync), the table stays: every set and chain is added (nothing
+ * happens to one that exists, a missing one is created again), every chain is flushed before it is
+ * filled, every set and map the proxy fills is flushed (sets the kernel fills, ClientIP affinity, keep
+ * their elements), and what `gone` has and the table no longer has is added, emptied and deleted last.
  */
 function* writeWhole(
   state: ProxyState,
