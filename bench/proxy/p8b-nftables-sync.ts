@@ -69,19 +69,38 @@ export interface NftablesResult {
  */
 function timedNft(inner: NftRunner): { runner: NftRunner; take: () => { nftMs: number; bytes: number } } {
   let t = { nftMs: 0, bytes: 0 };
-  const timed =
-    (send: (text: string, signal?: AbortSignal) => Promise<void>) =>
-    async (text: string, signal?: AbortSignal): Promise<void> => {
+  const timed = async (send: () => Promise<void>): Promise<void> => {
+    const t0 = performance.now();
+    try {
+      await send();
+    } finally {
+      t.nftMs += performance.now() - t0;
+    }
+  };
+  // A whole-table write is rendered as nft reads it: its bytes are counted on the way, and the time spent
+  // rendering a piece is the render's, not nft's.
+  function* counted(pieces: Iterable<string>): Generator<string, void, undefined> {
+    const it = pieces[Symbol.iterator]();
+    for (;;) {
       const t0 = performance.now();
-      try {
-        await send(text, signal);
-      } finally {
-        t.nftMs += performance.now() - t0;
-        t.bytes += Buffer.byteLength(text);
-      }
-    };
+      const next = it.next();
+      t.nftMs -= performance.now() - t0;
+      if (next.done === true) return;
+      t.bytes += Buffer.byteLength(next.value);
+      yield next.value;
+    }
+  }
+  const small = (text: string): string => {
+    t.bytes += Buffer.byteLength(text);
+    return text;
+  };
   return {
-    runner: { ...inner, apply: timed(inner.apply), applySmall: timed(inner.applySmall) },
+    runner: {
+      ...inner,
+      apply: (text, signal) =>
+        timed(() => inner.apply(typeof text === 'string' ? small(text) : counted(text), signal)),
+      applySmall: (text, signal) => timed(() => inner.applySmall(small(text), signal)),
+    },
     take: () => {
       const out = t;
       t = { nftMs: 0, bytes: 0 };
@@ -105,9 +124,10 @@ function timeRenders(
     }
     return median(xs);
   };
+  // A whole-table plan renders as it is read: read through (its counts come with the last piece).
   let full = renderNftFull(base, o);
-  const fullMs = time(z.renderReps, () => (full = renderNftFull(base, o)));
-  const resyncMs = time(z.renderReps, () => renderNftResync(full.model, base, o));
+  const fullMs = time(z.renderReps, () => (full = renderNftFull(base, o)).changes);
+  const resyncMs = time(z.renderReps, () => renderNftResync(full.model, base, o).changes);
   let partial = renderNftPartial(full.model, base, o, new Set([keys[0]!]));
   const partialMs = time(Math.max(5, z.renderReps * 4), (i) => {
     const { next, key } = replaceEndpoint(base, keys, (i * 31) % keys.length, i);

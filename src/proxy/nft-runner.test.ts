@@ -96,6 +96,20 @@ describe('nftRunner (fake spawn)', () => {
     });
   });
 
+  it('apply() of pieces sends them one after another, and names a failing line across pieces', async () => {
+    const calls: Call[] = [];
+    // Split inside the second line: the line is counted over the whole text.
+    const pieces = [TEXT.slice(0, 30), TEXT.slice(30, 60), TEXT.slice(60)];
+    await nftRunner({ spawn: fakeSpawn({ code: 0 }, calls) }).apply(pieces);
+    assert.deepEqual(calls, [{ cmd: 'nft', args: ['-f', '-'], stdin: TEXT }]);
+    const stderr = '/dev/stdin:2:1-33: Error: Could not process rule: No such file or directory\n';
+    await assert.rejects(nftRunner({ spawn: fakeSpawn({ code: 1, stderr }, []) }).apply(pieces), {
+      name: 'NftError',
+      line: 2,
+      lineText: 'add chain ip svcp-test services',
+    });
+  });
+
   it('a kernel refusal names its line too', async () => {
     const stderr =
       '/dev/stdin:2:1-33: Error: Could not process rule: No such file or directory\nadd chain ip svcp-test services\n^^^^^\n';

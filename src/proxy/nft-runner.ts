@@ -18,8 +18,11 @@ export { NftError, parseNftError } from './nft-error.js';
 export type NftFamily = 'ip' | 'ip6' | 'inet';
 
 export interface NftRunner {
-  /** `nft -f -` with `text` on stdin: one atomic transaction. Rejects with NftError on failure. */
-  apply(text: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * `nft -f -` with `text` on stdin: one atomic transaction, given whole or as pieces written one after
+   * another (a whole-table write, never joined into one string). Rejects with NftError on failure.
+   */
+  apply(text: string | Iterable<string>, signal?: AbortSignal): Promise<void>;
   /**
    * A small transaction (a partial sync), as apply(): through the runner's long-lived `nft -i`
    * (nft-session.ts) when nft -i can take the text as one line and it is at most `sessionBytes` long,
@@ -78,7 +81,11 @@ export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
     return [locate('ip') ?? 'ip', 'netns', 'exec', o.netns, bin, ...args];
   };
 
-  const run = (argv: readonly string[], stdin: string, signal?: AbortSignal): Promise<ProgramResult> =>
+  const run = (
+    argv: readonly string[],
+    stdin: string | Iterable<string>,
+    signal?: AbortSignal,
+  ): Promise<ProgramResult> =>
     runProgram(argv, {
       stdin,
       signal,
@@ -89,13 +96,21 @@ export function nftRunner(o: NftRunnerOptions = {}): NftRunner {
         }),
     });
 
-  async function transaction(args: readonly string[], text: string, signal?: AbortSignal): Promise<void> {
+  async function transaction(
+    args: readonly string[],
+    text: string | Iterable<string>,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const argv = argvOf(args);
     const r = await run(argv, text, signal);
     if (r.code === 0) return;
     const parsed = parseNftError(r.stderr);
+    // Pieces are read again (a whole-table write renders them again): only when nft named a line.
+    const whole = typeof text === 'string' || parsed === undefined ? text : [...text].join('');
     const at =
-      parsed === undefined ? undefined : { line: parsed.line, lineText: text.split('\n')[parsed.line - 1] };
+      parsed === undefined
+        ? undefined
+        : { line: parsed.line, lineText: (whole as string).split('\n')[parsed.line - 1] };
     throw new NftError(argv, exitText(r), r.stderr, at);
   }
 

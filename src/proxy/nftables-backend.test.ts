@@ -25,8 +25,9 @@ class FakeNft implements NftRunner {
   /** The tables deleteTable finds. */
   tables = new Set(['ip svcplane', 'ip6 svcplane']);
 
-  apply(text: string): Promise<void> {
-    return this.send(text, 'apply');
+  apply(text: string | Iterable<string>): Promise<void> {
+    // A whole-table write comes in pieces: what nft reads is them one after another.
+    return this.send(typeof text === 'string' ? text : [...text].join(''), 'apply');
   }
   applySmall(text: string): Promise<void> {
     // What the renderer writes for a partial sync must be what nft -i takes as one line (else the runner

@@ -10,7 +10,8 @@
 // - A periodic full sync rewrites every chain and map in place (renderNftResync), undoing what another
 //   writer changed without making ClientIP affinity forget its clients. If nft refuses that (an object of
 //   ours was replaced by one of another kind), the table is written anew at once.
-// - The backend keeps the model of what it applied and never lists the ruleset to sync: listing costs
+// - The backend keeps what renders the table it applied again (NftKept: each port's state, its endpoint
+//   ranges, who writes shared elements), not the table, and never lists the ruleset to sync: listing costs
 //   more than the sync at tens of thousands of Services (kube-proxy's nftables scaling bug).
 // - A failed transaction changed nothing, so the model stays right; the sync loop's next full sync
 //   resyncs from it. An aborted one may or may not have been committed: the next sync writes anew.
@@ -19,8 +20,9 @@ import {
   renderNftFull,
   renderNftPartial,
   renderNftResync,
+  type NftChanges,
+  type NftKept,
   type NftPlan,
-  type NftProxyModel,
 } from '../core/proxy/nftables.js';
 import type { RenderOptions } from '../core/proxy/iptables.js';
 import type { ProxyState } from '../core/proxy/types.js';
@@ -38,13 +40,13 @@ export interface NftablesBackendOptions {
   /** A transaction nft refused (kube-proxy's kubeproxy_sync_proxy_rules_nftables_sync_failures_total). */
   readonly onFailure?: () => void;
   /** After each transaction: what it did (rules and elements written), for the metrics. */
-  readonly onApplied?: (kind: 'full' | 'resync' | 'partial', text: string) => void;
+  readonly onApplied?: (kind: 'full' | 'resync' | 'partial', changes: NftChanges) => void;
 }
 
 export class NftablesBackend implements ProxyBackend {
   readonly mode = 'nftables';
   /** Per family, the table as the last committed transaction left it; undefined: unknown (write anew). */
-  private models: (NftProxyModel | undefined)[];
+  private models: (NftKept | undefined)[];
   private readonly conntrack: ConntrackCleaner[];
 
   constructor(private readonly o: NftablesBackendOptions) {
@@ -57,7 +59,7 @@ export class NftablesBackend implements ProxyBackend {
     changed: ReadonlySet<string> | 'full',
     signal?: AbortSignal,
   ): Promise<BackendResult> {
-    const known = this.models.every((m) => m !== undefined) ? (this.models as NftProxyModel[]) : undefined;
+    const known = this.models.every((m) => m !== undefined) ? (this.models as NftKept[]) : undefined;
     const fam = this.o.families;
     let kind: 'full' | 'resync' | 'partial';
     let plans: NftPlan[];
@@ -115,11 +117,14 @@ export class NftablesBackend implements ProxyBackend {
     kind: 'full' | 'resync' | 'partial',
     signal?: AbortSignal,
   ): Promise<void> {
-    const text = plans.map((p) => p.text).join('');
+    const text = kind === 'partial' ? plans.map((p) => p.text).join('') : undefined;
     if (text === '') return;
     try {
       // A partial transaction is small: the runner's long-lived nft -i takes it without a process start.
-      await (kind === 'partial' ? this.o.runner.applySmall(text, signal) : this.o.runner.apply(text, signal));
+      // A whole-table write (megabytes at 10,000 Services) is rendered a piece at a time as nft reads it.
+      await (text !== undefined
+        ? this.o.runner.applySmall(text, signal)
+        : this.o.runner.apply(piecesOf(plans), signal));
     } catch (err) {
       this.o.onFailure?.();
       if (err instanceof NftError) {
@@ -136,7 +141,11 @@ export class NftablesBackend implements ProxyBackend {
       }
       throw err;
     }
-    this.o.onApplied?.(kind, text);
+    this.o.onApplied?.(kind, {
+      chainsWritten: plans.reduce((n, p) => n + p.changes.chainsWritten, 0),
+      chainsDeleted: plans.reduce((n, p) => n + p.changes.chainsDeleted, 0),
+      elements: plans.reduce((n, p) => n + p.changes.elements, 0),
+    });
   }
 
   /**
@@ -168,6 +177,11 @@ export class NftablesBackend implements ProxyBackend {
     // Only the runner's nft -i ends.
     return this.o.runner.close();
   }
+}
+
+/** The plans' pieces, one plan after another (one transaction for both families). */
+function* piecesOf(plans: readonly NftPlan[]): Generator<string, void, undefined> {
+  for (const p of plans) yield* p.pieces;
 }
 
 /**

@@ -21,6 +21,23 @@ describe('runProgram', () => {
     assert.ok(r.stdout === text, 'the same text came back');
   });
 
+  it('hands input given in pieces, read as it is written (empty ones, and larger than what is written at once), in order', async () => {
+    const cat = findProgram('cat');
+    assert.ok(cat, 'cat is installed');
+    const pieces = ['', 'a'.repeat(2 ** 20 + 7), '', 'b\n', 'c'.repeat(3 * 2 ** 20), 'd'];
+    let read = 0;
+    function* lazily(): Generator<string> {
+      for (const p of pieces) {
+        read++;
+        yield p;
+      }
+    }
+    const r = await runProgram([cat], { stdin: lazily(), startError });
+    assert.equal(read, pieces.length);
+    assert.equal(r.code, 0);
+    assert.ok(r.stdout === pieces.join(''), 'the pieces came back in order');
+  });
+
   it('resolves with the exit status when the program stops reading early', async () => {
     const sh = findProgram('sh');
     assert.ok(sh, 'sh is installed');

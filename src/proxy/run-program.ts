@@ -62,7 +62,8 @@ export type ProgramSpawn = (
 export function runProgram(
   argv: readonly string[],
   o: {
-    stdin?: string;
+    /** One string, or its pieces in order (a whole-table write, read as it is written, never joined). */
+    stdin?: string | Iterable<string>;
     signal?: AbortSignal | undefined;
     spawn?: ProgramSpawn | undefined;
     startError: (e: Error) => Error;
@@ -111,13 +112,26 @@ export function runProgram(
 const INPUT_CHUNK = 1 << 20;
 
 /**
- * Writes `text` to a program's stdin a piece at a time, each when the pipe has taken the one before: a
+ * Writes `input` (a text, or a text's pieces) to a program's stdin a piece at a time, each when the pipe has taken the one before: a
  * full sync's input (tens of megabytes) is then never held a second time as one encoded buffer beside
  * the string. A piece never ends between the two halves of a surrogate pair.
  */
-function writeInput(stdin: NodeJS.WritableStream, text: string): void {
+function writeInput(stdin: NodeJS.WritableStream, input: string | Iterable<string>): void {
+  const texts = (typeof input === 'string' ? [input] : input)[Symbol.iterator]();
+  let text = '';
   let at = 0;
   const more = (): void => {
+    for (;;) {
+      if (!writeText(text)) return;
+      const next = texts.next();
+      if (next.done === true) break;
+      text = next.value;
+      at = 0;
+    }
+    stdin.end();
+  };
+  /** Writes the rest of `text` from `at`; false when the pipe asked to wait (more() goes on at its drain). */
+  const writeText = (text: string): boolean => {
     while (at < text.length) {
       let end = Math.min(text.length, at + INPUT_CHUNK);
       const last = text.charCodeAt(end - 1);
@@ -126,10 +140,10 @@ function writeInput(stdin: NodeJS.WritableStream, text: string): void {
       at = end;
       if (!stdin.write(piece)) {
         stdin.once('drain', more);
-        return;
+        return false;
       }
     }
-    stdin.end();
+    return true;
   };
   more();
 }

@@ -27,6 +27,7 @@ import {
   MIN_RANGE,
   emptySlots,
   endpointMapOf,
+  findSlots,
   takeSlots,
   type RecordUndo,
   type SlotRange,
@@ -72,15 +73,19 @@ export class Table {
   /** The chains given an endpoint range by this render. */
   readonly slotted = new Set<string>();
 
-  /** `slots`: where endpoint ranges are allocated (the kept model's, when patching it; `record` undoes). */
+  /**
+   * `slots`: where endpoint ranges are allocated (the kept state's, when patching it; `record` undoes), or,
+   * with `record` 'read-only', where the ranges a kept state was rendered with are looked up (never changed).
+   */
   constructor(
     readonly slots: SlotSpace = emptySlots(),
-    private readonly record?: RecordUndo,
+    private readonly record?: RecordUndo | 'read-only',
   ) {}
 
   /** The endpoint range of a balancing chain with `k` endpoints. */
   range(chain: string, k: number): SlotRange {
     this.slotted.add(chain);
+    if (this.record === 'read-only') return findSlots(this.slots, chain, k);
     return takeSlots(this.slots, chain, k, this.record);
   }
 

@@ -28,15 +28,16 @@ export interface NftModel {
 const sorted = <V>(m: ReadonlyMap<string, V>): [string, V][] =>
   [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
-const element = (s: NftSet, key: string, value: string): string => (s.map ? `${key} : ${value}` : key);
+export const element = (s: Pick<NftSet, 'map'>, key: string, value: string): string =>
+  s.map ? `${key} : ${value}` : key;
 
 /** Elements written per `add element` command in a whole-table write. */
 const ELEMENTS_PER_COMMAND = 500;
 
 /** The commands of a transaction, collected in the order nft must see them. */
-class Transaction {
+export class Transaction {
   readonly lines: string[] = [];
-  constructor(readonly m: NftModel) {}
+  constructor(readonly m: Pick<NftModel, 'family' | 'table'>) {}
 
   private get t(): string {
     return `${this.m.family} ${this.m.table}`;
@@ -70,15 +71,28 @@ class Transaction {
   addElements(name: string, s: NftSet): number {
     // In the order the render added them (deterministic: Service ports in key order); sorting 200,000
     // elements would cost more than it tells.
-    const all = [...s.elements];
-    for (let i = 0; i < all.length; i += ELEMENTS_PER_COMMAND) {
-      const chunk = all.slice(i, i + ELEMENTS_PER_COMMAND).map(([k, v]) => element(s, k, v));
-      this.lines.push(`add element ${this.t} ${name} { ${chunk.join(', ')} }`);
-    }
-    return all.length;
+    return this.addElementList(
+      name,
+      [...s.elements].map(([k, v]) => element(s, k, v)),
+    );
+  }
+  /** Elements already written as `key` or `key : value`, batched as addElements does. */
+  addElementList(name: string, elements: readonly string[]): number {
+    for (let i = 0; i < elements.length; i += ELEMENTS_PER_COMMAND)
+      this.lines.push(
+        `add element ${this.t} ${name} { ${elements.slice(i, i + ELEMENTS_PER_COMMAND).join(', ')} }`,
+      );
+    return elements.length;
   }
   deleteElement(name: string, key: string): void {
     this.lines.push(`delete element ${this.t} ${name} { ${key} }`);
+  }
+
+  /** The commands collected so far as text, and the transaction emptied (a whole-table write, a piece at a time). */
+  take(): string {
+    const text = this.text();
+    this.lines.length = 0;
+    return text;
   }
 
   text(): string {
@@ -116,37 +130,7 @@ export function writeModel(m: NftModel): { text: string; changes: NftChanges } {
 }
 
 /** A set the kernel fills (ClientIP affinity: `update @set`): its elements are the packets', not ours. */
-const dynamic = (s: NftSet): boolean => /\bflags [^;]*\bdynamic\b/.test(s.spec);
-
-/**
- * The whole table as one transaction that keeps the table in place: every set and chain of `next` is
- * added (nothing happens to one that exists, a missing one is created again), every chain is flushed and
- * refilled, every set and map the proxy fills is flushed and refilled, then what `previous` had and `next`
- * lacks is deleted. Rules or elements another writer put in the proxy's chains and maps are gone
- * afterwards, and what it deleted is back. Sets the kernel fills (ClientIP affinity) keep their elements,
- * so a periodic resync does not make clients forget their endpoint, as with kube-proxy's full syncs.
- * nft refuses it only when an object of the same name has another kind, specification or hook; the
- * caller then writes the table anew (writeModel).
- */
-export function writeRefresh(previous: NftModel, next: NftModel): { text: string; changes: NftChanges } {
-  const tx = new Transaction(next);
-  tx.lines.push(`add table ${next.family} ${next.table}`);
-  const sets = sorted(next.sets);
-  const chains = sorted(next.chains);
-  const gone = sorted(previous.chains).filter(([name]) => !next.chains.has(name));
-  const goneSets = sorted(previous.sets).filter(([name]) => !next.sets.has(name));
-  // What goes is added first too: deleting something another writer already deleted would fail.
-  for (const [name, s] of [...sets, ...goneSets]) tx.addSet(name, s);
-  for (const [name, c] of [...chains, ...gone]) tx.addChain(name, c);
-  for (const [name] of [...chains, ...gone]) tx.flush(name);
-  for (const [name, s] of [...sets, ...goneSets]) if (!dynamic(s)) tx.flushSet(name, s);
-  for (const [name, c] of chains) tx.rules(name, c);
-  let elements = 0;
-  for (const [name, s] of sets) if (!dynamic(s)) elements += tx.addElements(name, s);
-  for (const [name] of gone) tx.deleteChain(name);
-  for (const [name, s] of goneSets) tx.deleteSet(name, s);
-  return { text: tx.text(), changes: { chainsWritten: chains.length, chainsDeleted: gone.length, elements } };
-}
+export const dynamic = (s: NftSet): boolean => /\bflags [^;]*\bdynamic\b/.test(s.spec);
 
 const sameRules = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((r, i) => r === b[i]);

@@ -4,7 +4,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { nftModel, renderNftCleanup, renderNftFull, renderNftPartial, renderNftResync } from './nftables.js';
+import {
+  nftModel,
+  nftTable,
+  renderNftCleanup,
+  renderNftFull,
+  renderNftPartial,
+  renderNftResync,
+  type NftKept,
+} from './nftables.js';
 import { KEYS, changedKeys, nextArb, optionsArb, stateArb } from './testing/arbitraries.js';
 import { NftInterpreter } from './testing/nft-interpreter.js';
 import type { RenderOptions } from './iptables.js';
@@ -25,6 +33,9 @@ const routing = (m: NftModel): unknown => {
   return nft.resolved();
 };
 
+/** The table alone of a model with what its ports own. */
+const tableOf = ({ family, table, chains, sets }: NftModel): NftModel => ({ family, table, chains, sets });
+
 /** Every chain a partial transaction flushes had other rules before, or goes. */
 function assertMinimal(text: string, previous: NftModel, next: NftModel): void {
   for (const line of text.split('\n')) {
@@ -35,6 +46,21 @@ function assertMinimal(text: string, previous: NftModel, next: NftModel): void {
     assert.notDeepEqual(before, after, `${line}: the chain did not change`);
   }
   assert.ok(!/^(add|delete) table/m.test(text), 'a partial transaction never replaces the table');
+}
+
+/**
+ * What a partial render keeps holds nothing of what went: the state's ports only, the holders a full render
+ * of the state finds, an endpoint range only for a chain whose rule uses it, and no range both used and free.
+ */
+function assertNothingLeaks(kept: NftKept, s: ProxyState, o: RenderOptions): void {
+  assert.deepEqual(new Map(kept.ports), new Map(s), 'kept ports');
+  assert.deepEqual(kept.holders, nftModel(s, o).holders, 'kept holders');
+  const used = [...nftTable(kept).chains]
+    .filter(([, c]) => c.rules.some((r) => / offset \d+ map @endpoints-/.test(r)))
+    .map(([name]) => name);
+  assert.deepEqual([...kept.slots.ranges.keys()].sort(), used.sort(), 'kept ranges');
+  const free = new Set([...kept.slots.free.values()].flat());
+  for (const r of kept.slots.ranges.values()) assert.ok(!free.has(r.base), `range ${r.base} used and free`);
 }
 
 const sequenceArb = stateArb.chain((s1) =>
@@ -54,6 +80,7 @@ describe('nftables full and partial transactions against a model of nft', () => 
           const nft = new NftInterpreter();
           let plan = renderNftFull(states[0], o);
           nft.apply(plan.text);
+          assertNothingLeaks(plan.model, states[0], o);
           for (const [i, s] of states.slice(1).entries()) {
             // Only the changed ports rendered again gives what rendering everything again gives.
             const changed = changedKeys(states[i]!, s, extras[i]!);
@@ -65,13 +92,14 @@ describe('nftables full and partial transactions against a model of nft', () => 
             assert.deepEqual(plan.model, previous, 'reverted');
             const next = renderNftPartial(plan.model, s, o, changed);
             assert.equal(next.text, first.text);
-            assertMinimal(next.text, previous, next.model);
+            assertMinimal(next.text, nftTable(previous), nftTable(next.model));
             // Rendering everything again allocates endpoint ranges afresh: other slots, the same routing.
             const other = nft.clone();
             other.apply(everything.text);
             nft.apply(next.text);
             assert.deepEqual(other.resolved(), nft.resolved());
-            assert.deepEqual(routing(next.model), routing(nftModel(s, o)));
+            assert.deepEqual(routing(nftTable(next.model)), routing(nftModel(s, o)));
+            assertNothingLeaks(next.model, s, o);
             plan = next;
           }
           assert.deepEqual(nft.resolved(), fullyApplied(states[3], o).resolved());
@@ -124,11 +152,12 @@ describe('nftables full and partial transactions against a model of nft', () => 
           const nft = new NftInterpreter();
           nft.apply(first.text);
           const t = `${first.model.family} ${first.model.table}`;
+          const table = nftTable(first.model);
           // An address the kernel remembered in one affinity set (an `update @set` by a packet).
-          const affinity = [...first.model.sets.keys()].find((n) => n.startsWith('affinity-'));
+          const affinity = [...table.sets.keys()].find((n) => n.startsWith('affinity-'));
           const client = o.family === 4 ? '192.0.2.77' : '2001:db8::77';
           if (affinity !== undefined) nft.apply(`add element ${t} ${affinity} { ${client} }\n`);
-          const [k, v] = [...(first.model.sets.get('service-ips')?.elements ?? [])][0] ?? [];
+          const [k, v] = [...(table.sets.get('service-ips')?.elements ?? [])][0] ?? [];
           if (drift === 'table deleted') nft.apply(`delete table ${t}\n`);
           else if (drift === 'rule added') nft.apply(`add rule ${t} services drop\n`);
           else if (drift === 'element deleted' && k !== undefined)
@@ -139,9 +168,10 @@ describe('nftables full and partial transactions against a model of nft', () => 
             nft.apply(`flush chain ${t} ${v.slice(5)}\n`);
           const resync = renderNftResync(first.model, s2, o);
           nft.apply(resync.text);
-          assert.deepEqual(resync.model, nftModel(s2, o));
+          assert.deepEqual(nftTable(resync.model), tableOf(nftModel(s2, o)));
           const expected = fullyApplied(s2, o);
-          const kept = affinity !== undefined && drift !== 'table deleted' && resync.model.sets.has(affinity);
+          const kept =
+            affinity !== undefined && drift !== 'table deleted' && nftTable(resync.model).sets.has(affinity);
           if (kept) expected.apply(`add element ${t} ${affinity} { ${client} }\n`);
           assert.deepEqual(nft.snapshot(), expected.snapshot());
           assert.ok(!/^delete table/m.test(resync.text), 'a resync keeps the table');

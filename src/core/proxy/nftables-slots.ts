@@ -82,6 +82,17 @@ export function takeSlots(space: SlotSpace, chain: string, k: number, record?: R
   return range;
 }
 
+/**
+ * The range `chain` was given for `k` endpoints, allocating nothing: how a kept state is rendered again as it
+ * was (a partial render's old side). A missing or short range is a bug of the caller.
+ */
+export function findSlots(space: SlotSpace, chain: string, k: number): SlotRange {
+  const had = space.ranges.get(chain);
+  if (had === undefined || had.size < k)
+    throw new Error(`the nftables endpoint range of ${chain} for ${k} endpoints is not kept`);
+  return had;
+}
+
 /** Gives back the range of `chain` (nothing happens when it has none). */
 export function releaseSlots(space: SlotSpace, chain: string, record?: RecordUndo): void {
   const had = space.ranges.get(chain);

@@ -5,6 +5,7 @@ import type { RenderOptions } from './iptables.js';
 import {
   NFT_TABLE,
   nftModel,
+  nftTable,
   renderNftFull,
   renderNftPartial,
   renderNftResync,
@@ -26,6 +27,9 @@ function chainNamed(m: NftModel, prefix: string, suffix = ''): string {
   return names[0]!;
 }
 /** A chain's rules, a balancing rule's endpoint range written out as the endpoints it picks from. */
+/** The table alone of a model with what its ports own. */
+const tableOf = ({ family, table, chains, sets }: NftModel): NftModel => ({ family, table, chains, sets });
+
 const rules = (m: NftModel, chain: string): readonly string[] | undefined =>
   m.chains.get(chain)?.rules.map((r) => resolveSlots(r, (map, key) => m.sets.get(map)?.elements.get(key)));
 /** DNAT to one of `endpoints` (address . port), picked at random. */
@@ -332,11 +336,47 @@ describe('renderNftFull() and renderNftPartial()', () => {
     assert.ok(lines.includes('add chain ip svcplane nat-output { type nat hook output priority -100 ; }'));
     assert.ok(
       lines.includes(
-        `add element ip svcplane service-ips { 10.96.0.1 . tcp . 80 : goto ${chainNamed(plan.model, 'service-')} }`,
+        `add element ip svcplane service-ips { 10.96.0.1 . tcp . 80 : goto ${chainNamed(nftTable(plan.model), 'service-')} }`,
       ),
     );
     assert.equal(plan.text.at(-1), '\n');
-    assert.deepEqual(plan.model, nftModel(stateOf(a), V4));
+    assert.deepEqual(nftTable(plan.model), tableOf(nftModel(stateOf(a), V4)));
+  });
+
+  it('writes a large table in pieces of whole lines, a piece of Service ports at a time', () => {
+    const ports = Array.from({ length: 1200 }, (_, i) =>
+      portState(`ns/s${i}`, {
+        clusterIPs: [`10.96.${i >> 8}.${i & 255}`],
+        internal: [ep(`10.1.${i >> 8}.${i & 255}`)],
+      }),
+    );
+    const state = stateOf(...ports);
+    for (const plan of [
+      renderNftFull(state, V4),
+      renderNftResync(renderNftFull(state, V4).model, state, V4),
+    ]) {
+      // The fixed part with the first ports' chains, the rest of the ports' chains, their endpoint map
+      // elements a piece of ports at a time, then the shared maps' elements.
+      const pieces = [...plan.pieces];
+      assert.equal(pieces.length, 7);
+      const firstElement = pieces.findIndex((p) => p.includes('add element'));
+      assert.ok(
+        !pieces.slice(firstElement).some((p) => p.includes('add rule')),
+        'every rule before any element',
+      );
+      assert.ok(pieces.every((p) => p.endsWith('\n')));
+      assert.equal(pieces.join(''), plan.text);
+    }
+  });
+
+  it('renders a whole-table plan as it is read, from the state as it was when the plan was made', () => {
+    const state = new Map(stateOf(a, b));
+    const plan = renderNftFull(state, V4);
+    const text = plan.text;
+    state.delete('ns/b');
+    assert.equal([...plan.pieces].join(''), text);
+    assert.deepEqual([...plan.model.ports.keys()], ['ns/a', 'ns/b']);
+    assert.match(text, /10\.96\.0\.2 \. tcp \. 80 : goto service-/);
   });
 
   it("writes only what changed: an added Service port's chain and elements, an endpoint gone, a Service removed", () => {
@@ -344,8 +384,8 @@ describe('renderNftFull() and renderNftPartial()', () => {
     const a2 = { ...a, internal: [ep('10.0.0.1')] };
     const plan = renderNftPartial(before, stateOf(a2, b), V4, new Set(['ns/a']));
     const m = plan.model;
-    const svcA = chainNamed(m, 'service-', 'ns/a/tcp/p80');
-    const svcB = chainNamed(m, 'service-', 'ns/b/tcp/p80');
+    const svcA = chainNamed(nftTable(m), 'service-', 'ns/a/tcp/p80');
+    const svcB = chainNamed(nftTable(m), 'service-', 'ns/b/tcp/p80');
     const t = 'ip svcplane';
     // a keeps its range (slots 0…15 of endpoints-tcp-0); b gets the next one (16…31, endpoints-tcp-1).
     assert.equal(
@@ -403,7 +443,7 @@ describe('renderNftFull() and renderNftPartial()', () => {
       ].join('\n'),
     );
     // A readiness flip: one endpoint fewer, the same range.
-    const svcA = chainNamed(before, 'service-', 'ns/a/tcp/p80');
+    const svcA = chainNamed(nftTable(before), 'service-', 'ns/a/tcp/p80');
     const fewer = renderNftPartial(
       replaced.model,
       stateOf({ ...a, internal: [three[0]!, three[2]!] }),
@@ -425,7 +465,7 @@ describe('renderNftFull() and renderNftPartial()', () => {
     // More endpoints than the range holds: a larger range, aligned to its size, in the next free place.
     const many = Array.from({ length: 17 }, (_, i) => ep(`10.0.1.${i + 1}`));
     const grown = renderNftPartial(fewer.model, stateOf({ ...a, internal: many }), V4, new Set(['ns/a']));
-    assert.deepEqual(grown.model.chains.get(svcA)?.rules, [
+    assert.deepEqual(nftTable(grown.model).chains.get(svcA)?.rules, [
       'meta l4proto tcp dnat ip to numgen random mod 17 offset 32 map @endpoints-tcp-2',
     ]);
     assert.deepEqual(grown.model.slots.ranges.get(svcA), { base: 32, size: 32 });
@@ -454,8 +494,8 @@ describe('renderNftFull() and renderNftPartial()', () => {
     const plan = renderNftResync(before, stateOf(sticky), V4);
     const lines = plan.text.split('\n');
     const t = 'ip svcplane';
-    const affinity = [...plan.model.sets.keys()].filter((n) => n.startsWith('affinity-'));
-    const svcB = chainNamed(before, 'service-', 'ns/b/tcp/p80');
+    const affinity = [...nftTable(plan.model).sets.keys()].filter((n) => n.startsWith('affinity-'));
+    const svcB = chainNamed(nftTable(before), 'service-', 'ns/b/tcp/p80');
     assert.equal(affinity.length, 2);
     assert.equal(lines[0], `add table ${t}`);
     assert.ok(!lines.some((l) => l.startsWith('delete table')));
@@ -467,7 +507,7 @@ describe('renderNftFull() and renderNftPartial()', () => {
     }
     for (const map of ['service-ips', 'no-endpoint-services', 'service-nodeports'])
       assert.ok(lines.includes(`flush map ${t} ${map}`));
-    for (const chain of plan.model.chains.keys())
+    for (const chain of nftTable(plan.model).chains.keys())
       assert.ok(lines.includes(`flush chain ${t} ${chain}`), chain);
     // b's chains went: created first (another writer may have deleted them already), emptied, deleted last.
     const at = (l: string): number => lines.indexOf(l);
@@ -475,7 +515,7 @@ describe('renderNftFull() and renderNftPartial()', () => {
     assert.ok(at(`flush chain ${t} ${svcB}`) < at(`delete chain ${t} ${svcB}`));
     assert.ok(lines.slice(at(`delete chain ${t} ${svcB}`)).every((l) => l === '' || l.startsWith('delete ')));
     assert.ok(!plan.text.includes(svcB.replace('service-', 'add rule ip svcplane service-')));
-    assert.deepEqual(plan.model, nftModel(stateOf(sticky), V4));
+    assert.deepEqual(nftTable(plan.model), tableOf(nftModel(stateOf(sticky), V4)));
     assert.equal(plan.changes.chainsDeleted, 1);
   });
 });

@@ -16,17 +16,17 @@ import {
   type NftOwned,
 } from './nftables-layout.js';
 import {
+  Transaction,
+  dynamic,
+  element,
   writeDifference,
-  writeModel,
-  writeRefresh,
-  type NftChain,
   type NftChanges,
   type NftModel,
   type NftSet,
   type NftTouched,
 } from './nftables-model.js';
 import { emptySlots, isEndpointMap, releaseSlots, type SlotSpace } from './nftables-slots.js';
-import type { ProxyState } from './types.js';
+import type { ProxyState, ServicePortState } from './types.js';
 
 export type { NftChanges, NftModel } from './nftables-model.js';
 export { NFT_TABLE, type NftOwned } from './nftables-layout.js';
@@ -34,8 +34,13 @@ export { NFT_TABLE, type NftOwned } from './nftables-layout.js';
 export interface NftPlan {
   /** Input for `nft -f -`: one atomic transaction ('' when nothing changed). */
   readonly text: string;
-  /** The table once `text` is applied: keep it, and pass it as `previous` to the next partial render. */
-  readonly model: NftProxyModel;
+  /**
+   * The same text in pieces, to be written one after another: a whole-table write (megabytes at 10,000
+   * Services) is rendered a piece of Service ports at a time as it is read (`text` joins them when read).
+   */
+  readonly pieces: Iterable<string>;
+  /** What is kept of the table once `text` is applied: pass it as `previous` to the next render. */
+  readonly model: NftKept;
   readonly changes: NftChanges;
   /**
    * Set when the render updated `previous` in place (a partial render told what changed): puts `previous`
@@ -47,6 +52,9 @@ export interface NftPlan {
 /** The service ports that write one element: a single port's key (the common case, no array), or several. */
 type Holders = string | readonly string[];
 
+/** Per set or map, per element key, the service ports that write it (endpoint map elements left out). */
+type HolderMap = ReadonlyMap<string, ReadonlyMap<string, Holders>>;
+
 /** The table as a render leaves it, with what each Service port of the state owns in it. */
 export interface NftProxyModel extends NftModel {
   readonly options: RenderOptions;
@@ -57,9 +65,47 @@ export interface NftProxyModel extends NftModel {
    * order (several may share one element: a hairpin pair). Endpoint map elements are left out: each slot
    * belongs to one chain's range, so to one port.
    */
-  readonly holders: ReadonlyMap<string, ReadonlyMap<string, Holders>>;
+  readonly holders: HolderMap;
   /** Each balancing chain's range in the endpoint maps (nftables-slots.ts). */
   readonly slots: SlotSpace;
+}
+
+/**
+ * What the proxy keeps of a table it applied: not the table (chains, rules, elements: tens of MiB at 10,000
+ * Services), but what renders any part of it again as it was: the state each Service port was rendered from
+ * (the sync loop's own objects, shared, not copied), the endpoint ranges, and who writes the elements
+ * several ports may share. nftTable() renders the whole table from it.
+ */
+export interface NftKept {
+  readonly family: 'ip' | 'ip6';
+  readonly table: string;
+  readonly options: RenderOptions;
+  /** Per service port key, the state its part of the table was rendered from. */
+  readonly ports: ReadonlyMap<string, ServicePortState>;
+  /** As NftProxyModel's holders. */
+  readonly holders: HolderMap;
+  /** Each balancing chain's range in the endpoint maps (nftables-slots.ts). */
+  readonly slots: SlotSpace;
+}
+
+/** One Service port's part of the table, written into `t`: what it owns. */
+function renderPort(t: Table, st: ServicePortState, o: RenderOptions): NftOwned {
+  t.owner = ownNothing();
+  const pp = prepare(st, o.family);
+  if (pp !== undefined) writeService(t, pp, o);
+  return t.owner;
+}
+
+/** Records `key` as a holder of element `k` of `set`; ports come in key order (a full render). */
+function hold(holders: Map<string, Map<string, Holders>>, set: string, k: string, key: string): void {
+  let inSet = holders.get(set);
+  if (inSet === undefined) holders.set(set, (inSet = new Map()));
+  // Keys come in order: a port already there is the last one.
+  const h = inSet.get(k);
+  if (h === undefined) inSet.set(k, key);
+  else if (typeof h === 'string') {
+    if (h !== key) inSet.set(k, [h, key]);
+  } else if (h.at(-1) !== key) (h as string[]).push(key);
 }
 
 /** The table a state asks for, in the family of `o` (Service ports without a cluster IP of that family are left out). */
@@ -69,20 +115,10 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
   const owned = new Map<string, NftOwned>();
   const holders = new Map<string, Map<string, Holders>>();
   for (const key of [...state.keys()].sort()) {
-    t.owner = ownNothing();
-    const pp = prepare(state.get(key)!, o.family);
-    if (pp !== undefined) writeService(t, pp, o);
-    owned.set(key, t.owner);
-    eachElement(t.owner, (set, k) => {
-      if (isEndpointMap(set)) return;
-      let inSet = holders.get(set);
-      if (inSet === undefined) holders.set(set, (inSet = new Map()));
-      // Keys come in order: a port already there is the last one.
-      const h = inSet.get(k);
-      if (h === undefined) inSet.set(k, key);
-      else if (typeof h === 'string') {
-        if (h !== key) inSet.set(k, [h, key]);
-      } else if (h.at(-1) !== key) (h as string[]).push(key);
+    const own = renderPort(t, state.get(key)!, o);
+    owned.set(key, own);
+    eachElement(own, (set, k) => {
+      if (!isEndpointMap(set)) hold(holders, set, k, key);
     });
   }
   return {
@@ -97,7 +133,31 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
   };
 }
 
+/** What is kept of `m`, the model of `state`. */
+const keep = (m: NftProxyModel, state: ProxyState): NftKept => ({
+  family: m.family,
+  table: m.table,
+  options: m.options,
+  ports: new Map(state),
+  holders: m.holders,
+  slots: m.slots,
+});
+
+/**
+ * The table `kept` stands for, rendered again with its endpoint ranges (nothing allocated): for tests, and
+ * for a render that cannot work from the changed ports alone.
+ */
+export function nftTable(kept: NftKept): NftModel {
+  const t = new Table(kept.slots, 'read-only');
+  writeFixed(t, kept.options);
+  for (const key of [...kept.ports.keys()].sort()) renderPort(t, kept.ports.get(key)!, kept.options);
+  return { family: kept.family, table: kept.table, chains: t.chains, sets: t.sets };
+}
+
 const holds = (h: Holders, key: string): boolean => (typeof h === 'string' ? h === key : h.includes(key));
+
+/** Several holders are kept in key order: the last is the greatest, whose value a full render keeps. */
+const winnerOf = (h: Holders): string => (typeof h === 'string' ? h : h.at(-1)!);
 
 const sameList = (a: readonly string[] = [], b: readonly string[] = []): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);
@@ -109,7 +169,7 @@ const sameOptions = (a: RenderOptions, b: RenderOptions): boolean =>
   (a.masqueradeAll ?? false) === (b.masqueradeAll ?? false) &&
   sameList(a.nodePortAddresses, b.nodePortAddresses);
 
-/** Changes to maps, each undoable: what lets a partial render update the kept model in place. */
+/** Changes to maps, each undoable: what lets a partial render update the kept state in place. */
 class Edits {
   private readonly undo: (() => void)[] = [];
   set<K, V>(m: Map<K, V>, k: K, v: V): void {
@@ -134,21 +194,27 @@ class Edits {
   }
 }
 
+/** Each element's value in what one port wrote, by elementId (looked up once per port). */
+const valuesOf = (own: NftOwned): Map<string, string> => {
+  const values = new Map<string, string>();
+  eachElement(own, (s, k, v) => values.set(elementId(s, k), v));
+  return values;
+};
+
 /**
- * `previous` updated in place to the table of `state`, with only the service ports in `redo` written again
- * (the cost follows the change, not the table); the names that may differ, and what those names held
- * before, for writeDifference; and how to undo it all.
+ * The change from `kept` to `state` with only the service ports in `redo` rendered: each as it was (its
+ * kept state, with the ranges it was given) and as it is now (ranges kept while its endpoints fit). Both
+ * sides as models of only what those ports touch, for writeDifference; `kept` updated in place, and how to
+ * undo that.
  */
 function patch(
-  previous: NftProxyModel,
+  kept: NftKept,
   state: ProxyState,
   o: RenderOptions,
   redo: readonly string[],
-): { model: NftProxyModel; before: NftModel; touched: NftTouched; edits: Edits } {
-  const chains = previous.chains as Map<string, NftChain>;
-  const sets = previous.sets as Map<string, NftSet>;
-  const owned = previous.owned as Map<string, NftOwned>;
-  const holders = previous.holders as Map<string, Map<string, Holders>>;
+): { before: NftModel; next: NftModel; touched: NftTouched; edits: Edits } {
+  const ports = kept.ports as Map<string, ServicePortState>;
+  const holders = kept.holders as Map<string, Map<string, Holders>>;
   const edits = new Edits();
   const touched = {
     chains: new Set<string>(),
@@ -164,52 +230,85 @@ function patch(
       keys.add(k);
     });
   };
-  // Chains rendered again keep their endpoint ranges while their endpoints fit (the rule stays the same).
-  const t = new Table(previous.slots, edits.record);
-  const rendered = new Map<string, NftOwned>();
+  // The old side first, before the new one moves any range.
+  const old = new Table(kept.slots, 'read-only');
+  const was = new Map<string, NftOwned>();
   for (const key of redo) {
-    const old = owned.get(key);
-    if (old !== undefined) touch(old);
+    const st = ports.get(key);
+    if (st === undefined) continue;
+    const own = renderPort(old, st, kept.options);
+    was.set(key, own);
+    touch(own);
+  }
+  const t = new Table(kept.slots, edits.record);
+  const now = new Map<string, NftOwned>();
+  for (const key of redo) {
     const st = state.get(key);
     if (st === undefined) continue;
-    t.owner = ownNothing();
-    const pp = prepare(st, o.family);
-    if (pp !== undefined) writeService(t, pp, o);
-    rendered.set(key, t.owner);
-    touch(t.owner);
+    const own = renderPort(t, st, o);
+    now.set(key, own);
+    touch(own);
   }
   for (const key of redo)
-    for (const c of owned.get(key)?.chains ?? [])
-      if (!t.slotted.has(c)) releaseSlots(previous.slots, c, edits.record);
-  // What the touched names held before: writeDifference compares against it.
-  const beforeChains = new Map<string, NftChain>();
-  for (const c of touched.chains) {
-    const v = chains.get(c);
-    if (v !== undefined) beforeChains.set(c, v);
-  }
-  const beforeSets = new Map<string, NftSet>();
-  for (const name of new Set([...touched.sets, ...touched.elements.keys()])) {
-    const v = sets.get(name);
-    if (v === undefined) continue;
-    const keys = touched.sets.has(name) ? undefined : touched.elements.get(name);
-    const elements =
-      keys === undefined
-        ? new Map(v.elements)
-        : new Map(
-            [...keys].flatMap((k): [string, string][] => {
-              const e = v.elements.get(k);
-              return e === undefined ? [] : [[k, e]];
-            }),
-          );
-    beforeSets.set(name, { ...v, elements });
-  }
+    for (const c of was.get(key)?.chains ?? [])
+      if (!t.slotted.has(c)) releaseSlots(kept.slots, c, edits.record);
+
+  // A touched element's value on each side: an endpoint slot's from the one port whose range holds it;
+  // another's from its winning holder, a port rendered here or one left as it was (rendered again for it).
+  const redone = new Set(redo);
+  const fixed = new Table();
+  writeFixed(fixed, o);
+  const values = new Map<NftOwned, Map<string, string>>();
+  const valueIn = (own: NftOwned | undefined, id: string): string | undefined => {
+    if (own === undefined) return undefined;
+    let v = values.get(own);
+    if (v === undefined) values.set(own, (v = valuesOf(own)));
+    return v.get(id);
+  };
+  const unchanged = new Map<string, NftOwned>();
+  const scratch = new Table(kept.slots, 'read-only');
+  const ownerOn = (side: Map<string, NftOwned>, key: string): NftOwned | undefined => {
+    if (redone.has(key)) return side.get(key);
+    let own = unchanged.get(key);
+    const st = ports.get(key);
+    if (own === undefined && st !== undefined) unchanged.set(key, (own = renderPort(scratch, st, o)));
+    return own;
+  };
+  const slotsOf = (side: Map<string, NftOwned>): Map<string, string> => {
+    const slots = new Map<string, string>();
+    for (const own of side.values())
+      eachElement(own, (s, k, v) => {
+        if (isEndpointMap(s)) slots.set(elementId(s, k), v);
+      });
+    return slots;
+  };
+  const modelOf = (table: Table, side: Map<string, NftOwned>): NftModel => {
+    const sets = new Map<string, NftSet>(table.sets);
+    const slots = slotsOf(side);
+    for (const [s, keys] of touched.elements) {
+      const f = fixed.sets.get(s);
+      if (f === undefined || sets.has(s)) continue;
+      const elements = new Map<string, string>();
+      for (const k of keys) {
+        const id = elementId(s, k);
+        const h = holders.get(s)?.get(k);
+        const v = isEndpointMap(s)
+          ? slots.get(id)
+          : h === undefined
+            ? undefined
+            : valueIn(ownerOn(side, winnerOf(h)), id);
+        if (v !== undefined) elements.set(k, v);
+      }
+      sets.set(s, { map: f.map, spec: f.spec, elements });
+    }
+    return { family: kept.family, table: kept.table, chains: table.chains, sets };
+  };
+  const before = modelOf(old, was);
 
   for (const key of redo) {
-    const old = owned.get(key);
-    if (old !== undefined) {
-      for (const c of old.chains) edits.delete(chains, c);
-      for (const s of old.sets) edits.delete(sets, s);
-      eachElement(old, (s, k) => {
+    const own = was.get(key);
+    if (own !== undefined)
+      eachElement(own, (s, k) => {
         if (isEndpointMap(s)) return;
         const inSet = holders.get(s);
         const h = inSet?.get(k);
@@ -221,12 +320,12 @@ function patch(
           if (inSet.size === 0) edits.delete(holders, s);
         }
       });
-      edits.delete(owned, key);
-    }
-    const own = rendered.get(key);
-    if (own === undefined) continue;
-    edits.set(owned, key, own);
-    eachElement(own, (s, k) => {
+    const st = state.get(key);
+    if (st === undefined) edits.delete(ports, key);
+    else if (ports.get(key) !== st) edits.set(ports, key, st);
+    const mine = now.get(key);
+    if (mine === undefined) continue;
+    eachElement(mine, (s, k) => {
       if (isEndpointMap(s)) return;
       let inSet = holders.get(s);
       if (inSet === undefined) edits.set(holders, s, (inSet = new Map()));
@@ -235,95 +334,231 @@ function patch(
       else if (!holds(h, key)) edits.set(inSet, k, [...(typeof h === 'string' ? [h] : h), key].sort());
     });
   }
-  for (const [name, c] of t.chains) edits.set(chains, name, c);
-  for (const [name, s] of t.sets) edits.set(sets, name, s);
-  // An endpoint slot takes the value its one writer gave it now, if any.
-  const slotValues = new Map<string, string>();
-  for (const own of rendered.values())
-    eachElement(own, (s, k, v) => {
-      if (isEndpointMap(s)) slotValues.set(elementId(s, k), v);
-    });
-  // Any other touched element takes the value a full render gives it: the one written by the greatest key.
-  for (const [s, keys] of touched.elements) {
-    const set = sets.get(s);
-    if (set === undefined) continue;
-    const elements = set.elements as Map<string, string>;
-    for (const k of keys) {
-      if (isEndpointMap(s)) {
-        const v = slotValues.get(elementId(s, k));
-        if (v === undefined) edits.delete(elements, k);
-        else if (elements.get(k) !== v) edits.set(elements, k, v);
-        continue;
-      }
-      const h = holders.get(s)?.get(k);
-      if (h === undefined) {
-        edits.delete(elements, k);
-        continue;
-      }
-      // Several holders are kept in key order: the last is the greatest.
-      const winner = typeof h === 'string' ? h : h.at(-1)!;
-      const own = owned.get(winner)!;
-      let value = '';
-      eachElement(own, (es, ek, ev) => {
-        if (es === s && ek === k) value = ev;
-      });
-      if (elements.get(k) !== value) edits.set(elements, k, value);
+  return { before, next: modelOf(t, now), touched, edits };
+}
+
+/** A plan whose text is one piece. */
+const whole = (w: { text: string; changes: NftChanges }, model: NftKept): NftPlan => ({
+  ...w,
+  pieces: [w.text],
+  model,
+});
+
+/** Service ports rendered and written per piece of a whole-table write. */
+const PORTS_PER_PIECE = 500;
+
+/**
+ * The whole table of `state` as one transaction, written a piece of Service ports at a time, so that the
+ * table itself (its chains, rules and elements) is never held whole beside the text; what is kept is built
+ * on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per piece the ports'
+ * sets, chains and rules (a rule names only its own port's chains and sets, and fixed ones); then per
+ * piece their endpoint map elements; then the elements of the shared sets and maps (whose verdicts name
+ * ports' chains), each with the value a full render gives it (its greatest holder's). Without `gone`, the
+ * table is created (when missing) and deleted first, so that nothing another writer or an earlier version
+ * left in it survives. With `gone` (a resync), the table stays: every set and chain is added (nothing
+ * happens to one that exists, a missing one is created again), every chain is flushed before it is
+ * filled, every set and map the proxy fills is flushed (sets the kernel fills, ClientIP affinity, keep
+ * their elements), and what `gone` has and the table no longer has is added, emptied and deleted last.
+ */
+function* writeWhole(
+  state: ProxyState,
+  o: RenderOptions,
+  gone: NftModel | undefined,
+  done: (model: NftKept, changes: NftChanges) => void,
+): Generator<string, void, undefined> {
+  const family = nftFamily(o.family);
+  const tx = new Transaction({ family, table: NFT_TABLE });
+  const t = `${family} ${NFT_TABLE}`;
+  if (gone === undefined) tx.lines.push(`add table ${t}`, `delete table ${t}`, `add table ${t}`);
+  else tx.lines.push(`add table ${t}`);
+  const slots = emptySlots();
+  const holders = new Map<string, Map<string, Holders>>();
+  // Names of `gone` that the table still has.
+  const stays = new Set<string>();
+  let chainsWritten = 0;
+  let elements = 0;
+  const writePart = (part: Table): void => {
+    for (const [name, s] of part.sets) {
+      tx.addSet(name, s);
+      if (gone?.sets.has(name) === true) stays.add(`set ${name}`);
     }
-  }
-  const before: NftModel = {
-    family: previous.family,
-    table: previous.table,
-    chains: beforeChains,
-    sets: beforeSets,
+    for (const [name, c] of part.chains) {
+      tx.addChain(name, c);
+      if (gone?.chains.has(name) === true) stays.add(`chain ${name}`);
+    }
+    if (gone !== undefined) {
+      for (const name of part.chains.keys()) tx.flush(name);
+      for (const [name, s] of part.sets) if (!dynamic(s)) tx.flushSet(name, s);
+    }
+    for (const [name, c] of part.chains) tx.rules(name, c);
+    chainsWritten += part.chains.size;
   };
-  return { model: { ...previous, options: o }, before, touched, edits };
+  const fixed = new Table(slots);
+  writeFixed(fixed, o);
+  writePart(fixed);
+  for (const [name, s] of fixed.sets) elements += tx.addElements(name, s);
+
+  // The shared maps' values, the greatest holder's last (a set's elements have none).
+  const values = new Map<string, Map<string, string>>();
+  const slotted = new Map<string, string[]>();
+  const keys = [...state.keys()].sort();
+  const piecesOfPorts = function* (): Generator<readonly string[], void, undefined> {
+    for (let i = 0; i < keys.length; i += PORTS_PER_PIECE) yield keys.slice(i, i + PORTS_PER_PIECE);
+  };
+  for (const ports of piecesOfPorts()) {
+    const part = new Table(slots);
+    for (const key of ports)
+      eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
+        if (isEndpointMap(s)) return;
+        hold(holders, s, k, key);
+        if (fixed.sets.get(s)?.map !== true) return;
+        let inMap = values.get(s);
+        if (inMap === undefined) values.set(s, (inMap = new Map()));
+        inMap.set(k, v);
+      });
+    writePart(part);
+    yield tx.take();
+  }
+  // The endpoint maps are filled once every rule is in place: the kernel checks each rule bound to a map
+  // against the map's elements (in a resync, the flushed ones too), which costs more than checking each
+  // element added against the rules bound. The ports are rendered again for it, with the ranges they were
+  // just given (nothing of the first pass is held).
+  for (const ports of piecesOfPorts()) {
+    const part = new Table(slots, 'read-only');
+    for (const key of ports)
+      eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
+        if (!isEndpointMap(s)) return;
+        let list = slotted.get(s);
+        if (list === undefined) slotted.set(s, (list = []));
+        list.push(element({ map: true }, k, v));
+      });
+    for (const [s, list] of slotted) elements += tx.addElementList(s, list);
+    slotted.clear();
+    yield tx.take();
+  }
+  for (const [s, inSet] of holders) {
+    const inMap = values.get(s);
+    const list = [...inSet.keys()].map((k) =>
+      inMap === undefined ? k : element({ map: true }, k, inMap.get(k)!),
+    );
+    elements += tx.addElementList(s, list);
+  }
+  let chainsDeleted = 0;
+  if (gone !== undefined) {
+    // What goes is added first too: deleting something another writer already deleted would fail.
+    const chains = [...gone.chains].filter(([name]) => !stays.has(`chain ${name}`));
+    const sets = [...gone.sets].filter(([name]) => !stays.has(`set ${name}`));
+    for (const [name, s] of sets) tx.addSet(name, s);
+    for (const [name, c] of chains) tx.addChain(name, c);
+    for (const [name, s] of sets) if (!dynamic(s)) tx.flushSet(name, s);
+    // Chains that go may jump to one another: all are emptied before any is deleted.
+    for (const [name] of chains) tx.flush(name);
+    for (const [name] of chains) tx.deleteChain(name);
+    for (const [name, s] of sets) tx.deleteSet(name, s);
+    chainsDeleted = chains.length;
+  }
+  yield tx.take();
+  done(
+    { family, table: NFT_TABLE, options: o, ports: new Map(state), holders, slots },
+    {
+      chainsWritten,
+      chainsDeleted,
+      elements,
+    },
+  );
+}
+
+/**
+ * A whole-table write as a plan rendered while it is read: its pieces are rendered one at a time as they
+ * are written to nft (so that neither the table nor its text is ever held whole), and what is kept, and the
+ * counts, come with the last piece. Reading `model` or `changes` before the pieces were read through
+ * renders them once; every reading of `pieces` or `text` renders the same text again. The render reads the
+ * state as it was when the plan was made, whatever the caller's map holds by the time nft reads.
+ */
+function wholePlan(state: ProxyState, o: RenderOptions, gone?: NftModel): NftPlan {
+  let done: { model: NftKept; changes: NftChanges } | undefined;
+  const asMade: ProxyState = new Map(state);
+  const pieces = (): Generator<string, void, undefined> =>
+    writeWhole(asMade, o, gone, (model, changes) => {
+      done ??= { model, changes };
+    });
+  const finish = (): { model: NftKept; changes: NftChanges } => {
+    if (done === undefined) for (const piece of pieces()) void piece;
+    return done!;
+  };
+  return {
+    pieces: { [Symbol.iterator]: pieces },
+    get text() {
+      return [...pieces()].join('');
+    },
+    get model() {
+      return finish().model;
+    },
+    get changes() {
+      return finish().changes;
+    },
+  };
 }
 
 /** Full sync: the whole table, replacing whatever the table held, in one transaction. */
 export function renderNftFull(state: ProxyState, o: RenderOptions): NftPlan {
-  const model = nftModel(state, o);
-  return { ...writeModel(model), model };
+  return wholePlan(state, o);
 }
 
 /**
  * Periodic full resync onto the table `previous` describes (what this process last applied): every chain
- * and map rewritten in place, so that whatever another writer changed in them is undone, while ClientIP
- * affinity sets keep what the kernel remembered. When nft refuses it (the table was changed beyond that),
- * write renderNftFull instead.
+ * and map rewritten in place, so that whatever another writer changed in them is undone (rules or elements
+ * it added are gone, what it deleted is back), while ClientIP affinity sets keep what the kernel
+ * remembered, as with kube-proxy's full syncs. nft refuses it only when an object of the same name has
+ * another kind, specification or hook: write renderNftFull instead then.
  */
-export function renderNftResync(previous: NftProxyModel, state: ProxyState, o: RenderOptions): NftPlan {
-  const model = nftModel(state, o);
-  return { ...writeRefresh(previous, model), model };
+export function renderNftResync(previous: NftKept, state: ProxyState, o: RenderOptions): NftPlan {
+  // What may go: the fixed part, and the ports whose state is not the one rendered now (a port whose state
+  // is the same object, with the same options, has the same chains and sets in both).
+  const was = new Table(previous.slots, 'read-only');
+  writeFixed(was, previous.options);
+  const same = sameOptions(previous.options, o);
+  for (const [key, st] of previous.ports)
+    if (!same || state.get(key) !== st) renderPort(was, st, previous.options);
+  return wholePlan(state, o, {
+    family: previous.family,
+    table: previous.table,
+    chains: was.chains,
+    sets: was.sets,
+  });
 }
 
 /**
- * Partial sync: only what differs from `previous` (the model of the last transaction that nft applied):
+ * Partial sync: only what differs from `previous` (what is kept of the last transaction that nft applied):
  * map and set elements added or deleted, changed chains flushed and refilled, new chains added, chains and
  * affinity sets no longer used deleted after everything that referred to them. '' when nothing changed.
  *
  * With `changed` (the service ports whose state differs from the one `previous` was rendered from, as the
  * sync loop's change tracker reports them), only those ports, and ports `previous` lacks or the state
- * lacks, are rendered again and compared: the cost follows the change, not the cluster. `previous` is then
- * updated in place and returned as the new model; the plan's `revert` puts it back (for a transaction nft
- * refused). Without `changed`, or when the options differ, the whole state is rendered and compared, and
- * `previous` is left as it is.
+ * lacks, are rendered again, as they were and as they are, and compared: the cost follows the change, not
+ * the cluster. `previous` is then updated in place and returned; the plan's `revert` puts it back (for a
+ * transaction nft refused). Without `changed`, or when the options differ, the whole table is rendered on
+ * both sides and compared, and `previous` is left as it is.
  */
 export function renderNftPartial(
-  previous: NftProxyModel,
+  previous: NftKept,
   state: ProxyState,
   o: RenderOptions,
   changed?: ReadonlySet<string>,
 ): NftPlan {
   if (changed === undefined || !sameOptions(previous.options, o)) {
     const model = nftModel(state, o);
-    return { ...writeDifference(previous, model), model };
+    return whole(writeDifference(nftTable(previous), model), keep(model, state));
   }
   const redo = new Set<string>();
-  for (const key of changed) if (state.has(key) || previous.owned.has(key)) redo.add(key);
-  for (const key of previous.owned.keys()) if (!state.has(key)) redo.add(key);
-  for (const key of state.keys()) if (!previous.owned.has(key)) redo.add(key);
-  const { model, before, touched, edits } = patch(previous, state, o, [...redo].sort());
-  return { ...writeDifference(before, model, touched), model, revert: () => edits.revert() };
+  for (const key of changed) if (state.has(key) || previous.ports.has(key)) redo.add(key);
+  for (const key of previous.ports.keys()) if (!state.has(key)) redo.add(key);
+  for (const key of state.keys()) if (!previous.ports.has(key)) redo.add(key);
+  const { before, next, touched, edits } = patch(previous, state, o, [...redo].sort());
+  return {
+    ...whole(writeDifference(before, next, touched), { ...previous, options: o }),
+    revert: () => edits.revert(),
+  };
 }
 
 /** Removes svcplane's table of the family (nothing happens when there is none). */
