@@ -1,6 +1,6 @@
 // Reading one Service's chain of the nftables mode's table, outside the proxy's sync path: its name from
 // the renderer's own model (nftModel), its rules from `nft -j list chain` in the namespace.
-import { nftChainTargets } from '../../src/core/demo/node-rules.js';
+import { nftChainTargets, nftReferences } from '../../src/core/demo/node-rules.js';
 import { NFT_TABLE, nftModel } from '../../src/core/proxy/nftables.js';
 import type { ServicePortState } from '../../src/core/proxy/types.js';
 import { ipPath } from '../../src/demo/netns.js';
@@ -34,8 +34,8 @@ export function nftServiceChain(port: { namespace: string; name: string; portNam
 }
 
 /**
- * The endpoint addresses (`ip:port`) the chain `ip svcplane <chain>` sends to, read with
- * `nft -j list chain` and `nft -j list map` of the endpoint map its rule names, in `netns`; undefined when
+ * The endpoint addresses (`ip:port`) the chain `ip svcplane <chain>` sends to, read with `nft -j list chain`
+ * and `nft -j list map` in `netns`, following the chains and endpoint maps its rules name; undefined when
  * the chain is not there.
  */
 export async function nftChainEndpoints(netns: string, chain: string): Promise<Set<string> | undefined> {
@@ -49,15 +49,24 @@ export async function nftChainEndpoints(netns: string, chain: string): Promise<S
       return undefined;
     }
   };
-  const items = await list('chain', 'ip', NFT_TABLE, chain);
-  if (items === undefined) return undefined;
-  // Only the maps the chain names are listed: the whole table costs seconds at 10,000 Services.
-  for (const map of new Set(
-    [...JSON.stringify(items).matchAll(/"@(endpoints-[a-z]+-\d+)"/g)].map((m) => m[1]!),
-  ))
-    items.push(...((await list('map', 'ip', NFT_TABLE, map)) ?? []));
-  // With ClientIP affinity the chain jumps to endpoint chains, which are not listed here: their names end
-  // in `__<ip>/<port>` (IPv4 only here).
-  const viaChains = [...JSON.stringify(items).matchAll(/endpoint-[^"]*__([0-9.]+)\/(\d+)"/g)];
-  return new Set([...nftChainTargets(items, chain), ...viaChains.map((m) => `${m[1]}:${m[2]}`)]);
+  // One chain or map at a time, following what each names: the whole table costs seconds at 10,000
+  // Services. With ClientIP affinity the chain jumps to endpoint chains, which DNAT.
+  const items: unknown[] = [];
+  const listed = new Set<string>();
+  const pending = [`chain ${chain}`];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (listed.has(next)) continue;
+    listed.add(next);
+    const [kind, name] = next.split(' ') as [string, string];
+    const got = await list(kind, 'ip', NFT_TABLE, name);
+    if (got === undefined) {
+      if (kind === 'chain' && name === chain) return undefined;
+      continue;
+    }
+    items.push(...got);
+    if (kind !== 'chain') continue;
+    const refs = nftReferences(got, name);
+    pending.push(...refs.chains.map((c) => `chain ${c}`), ...refs.maps.map((m) => `map ${m}`));
+  }
+  return new Set(nftChainTargets(items, chain));
 }

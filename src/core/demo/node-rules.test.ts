@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderFull } from '../proxy/iptables.js';
 import { ep, portState, stateOf } from '../proxy/testing/builders.js';
-import { iptablesNodeRules, nftNodeRules } from './node-rules.js';
+import { iptablesNodeRules, nftNodeRules, nftReferences } from './node-rules.js';
 
 // `nft -j list table ip svcplane` items, in nft 1.0.6's shapes, for: 10.96.0.10:80 served by two
 // endpoints, 10.96.0.20:80 with no endpoint anywhere (reject), 10.96.0.30:80 with none for this node (drop).
@@ -114,6 +114,25 @@ describe('nftNodeRules', () => {
   it('a Service chain without endpoint chains DNATs nowhere', () => {
     const items = [map('service-ips', [[key('10.96.0.10', 80), { goto: { target: SVC } }]])];
     assert.deepEqual(nftNodeRules(items, '10.96.0.10', 80), { kind: 'dnat', chain: SVC, targets: [] });
+  });
+});
+
+describe('nftReferences', () => {
+  it('names the chains a chain jumps or goes to, and the maps its DNATs look up', () => {
+    assert.deepEqual(nftReferences(NFT, SVC), { chains: [EP1, EP2], maps: [] });
+    assert.deepEqual(nftReferences(NFT, EP1), { chains: ['mark-for-masquerade'], maps: [] });
+    const viaMap = rule('service-x', [
+      {
+        dnat: {
+          family: 'ip',
+          addr: {
+            map: { key: { numgen: { mode: 'random', mod: 2, offset: 16 } }, data: '@endpoints-tcp-1' },
+          },
+        },
+      },
+    ]);
+    assert.deepEqual(nftReferences([viaMap], 'service-x'), { chains: [], maps: ['endpoints-tcp-1'] });
+    assert.deepEqual(nftReferences(NFT, 'no-such-chain'), { chains: [], maps: [] });
   });
 });
 

@@ -115,6 +115,23 @@ export function nftChainTargets(items: readonly unknown[], chain: string): strin
   return [...new Set(targets)].sort();
 }
 
+/**
+ * What the rules of `chain` among `items` refer to: the chains they jump or go to, and the maps their DNATs
+ * look endpoints up in (without the `@`). A reader that lists one chain at a time (the whole table costs
+ * seconds at 10,000 Services) lists these next, until nothing new is named, then asks nftChainTargets.
+ */
+export function nftReferences(
+  items: readonly unknown[],
+  chain: string,
+): { chains: string[]; maps: string[] } {
+  const exprs = items.map((i) => field(i, 'rule')).filter((r) => field(r, 'chain') === chain);
+  const maps = collect(exprs, (o) => {
+    const data = field(field(field(o['dnat'], 'addr'), 'map'), 'data');
+    return typeof data === 'string' ? data.replace(/^@/, '') : undefined;
+  });
+  return { chains: [...new Set(collect(exprs, verdictTarget))], maps: [...new Set(maps)] };
+}
+
 /** One `-A CHAIN ...` line of iptables-save: its chain, and its options with quoted comments removed. */
 function appends(save: string): Array<{ chain: string; rest: string }> {
   const out: Array<{ chain: string; rest: string }> = [];
