@@ -369,6 +369,34 @@ describe('renderNftFull() and renderNftPartial()', () => {
     }
   });
 
+  it('writes the shared sets a piece at a time too, however many elements they have', () => {
+    // 1,200 ports of 10 endpoints each: 12,000 hairpin pairs, besides 1,200 cluster IPs.
+    const ports = Array.from({ length: 1200 }, (_, i) =>
+      portState(`ns/s${i}`, {
+        clusterIPs: [`10.96.${i >> 8}.${i & 255}`],
+        internal: Array.from({ length: 10 }, (_, j) => ep(`10.${j + 1}.${i >> 8}.${i & 255}`)),
+      }),
+    );
+    const state = stateOf(...ports);
+    const plan = renderNftFull(state, V4);
+    const pieces = [...plan.pieces];
+    const elementsIn = (piece: string): number =>
+      piece
+        .split('\n')
+        .filter((l) => l.startsWith('add element'))
+        .reduce((n, l) => n + l.split(', ').length, 0);
+    assert.ok(
+      pieces.every((p) => elementsIn(p) <= 5000),
+      `elements per piece: ${pieces.map(elementsIn).join(' ')}`,
+    );
+    assert.equal(
+      pieces.reduce((n, p) => n + elementsIn(p), 0),
+      plan.changes.elements,
+    );
+    assert.equal(pieces.join(''), plan.text);
+    assert.deepEqual(nftTable(plan.model), tableOf(nftModel(state, V4)));
+  });
+
   it('renders a whole-table plan as it is read, from the state as it was when the plan was made', () => {
     const state = new Map(stateOf(a, b));
     const plan = renderNftFull(state, V4);

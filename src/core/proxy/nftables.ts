@@ -346,6 +346,8 @@ const whole = (w: { text: string; changes: NftChanges }, model: NftKept): NftPla
 
 /** Service ports rendered and written per piece of a whole-table write. */
 const PORTS_PER_PIECE = 500;
+/** Elements of the shared sets and maps written per piece of a whole-table write (as many as 500 ports' endpoints). */
+const ELEMENTS_PER_PIECE = 5000;
 
 /**
  * The whole table of `state` as one transaction, written a piece of Service ports at a time, so that the
@@ -436,11 +438,20 @@ function* writeWhole(
     slotted.clear();
     yield tx.take();
   }
+  // The shared sets' elements a piece at a time too: at 10,000 Services they are over a hundred thousand
+  // (a hairpin pair per endpoint address), megabytes of text that would otherwise be built at once.
+  let inPiece = 0;
   for (const [s, inSet] of holders) {
     const inMap = values.get(s);
-    const list = [...inSet.keys()].map((k) =>
-      inMap === undefined ? k : element({ map: true }, k, inMap.get(k)!),
-    );
+    let list: string[] = [];
+    for (const k of inSet.keys()) {
+      list.push(inMap === undefined ? k : element({ map: true }, k, inMap.get(k)!));
+      if (++inPiece < ELEMENTS_PER_PIECE) continue;
+      elements += tx.addElementList(s, list);
+      list = [];
+      inPiece = 0;
+      yield tx.take();
+    }
     elements += tx.addElementList(s, list);
   }
   let chainsDeleted = 0;
