@@ -117,7 +117,8 @@ const NODEPORT_IPS = 'nodeport-ips';
 const HEALTH_CHECK_NODEPORTS = 'health-check-nodeports';
 const MARK_FOR_MASQUERADE = 'mark-for-masquerade';
 const REJECT_CHAIN = 'reject-chain';
-const HAIRPIN = 'hairpin-endpoints';
+/** The set of endpoint address pairs whose traffic is masqueraded (a pod reaching itself through a Service). */
+export const HAIRPIN = 'hairpin-endpoints';
 
 /** The chains and sets every render has, whatever the Services. */
 export function writeFixed(t: Table, o: RenderOptions): void {

@@ -407,6 +407,32 @@ describe('renderNftFull() and renderNftPartial()', () => {
     assert.match(text, /10\.96\.0\.2 \. tcp \. 80 : goto service-/);
   });
 
+  it('keeps a hairpin pair two Services share until the last of them goes, in either family', () => {
+    for (const [o, ips, pair] of [
+      [V4, ['10.96.0.1', '10.96.0.2'], '10.0.0.7 . 10.0.0.7'],
+      [V4, ['10.96.0.1', '10.96.0.2'], '192.168.200.7 . 192.168.200.7'],
+      [{ family: 6 }, ['fd00:96::1', 'fd00:96::2'], 'fd00::7 . fd00::7'],
+    ] as const) {
+      const ip = pair.split(' ')[0]!;
+      const x = portState('ns/x', { clusterIPs: [ips[0]], internal: [ep(ip)] });
+      const y = portState('ns/y', { clusterIPs: [ips[1]], internal: [ep(ip, 9090)] });
+      const full = renderNftFull(stateOf(x, y), o);
+      assert.equal(full.text.split(pair).length - 1, 1, 'the pair written once');
+      // y goes: x still holds the pair.
+      const one = renderNftPartial(full.model, stateOf(x), o, new Set(['ns/y']));
+      assert.ok(!one.text.includes(pair), one.text);
+      assert.deepEqual(nftTable(one.model), tableOf(nftModel(stateOf(x), o)));
+      // x goes too: the pair is deleted.
+      const none = renderNftPartial(one.model, stateOf(), o, new Set(['ns/x']));
+      assert.ok(
+        none.text.includes(
+          `delete element ${o.family === 6 ? 'ip6' : 'ip'} svcplane hairpin-endpoints { ${pair} }`,
+        ),
+      );
+      assert.deepEqual(nftTable(none.model), tableOf(nftModel(stateOf(), o)));
+    }
+  });
+
   it("writes only what changed: an added Service port's chain and elements, an endpoint gone, a Service removed", () => {
     const before = renderNftFull(stateOf(a), V4).model;
     const a2 = { ...a, internal: [ep('10.0.0.1')] };

@@ -4,7 +4,9 @@
 // (the periodic full sync), and a partial sync of only the Service ports that changed. See docs/proxy.md.
 import { prepare, type Family } from './iptables-service.js';
 import type { RenderOptions } from './iptables.js';
+import { packAddress, unpackAddress } from '../topology/endpoints.js';
 import {
+  HAIRPIN,
   NFT_TABLE,
   Table,
   eachElement,
@@ -52,8 +54,30 @@ export interface NftPlan {
 /** The service ports that write one element: a single port's key (the common case, no array), or several. */
 type Holders = string | readonly string[];
 
-/** Per set or map, per element key, the service ports that write it (endpoint map elements left out). */
-type HolderMap = ReadonlyMap<string, ReadonlyMap<string, Holders>>;
+/**
+ * How the holders name an element: by its key, except a hairpin pair of an IPv4 address (`a . a`), named
+ * by the address as a number. The proxy keeps one pair per endpoint address of the cluster (a hundred
+ * thousand at 10,000 Services): a number below 2^31 (10.0.0.0/8 among them) is held in the map's own
+ * slot and a greater one takes 16 bytes, where each pair's key would be a string of about 48.
+ */
+type HolderKey = string | number;
+
+const holderKey = (set: string, k: string): HolderKey => {
+  if (set !== HAIRPIN) return k;
+  const ip = k.slice(0, k.indexOf(' '));
+  const n = packAddress(ip);
+  return typeof n === 'number' && k.length === 2 * ip.length + 3 && k.endsWith(ip) ? n : k;
+};
+
+/** The element key a holder key names (holderKey's inverse). */
+const keyOfHolder = (h: HolderKey): string => {
+  if (typeof h === 'string') return h;
+  const ip = unpackAddress(h);
+  return [ip, ip].join(' . ');
+};
+
+/** Per set or map, per element (holderKey), the service ports that write it (endpoint map elements left out). */
+type HolderMap = ReadonlyMap<string, ReadonlyMap<HolderKey, Holders>>;
 
 /** The table as a render leaves it, with what each Service port of the state owns in it. */
 export interface NftProxyModel extends NftModel {
@@ -97,14 +121,15 @@ function renderPort(t: Table, st: ServicePortState, o: RenderOptions): NftOwned 
 }
 
 /** Records `key` as a holder of element `k` of `set`; ports come in key order (a full render). */
-function hold(holders: Map<string, Map<string, Holders>>, set: string, k: string, key: string): void {
+function hold(holders: Map<string, Map<HolderKey, Holders>>, set: string, k: string, key: string): void {
   let inSet = holders.get(set);
   if (inSet === undefined) holders.set(set, (inSet = new Map()));
+  const id = holderKey(set, k);
   // Keys come in order: a port already there is the last one.
-  const h = inSet.get(k);
-  if (h === undefined) inSet.set(k, key);
+  const h = inSet.get(id);
+  if (h === undefined) inSet.set(id, key);
   else if (typeof h === 'string') {
-    if (h !== key) inSet.set(k, [h, key]);
+    if (h !== key) inSet.set(id, [h, key]);
   } else if (h.at(-1) !== key) (h as string[]).push(key);
 }
 
@@ -113,7 +138,7 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
   const t = new Table(emptySlots());
   writeFixed(t, o);
   const owned = new Map<string, NftOwned>();
-  const holders = new Map<string, Map<string, Holders>>();
+  const holders = new Map<string, Map<HolderKey, Holders>>();
   for (const key of [...state.keys()].sort()) {
     const own = renderPort(t, state.get(key)!, o);
     owned.set(key, own);
@@ -214,7 +239,7 @@ function patch(
   redo: readonly string[],
 ): { before: NftModel; next: NftModel; touched: NftTouched; edits: Edits } {
   const ports = kept.ports as Map<string, ServicePortState>;
-  const holders = kept.holders as Map<string, Map<string, Holders>>;
+  const holders = kept.holders as Map<string, Map<HolderKey, Holders>>;
   const edits = new Edits();
   const touched = {
     chains: new Set<string>(),
@@ -291,7 +316,7 @@ function patch(
       const elements = new Map<string, string>();
       for (const k of keys) {
         const id = elementId(s, k);
-        const h = holders.get(s)?.get(k);
+        const h = holders.get(s)?.get(holderKey(s, k));
         const v = isEndpointMap(s)
           ? slots.get(id)
           : h === undefined
@@ -311,12 +336,13 @@ function patch(
       eachElement(own, (s, k) => {
         if (isEndpointMap(s)) return;
         const inSet = holders.get(s);
-        const h = inSet?.get(k);
+        const id = holderKey(s, k);
+        const h = inSet?.get(id);
         if (inSet === undefined || h === undefined || !holds(h, key)) return;
         const rest = typeof h === 'string' ? [] : h.filter((x) => x !== key);
-        if (rest.length > 0) edits.set(inSet, k, rest.length === 1 ? rest[0]! : rest);
+        if (rest.length > 0) edits.set(inSet, id, rest.length === 1 ? rest[0]! : rest);
         else {
-          edits.delete(inSet, k);
+          edits.delete(inSet, id);
           if (inSet.size === 0) edits.delete(holders, s);
         }
       });
@@ -329,9 +355,10 @@ function patch(
       if (isEndpointMap(s)) return;
       let inSet = holders.get(s);
       if (inSet === undefined) edits.set(holders, s, (inSet = new Map()));
-      const h = inSet.get(k);
-      if (h === undefined) edits.set(inSet, k, key);
-      else if (!holds(h, key)) edits.set(inSet, k, [...(typeof h === 'string' ? [h] : h), key].sort());
+      const id = holderKey(s, k);
+      const h = inSet.get(id);
+      if (h === undefined) edits.set(inSet, id, key);
+      else if (!holds(h, key)) edits.set(inSet, id, [...(typeof h === 'string' ? [h] : h), key].sort());
     });
   }
   return { before, next: modelOf(t, now), touched, edits };
@@ -374,7 +401,7 @@ function* writeWhole(
   if (gone === undefined) tx.lines.push(`add table ${t}`, `delete table ${t}`, `add table ${t}`);
   else tx.lines.push(`add table ${t}`);
   const slots = emptySlots();
-  const holders = new Map<string, Map<string, Holders>>();
+  const holders = new Map<string, Map<HolderKey, Holders>>();
   // Names of `gone` that the table still has.
   const stays = new Set<string>();
   let chainsWritten = 0;
@@ -444,7 +471,8 @@ function* writeWhole(
   for (const [s, inSet] of holders) {
     const inMap = values.get(s);
     let list: string[] = [];
-    for (const k of inSet.keys()) {
+    for (const id of inSet.keys()) {
+      const k = keyOfHolder(id);
       list.push(inMap === undefined ? k : element({ map: true }, k, inMap.get(k)!));
       if (++inPiece < ELEMENTS_PER_PIECE) continue;
       elements += tx.addElementList(s, list);
