@@ -22,6 +22,7 @@ import {
   dynamic,
   element,
   writeDifference,
+  ELEMENTS_PER_COMMAND,
   type NftChanges,
   type NftModel,
   type NftSet,
@@ -371,18 +372,24 @@ const whole = (w: { text: string; changes: NftChanges }, model: NftKept): NftPla
   model,
 });
 
-/** Service ports rendered and written per piece of a whole-table write. */
-const PORTS_PER_PIECE = 500;
-/** Elements of the shared sets and maps written per piece of a whole-table write (as many as 500 ports' endpoints). */
+/**
+ * Service ports rendered at once in a whole-table write: a part of the table, held while it is written
+ * (its rules in the first pass, its endpoint map elements in the second).
+ */
+const PORTS_PER_PART = 100;
+/** Parts whose endpoint map elements make one piece (fewer, fuller `add element` commands for nft). */
+const PARTS_PER_ELEMENT_PIECE = 5;
+/** Elements of the shared sets and maps written per piece (about as many as a piece of endpoint elements). */
 const ELEMENTS_PER_PIECE = 5000;
 
 /**
- * The whole table of `state` as one transaction, written a piece of Service ports at a time, so that the
- * table itself (its chains, rules and elements) is never held whole beside the text; what is kept is built
- * on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per piece the ports'
- * sets, chains and rules (a rule names only its own port's chains and sets, and fixed ones); then per
- * piece their endpoint map elements; then the elements of the shared sets and maps (whose verdicts name
- * ports' chains), each with the value a full render gives it (its greatest holder's). Without `gone`, the
+ * The whole table of `state` as one transaction, written a piece at a time, so that the table itself (its
+ * chains, rules and elements) is never held whole beside the text, nor the text whole; what is kept is
+ * built on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per part (100
+ * Service ports) the ports' sets, chains and rules (a rule names only its own port's chains and sets, and
+ * fixed ones); then their endpoint map elements, 5 parts to a piece; then the elements of the shared sets
+ * and maps (whose verdicts name ports' chains), 5,000 to a piece, each with the value a full render gives
+ * it (its greatest holder's). Without `gone`, the
  * table is created (when missing) and deleted first, so that nothing another writer or an earlier version
  * left in it survives. With `gone` (a resync), the table stays: every set and chain is added (nothing
  * happens to one that exists, a missing one is created again), every chain is flushed before it is
@@ -406,6 +413,11 @@ function* writeWhole(
   const stays = new Set<string>();
   let chainsWritten = 0;
   let elements = 0;
+  /** What the transaction has collected since the last piece, as a piece (none when empty). */
+  const taken = function* (): Generator<string, void, undefined> {
+    const text = tx.take();
+    if (text !== '') yield text;
+  };
   const writePart = (part: Table): void => {
     for (const [name, s] of part.sets) {
       tx.addSet(name, s);
@@ -431,10 +443,10 @@ function* writeWhole(
   const values = new Map<string, Map<string, string>>();
   const slotted = new Map<string, string[]>();
   const keys = [...state.keys()].sort();
-  const piecesOfPorts = function* (): Generator<readonly string[], void, undefined> {
-    for (let i = 0; i < keys.length; i += PORTS_PER_PIECE) yield keys.slice(i, i + PORTS_PER_PIECE);
+  const parts = function* (): Generator<readonly string[], void, undefined> {
+    for (let i = 0; i < keys.length; i += PORTS_PER_PART) yield keys.slice(i, i + PORTS_PER_PART);
   };
-  for (const ports of piecesOfPorts()) {
+  for (const ports of parts()) {
     const part = new Table(slots);
     for (const key of ports)
       eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
@@ -446,13 +458,20 @@ function* writeWhole(
         inMap.set(k, v);
       });
     writePart(part);
-    yield tx.take();
+    yield* taken();
   }
   // The endpoint maps are filled once every rule is in place: the kernel checks each rule bound to a map
   // against the map's elements (in a resync, the flushed ones too), which costs more than checking each
   // element added against the rules bound. The ports are rendered again for it, with the ranges they were
-  // just given (nothing of the first pass is held).
-  for (const ports of piecesOfPorts()) {
+  // just given (nothing of the first pass is held), a part at a time; the elements of several parts are
+  // written together.
+  let partsIn = 0;
+  const slottedPiece = function* (): Generator<string, void, undefined> {
+    for (const [s, list] of slotted) elements += tx.addElementList(s, list);
+    slotted.clear();
+    yield* taken();
+  };
+  for (const ports of parts()) {
     const part = new Table(slots, 'read-only');
     for (const key of ports)
       eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
@@ -461,12 +480,14 @@ function* writeWhole(
         if (list === undefined) slotted.set(s, (list = []));
         list.push(element({ map: true }, k, v));
       });
-    for (const [s, list] of slotted) elements += tx.addElementList(s, list);
-    slotted.clear();
-    yield tx.take();
+    if (++partsIn < PARTS_PER_ELEMENT_PIECE) continue;
+    partsIn = 0;
+    yield* slottedPiece();
   }
+  yield* slottedPiece();
   // The shared sets' elements a piece at a time too: at 10,000 Services they are over a hundred thousand
-  // (a hairpin pair per endpoint address), megabytes of text that would otherwise be built at once.
+  // (a hairpin pair per endpoint address), megabytes of text that would otherwise be built at once. A set
+  // is cut only between two commands' worth of elements: the commands are the same as in one piece.
   let inPiece = 0;
   for (const [s, inSet] of holders) {
     const inMap = values.get(s);
@@ -474,11 +495,11 @@ function* writeWhole(
     for (const id of inSet.keys()) {
       const k = keyOfHolder(id);
       list.push(inMap === undefined ? k : element({ map: true }, k, inMap.get(k)!));
-      if (++inPiece < ELEMENTS_PER_PIECE) continue;
+      if (++inPiece < ELEMENTS_PER_PIECE || list.length % ELEMENTS_PER_COMMAND !== 0) continue;
       elements += tx.addElementList(s, list);
       list = [];
       inPiece = 0;
-      yield tx.take();
+      yield* taken();
     }
     elements += tx.addElementList(s, list);
   }
@@ -496,7 +517,7 @@ function* writeWhole(
     for (const [name, s] of sets) tx.deleteSet(name, s);
     chainsDeleted = chains.length;
   }
-  yield tx.take();
+  yield* taken();
   done(
     { family, table: NFT_TABLE, options: o, ports: new Map(state), holders, slots },
     {
