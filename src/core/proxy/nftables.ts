@@ -372,24 +372,24 @@ const whole = (w: { text: string; changes: NftChanges }, model: NftKept): NftPla
   model,
 });
 
+/** Service ports whose sets, chains and rules are rendered and written per piece of a whole-table write. */
+const PORTS_PER_PIECE = 500;
 /**
- * Service ports rendered at once in a whole-table write: a part of the table, held while it is written
- * (its rules in the first pass, its endpoint map elements in the second).
+ * Service ports rendered at once for their endpoint map elements (the rest of what is rendered is thrown
+ * away): a fifth of a piece, whose elements are written together, as many per command as in one go.
  */
 const PORTS_PER_PART = 100;
-/** Parts whose endpoint map elements make one piece (fewer, fuller `add element` commands for nft). */
-const PARTS_PER_ELEMENT_PIECE = 5;
 /** Elements of the shared sets and maps written per piece (about as many as a piece of endpoint elements). */
 const ELEMENTS_PER_PIECE = 5000;
 
 /**
  * The whole table of `state` as one transaction, written a piece at a time, so that the table itself (its
  * chains, rules and elements) is never held whole beside the text, nor the text whole; what is kept is
- * built on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per part (100
+ * built on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per piece (500
  * Service ports) the ports' sets, chains and rules (a rule names only its own port's chains and sets, and
- * fixed ones); then their endpoint map elements, 5 parts to a piece; then the elements of the shared sets
- * and maps (whose verdicts name ports' chains), 5,000 to a piece, each with the value a full render gives
- * it (its greatest holder's). Without `gone`, the
+ * fixed ones); then per piece their endpoint map elements (rendered 100 ports at a time); then the
+ * elements of the shared sets and maps (whose verdicts name ports' chains), 5,000 to a piece, each with
+ * the value a full render gives it (its greatest holder's). Without `gone`, the
  * table is created (when missing) and deleted first, so that nothing another writer or an earlier version
  * left in it survives. With `gone` (a resync), the table stays: every set and chain is added (nothing
  * happens to one that exists, a missing one is created again), every chain is flushed before it is
@@ -443,10 +443,10 @@ function* writeWhole(
   const values = new Map<string, Map<string, string>>();
   const slotted = new Map<string, string[]>();
   const keys = [...state.keys()].sort();
-  const parts = function* (): Generator<readonly string[], void, undefined> {
-    for (let i = 0; i < keys.length; i += PORTS_PER_PART) yield keys.slice(i, i + PORTS_PER_PART);
+  const parts = function* (size: number): Generator<readonly string[], void, undefined> {
+    for (let i = 0; i < keys.length; i += size) yield keys.slice(i, i + size);
   };
-  for (const ports of parts()) {
+  for (const ports of parts(PORTS_PER_PIECE)) {
     const part = new Table(slots);
     for (const key of ports)
       eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
@@ -471,7 +471,7 @@ function* writeWhole(
     slotted.clear();
     yield* taken();
   };
-  for (const ports of parts()) {
+  for (const ports of parts(PORTS_PER_PART)) {
     const part = new Table(slots, 'read-only');
     for (const key of ports)
       eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
@@ -480,7 +480,7 @@ function* writeWhole(
         if (list === undefined) slotted.set(s, (list = []));
         list.push(element({ map: true }, k, v));
       });
-    if (++partsIn < PARTS_PER_ELEMENT_PIECE) continue;
+    if (++partsIn < PORTS_PER_PIECE / PORTS_PER_PART) continue;
     partsIn = 0;
     yield* slottedPiece();
   }
