@@ -117,7 +117,8 @@ const NODEPORT_IPS = 'nodeport-ips';
 const HEALTH_CHECK_NODEPORTS = 'health-check-nodeports';
 const MARK_FOR_MASQUERADE = 'mark-for-masquerade';
 const REJECT_CHAIN = 'reject-chain';
-const HAIRPIN = 'hairpin-endpoints';
+/** The set of endpoint address pairs whose traffic is masqueraded (a pod reaching itself through a Service). */
+export const HAIRPIN = 'hairpin-endpoints';
 
 /** The chains and sets every render has, whatever the Services. */
 export function writeFixed(t: Table, o: RenderOptions): void {
@@ -254,7 +255,9 @@ export function writeService(t: Table, pp: Prepared, o: RenderOptions): void {
   // the DNATed packet's source and destination as a pair), so that its reply comes back through the node.
   const endpoints = new Map<string, ProxyEndpoint>();
   for (const e of [...pp.internal, ...pp.external]) endpoints.set(`${e.ip}|${e.port}`, e);
-  for (const e of new Set([...endpoints.values()].map((x) => x.ip))) t.element(HAIRPIN, `${e} . ${e}`);
+  // Each pair written as one flat string (a join, not a concatenation of concatenations): the proxy keeps
+  // every pair's key (who holds it, nftables.ts), one per endpoint address of the cluster.
+  for (const e of new Set([...endpoints.values()].map((x) => x.ip))) t.element(HAIRPIN, [e, e].join(' . '));
 
   // ClientIP affinity needs a chain per endpoint, which records the client in the endpoint's set; without
   // affinity the policy chain DNATs by itself (no chain per endpoint: the table has a chain per Service

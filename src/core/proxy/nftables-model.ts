@@ -32,7 +32,7 @@ export const element = (s: Pick<NftSet, 'map'>, key: string, value: string): str
   s.map ? `${key} : ${value}` : key;
 
 /** Elements written per `add element` command in a whole-table write. */
-const ELEMENTS_PER_COMMAND = 500;
+export const ELEMENTS_PER_COMMAND = 500;
 
 /** The commands of a transaction, collected in the order nft must see them. */
 export class Transaction {

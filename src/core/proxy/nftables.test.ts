@@ -369,6 +369,35 @@ describe('renderNftFull() and renderNftPartial()', () => {
     }
   });
 
+  it('writes the shared sets a piece at a time too, however many elements they have', () => {
+    // 1,200 ports of 10 endpoints each: 12,000 hairpin pairs, besides 1,200 cluster IPs.
+    const ports = Array.from({ length: 1200 }, (_, i) =>
+      portState(`ns/s${i}`, {
+        clusterIPs: [`10.96.${i >> 8}.${i & 255}`],
+        internal: Array.from({ length: 10 }, (_, j) => ep(`10.${j + 1}.${i >> 8}.${i & 255}`)),
+      }),
+    );
+    const state = stateOf(...ports);
+    const plan = renderNftFull(state, V4);
+    const pieces = [...plan.pieces];
+    const elementsIn = (piece: string): number =>
+      piece
+        .split('\n')
+        .filter((l) => l.startsWith('add element'))
+        .reduce((n, l) => n + l.split(', ').length, 0);
+    // 5,000 a piece, cut between two commands (of 500 elements).
+    assert.ok(
+      pieces.every((p) => elementsIn(p) < 5500),
+      `elements per piece: ${pieces.map(elementsIn).join(' ')}`,
+    );
+    assert.equal(
+      pieces.reduce((n, p) => n + elementsIn(p), 0),
+      plan.changes.elements,
+    );
+    assert.equal(pieces.join(''), plan.text);
+    assert.deepEqual(nftTable(plan.model), tableOf(nftModel(state, V4)));
+  });
+
   it('renders a whole-table plan as it is read, from the state as it was when the plan was made', () => {
     const state = new Map(stateOf(a, b));
     const plan = renderNftFull(state, V4);
@@ -377,6 +406,32 @@ describe('renderNftFull() and renderNftPartial()', () => {
     assert.equal([...plan.pieces].join(''), text);
     assert.deepEqual([...plan.model.ports.keys()], ['ns/a', 'ns/b']);
     assert.match(text, /10\.96\.0\.2 \. tcp \. 80 : goto service-/);
+  });
+
+  it('keeps a hairpin pair two Services share until the last of them goes, in either family', () => {
+    for (const [o, ips, pair] of [
+      [V4, ['10.96.0.1', '10.96.0.2'], '10.0.0.7 . 10.0.0.7'],
+      [V4, ['10.96.0.1', '10.96.0.2'], '192.168.200.7 . 192.168.200.7'],
+      [{ family: 6 }, ['fd00:96::1', 'fd00:96::2'], 'fd00::7 . fd00::7'],
+    ] as const) {
+      const ip = pair.split(' ')[0]!;
+      const x = portState('ns/x', { clusterIPs: [ips[0]], internal: [ep(ip)] });
+      const y = portState('ns/y', { clusterIPs: [ips[1]], internal: [ep(ip, 9090)] });
+      const full = renderNftFull(stateOf(x, y), o);
+      assert.equal(full.text.split(pair).length - 1, 1, 'the pair written once');
+      // y goes: x still holds the pair.
+      const one = renderNftPartial(full.model, stateOf(x), o, new Set(['ns/y']));
+      assert.ok(!one.text.includes(pair), one.text);
+      assert.deepEqual(nftTable(one.model), tableOf(nftModel(stateOf(x), o)));
+      // x goes too: the pair is deleted.
+      const none = renderNftPartial(one.model, stateOf(), o, new Set(['ns/x']));
+      assert.ok(
+        none.text.includes(
+          `delete element ${o.family === 6 ? 'ip6' : 'ip'} svcplane hairpin-endpoints { ${pair} }`,
+        ),
+      );
+      assert.deepEqual(nftTable(none.model), tableOf(nftModel(stateOf(), o)));
+    }
   });
 
   it("writes only what changed: an added Service port's chain and elements, an endpoint gone, a Service removed", () => {

@@ -4,7 +4,9 @@
 // (the periodic full sync), and a partial sync of only the Service ports that changed. See docs/proxy.md.
 import { prepare, type Family } from './iptables-service.js';
 import type { RenderOptions } from './iptables.js';
+import { packAddress, unpackAddress } from '../topology/endpoints.js';
 import {
+  HAIRPIN,
   NFT_TABLE,
   Table,
   eachElement,
@@ -20,6 +22,7 @@ import {
   dynamic,
   element,
   writeDifference,
+  ELEMENTS_PER_COMMAND,
   type NftChanges,
   type NftModel,
   type NftSet,
@@ -52,8 +55,30 @@ export interface NftPlan {
 /** The service ports that write one element: a single port's key (the common case, no array), or several. */
 type Holders = string | readonly string[];
 
-/** Per set or map, per element key, the service ports that write it (endpoint map elements left out). */
-type HolderMap = ReadonlyMap<string, ReadonlyMap<string, Holders>>;
+/**
+ * How the holders name an element: by its key, except a hairpin pair of an IPv4 address (`a . a`), named
+ * by the address as a number. The proxy keeps one pair per endpoint address of the cluster (a hundred
+ * thousand at 10,000 Services): a number below 2^31 (10.0.0.0/8 among them) is held in the map's own
+ * slot and a greater one takes 16 bytes, where each pair's key would be a string of about 48.
+ */
+type HolderKey = string | number;
+
+const holderKey = (set: string, k: string): HolderKey => {
+  if (set !== HAIRPIN) return k;
+  const ip = k.slice(0, k.indexOf(' '));
+  const n = packAddress(ip);
+  return typeof n === 'number' && k.length === 2 * ip.length + 3 && k.endsWith(ip) ? n : k;
+};
+
+/** The element key a holder key names (holderKey's inverse). */
+const keyOfHolder = (h: HolderKey): string => {
+  if (typeof h === 'string') return h;
+  const ip = unpackAddress(h);
+  return [ip, ip].join(' . ');
+};
+
+/** Per set or map, per element (holderKey), the service ports that write it (endpoint map elements left out). */
+type HolderMap = ReadonlyMap<string, ReadonlyMap<HolderKey, Holders>>;
 
 /** The table as a render leaves it, with what each Service port of the state owns in it. */
 export interface NftProxyModel extends NftModel {
@@ -97,14 +122,15 @@ function renderPort(t: Table, st: ServicePortState, o: RenderOptions): NftOwned 
 }
 
 /** Records `key` as a holder of element `k` of `set`; ports come in key order (a full render). */
-function hold(holders: Map<string, Map<string, Holders>>, set: string, k: string, key: string): void {
+function hold(holders: Map<string, Map<HolderKey, Holders>>, set: string, k: string, key: string): void {
   let inSet = holders.get(set);
   if (inSet === undefined) holders.set(set, (inSet = new Map()));
+  const id = holderKey(set, k);
   // Keys come in order: a port already there is the last one.
-  const h = inSet.get(k);
-  if (h === undefined) inSet.set(k, key);
+  const h = inSet.get(id);
+  if (h === undefined) inSet.set(id, key);
   else if (typeof h === 'string') {
-    if (h !== key) inSet.set(k, [h, key]);
+    if (h !== key) inSet.set(id, [h, key]);
   } else if (h.at(-1) !== key) (h as string[]).push(key);
 }
 
@@ -113,7 +139,7 @@ export function nftModel(state: ProxyState, o: RenderOptions): NftProxyModel {
   const t = new Table(emptySlots());
   writeFixed(t, o);
   const owned = new Map<string, NftOwned>();
-  const holders = new Map<string, Map<string, Holders>>();
+  const holders = new Map<string, Map<HolderKey, Holders>>();
   for (const key of [...state.keys()].sort()) {
     const own = renderPort(t, state.get(key)!, o);
     owned.set(key, own);
@@ -214,7 +240,7 @@ function patch(
   redo: readonly string[],
 ): { before: NftModel; next: NftModel; touched: NftTouched; edits: Edits } {
   const ports = kept.ports as Map<string, ServicePortState>;
-  const holders = kept.holders as Map<string, Map<string, Holders>>;
+  const holders = kept.holders as Map<string, Map<HolderKey, Holders>>;
   const edits = new Edits();
   const touched = {
     chains: new Set<string>(),
@@ -291,7 +317,7 @@ function patch(
       const elements = new Map<string, string>();
       for (const k of keys) {
         const id = elementId(s, k);
-        const h = holders.get(s)?.get(k);
+        const h = holders.get(s)?.get(holderKey(s, k));
         const v = isEndpointMap(s)
           ? slots.get(id)
           : h === undefined
@@ -311,12 +337,13 @@ function patch(
       eachElement(own, (s, k) => {
         if (isEndpointMap(s)) return;
         const inSet = holders.get(s);
-        const h = inSet?.get(k);
+        const id = holderKey(s, k);
+        const h = inSet?.get(id);
         if (inSet === undefined || h === undefined || !holds(h, key)) return;
         const rest = typeof h === 'string' ? [] : h.filter((x) => x !== key);
-        if (rest.length > 0) edits.set(inSet, k, rest.length === 1 ? rest[0]! : rest);
+        if (rest.length > 0) edits.set(inSet, id, rest.length === 1 ? rest[0]! : rest);
         else {
-          edits.delete(inSet, k);
+          edits.delete(inSet, id);
           if (inSet.size === 0) edits.delete(holders, s);
         }
       });
@@ -329,9 +356,10 @@ function patch(
       if (isEndpointMap(s)) return;
       let inSet = holders.get(s);
       if (inSet === undefined) edits.set(holders, s, (inSet = new Map()));
-      const h = inSet.get(k);
-      if (h === undefined) edits.set(inSet, k, key);
-      else if (!holds(h, key)) edits.set(inSet, k, [...(typeof h === 'string' ? [h] : h), key].sort());
+      const id = holderKey(s, k);
+      const h = inSet.get(id);
+      if (h === undefined) edits.set(inSet, id, key);
+      else if (!holds(h, key)) edits.set(inSet, id, [...(typeof h === 'string' ? [h] : h), key].sort());
     });
   }
   return { before, next: modelOf(t, now), touched, edits };
@@ -344,16 +372,24 @@ const whole = (w: { text: string; changes: NftChanges }, model: NftKept): NftPla
   model,
 });
 
-/** Service ports rendered and written per piece of a whole-table write. */
+/** Service ports whose sets, chains and rules are rendered and written per piece of a whole-table write. */
 const PORTS_PER_PIECE = 500;
+/**
+ * Service ports rendered at once for their endpoint map elements (the rest of what is rendered is thrown
+ * away): a fifth of a piece, whose elements are written together, as many per command as in one go.
+ */
+const PORTS_PER_PART = 100;
+/** Elements of the shared sets and maps written per piece (about as many as a piece of endpoint elements). */
+const ELEMENTS_PER_PIECE = 5000;
 
 /**
- * The whole table of `state` as one transaction, written a piece of Service ports at a time, so that the
- * table itself (its chains, rules and elements) is never held whole beside the text; what is kept is built
- * on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per piece the ports'
- * sets, chains and rules (a rule names only its own port's chains and sets, and fixed ones); then per
- * piece their endpoint map elements; then the elements of the shared sets and maps (whose verdicts name
- * ports' chains), each with the value a full render gives it (its greatest holder's). Without `gone`, the
+ * The whole table of `state` as one transaction, written a piece at a time, so that the table itself (its
+ * chains, rules and elements) is never held whole beside the text, nor the text whole; what is kept is
+ * built on the way. In an order nft takes in one go: the fixed sets, chains and rules; then per piece (500
+ * Service ports) the ports' sets, chains and rules (a rule names only its own port's chains and sets, and
+ * fixed ones); then per piece their endpoint map elements (rendered 100 ports at a time); then the
+ * elements of the shared sets and maps (whose verdicts name ports' chains), 5,000 to a piece, each with
+ * the value a full render gives it (its greatest holder's). Without `gone`, the
  * table is created (when missing) and deleted first, so that nothing another writer or an earlier version
  * left in it survives. With `gone` (a resync), the table stays: every set and chain is added (nothing
  * happens to one that exists, a missing one is created again), every chain is flushed before it is
@@ -372,11 +408,16 @@ function* writeWhole(
   if (gone === undefined) tx.lines.push(`add table ${t}`, `delete table ${t}`, `add table ${t}`);
   else tx.lines.push(`add table ${t}`);
   const slots = emptySlots();
-  const holders = new Map<string, Map<string, Holders>>();
+  const holders = new Map<string, Map<HolderKey, Holders>>();
   // Names of `gone` that the table still has.
   const stays = new Set<string>();
   let chainsWritten = 0;
   let elements = 0;
+  /** What the transaction has collected since the last piece, as a piece (none when empty). */
+  const taken = function* (): Generator<string, void, undefined> {
+    const text = tx.take();
+    if (text !== '') yield text;
+  };
   const writePart = (part: Table): void => {
     for (const [name, s] of part.sets) {
       tx.addSet(name, s);
@@ -402,10 +443,10 @@ function* writeWhole(
   const values = new Map<string, Map<string, string>>();
   const slotted = new Map<string, string[]>();
   const keys = [...state.keys()].sort();
-  const piecesOfPorts = function* (): Generator<readonly string[], void, undefined> {
-    for (let i = 0; i < keys.length; i += PORTS_PER_PIECE) yield keys.slice(i, i + PORTS_PER_PIECE);
+  const parts = function* (size: number): Generator<readonly string[], void, undefined> {
+    for (let i = 0; i < keys.length; i += size) yield keys.slice(i, i + size);
   };
-  for (const ports of piecesOfPorts()) {
+  for (const ports of parts(PORTS_PER_PIECE)) {
     const part = new Table(slots);
     for (const key of ports)
       eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
@@ -417,13 +458,20 @@ function* writeWhole(
         inMap.set(k, v);
       });
     writePart(part);
-    yield tx.take();
+    yield* taken();
   }
   // The endpoint maps are filled once every rule is in place: the kernel checks each rule bound to a map
   // against the map's elements (in a resync, the flushed ones too), which costs more than checking each
   // element added against the rules bound. The ports are rendered again for it, with the ranges they were
-  // just given (nothing of the first pass is held).
-  for (const ports of piecesOfPorts()) {
+  // just given (nothing of the first pass is held), a part at a time; the elements of several parts are
+  // written together.
+  let partsIn = 0;
+  const slottedPiece = function* (): Generator<string, void, undefined> {
+    for (const [s, list] of slotted) elements += tx.addElementList(s, list);
+    slotted.clear();
+    yield* taken();
+  };
+  for (const ports of parts(PORTS_PER_PART)) {
     const part = new Table(slots, 'read-only');
     for (const key of ports)
       eachElement(renderPort(part, state.get(key)!, o), (s, k, v) => {
@@ -432,15 +480,27 @@ function* writeWhole(
         if (list === undefined) slotted.set(s, (list = []));
         list.push(element({ map: true }, k, v));
       });
-    for (const [s, list] of slotted) elements += tx.addElementList(s, list);
-    slotted.clear();
-    yield tx.take();
+    if (++partsIn < PORTS_PER_PIECE / PORTS_PER_PART) continue;
+    partsIn = 0;
+    yield* slottedPiece();
   }
+  yield* slottedPiece();
+  // The shared sets' elements a piece at a time too: at 10,000 Services they are over a hundred thousand
+  // (a hairpin pair per endpoint address), megabytes of text that would otherwise be built at once. A set
+  // is cut only between two commands' worth of elements: the commands are the same as in one piece.
+  let inPiece = 0;
   for (const [s, inSet] of holders) {
     const inMap = values.get(s);
-    const list = [...inSet.keys()].map((k) =>
-      inMap === undefined ? k : element({ map: true }, k, inMap.get(k)!),
-    );
+    let list: string[] = [];
+    for (const id of inSet.keys()) {
+      const k = keyOfHolder(id);
+      list.push(inMap === undefined ? k : element({ map: true }, k, inMap.get(k)!));
+      if (++inPiece < ELEMENTS_PER_PIECE || list.length % ELEMENTS_PER_COMMAND !== 0) continue;
+      elements += tx.addElementList(s, list);
+      list = [];
+      inPiece = 0;
+      yield* taken();
+    }
     elements += tx.addElementList(s, list);
   }
   let chainsDeleted = 0;
@@ -457,7 +517,7 @@ function* writeWhole(
     for (const [name, s] of sets) tx.deleteSet(name, s);
     chainsDeleted = chains.length;
   }
-  yield tx.take();
+  yield* taken();
   done(
     { family, table: NFT_TABLE, options: o, ports: new Map(state), holders, slots },
     {
