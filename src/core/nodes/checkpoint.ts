@@ -140,12 +140,15 @@ export function decodeCheckpoint(text: string, node: string): NodeCheckpoint {
     seen.add(key);
     const nodeName = rec(rec(raw)['spec'])['nodeName'];
     if (nodeName !== node) {
-      throw new CheckpointError(`${where}: pod ${key} is bound to ${JSON.stringify(nodeName)}, not "${node}"`);
+      throw new CheckpointError(
+        `${where}: pod ${key} is bound to ${JSON.stringify(nodeName)}, not "${node}"`,
+      );
     }
     const bad = statusPodIPs(pod as { metadata: object; status?: unknown }).find(
       (ip) => canonicalIP(ip) === undefined,
     );
-    if (bad !== undefined) throw new CheckpointError(`${where}: pod ${key} has pod IP ${JSON.stringify(bad)}`);
+    if (bad !== undefined)
+      throw new CheckpointError(`${where}: pod ${key} has pod IP ${JSON.stringify(bad)}`);
     pods.push(checkpointPod(pod));
   }
   return {
