@@ -4,7 +4,7 @@
 //   keep  the CNI keeps addresses (host-local with its state on disk): every pod holds the IPs it had.
 //   new   the CNI does not (its state was on a tmpfs, or an overlay that hands out leases anew): every
 //         pod that ran before the restart gets a NEW address from the pool, never the one it had while
-//         the range has another free address. The round-robin continues from the checkpoint's position
+//         the range has another free address (then another restarted pod's old one). The round-robin continues from the checkpoint's position
 //         (PodIPPool.resume), so addresses are not handed back at once either.
 //
 // Pure: the pool is the node's PodIPPool.
@@ -27,8 +27,9 @@ const previousKey = (key: string): string => `\u0000previous/${key}`;
 /**
  * Gives every pod new addresses (mode `new`), in the order given. While they are chosen, every pod's
  * previous addresses are held, so no pod gets its own (or another restarted pod's) old address while the
- * range has another; a pod for which none is left is tried once more after the old addresses are free
- * again (it may then get an old address, though not while the scan finds another first). Returns each
+ * range has another; a pod for which none is left is tried again once the old addresses are free,
+ * holding only its own, so it gets another pod's old address, or its own when nothing else is left.
+ * Returns each
  * pod's addresses, or undefined for a pod the full range leaves without (it waits, Pending, as any pod
  * on a full node). A pod whose key already holds addresses keeps them.
  */
@@ -57,6 +58,15 @@ export function readdressPods(
     out.set(p.key, ips);
   }
   for (const k of held) pool.release(k);
-  for (const k of waiting) out.set(k, tryAllocate(k));
+  // Another restarted pod's old address is better than the pod's own: hold its own while it chooses.
+  const previousOf = new Map(pods.map((p) => [p.key, p.previous]));
+  for (const k of waiting) {
+    const own = previousOf.get(k) ?? [];
+    const holding = own.length > 0 && pool.reserve(previousKey(k), own) === undefined;
+    let ips = tryAllocate(k);
+    if (holding) pool.release(previousKey(k));
+    ips ??= tryAllocate(k);
+    out.set(k, ips);
+  }
   return out;
 }
