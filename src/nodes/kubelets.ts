@@ -85,6 +85,8 @@ interface NodeState {
   readonly reg: KubeletNode;
   /** The node's Lease as last written; undefined until the node is registered (offline). */
   lease: KObject | undefined;
+  /** The registered Node's UID; the checkpoint's until the node is registered ('' without either). */
+  uid: string;
   readonly pool: PodIPPool;
   /** The node's view of its pods: pod key → the pod as last seen, with the status last reported. */
   readonly pods: Map<string, KObject>;
@@ -139,6 +141,7 @@ export class SimulatedKubelets {
       this.nodes.set(reg.name, {
         reg,
         lease: undefined,
+        uid: o.checkpoints?.get(reg.name)?.nodeUID ?? '',
         pool: new PodIPPool(cidrs),
         pods: new Map(),
         nextLeaseMs: t + LEASE_RENEW_INTERVAL_MS + staggerOffsetMs(reg.index, count),
@@ -186,7 +189,17 @@ export class SimulatedKubelets {
    * every other pod's status (its current IPs) is reported.
    */
   async start(registered: readonly RegisteredNode[]): Promise<void> {
-    this.restore();
+    // Started online: a checkpoint of a Node that has since been deleted and created again (another
+    // cluster, a reused name) is not this node's past; its pods and pool position are left alone.
+    const stale = this.restored
+      ? []
+      : registered.filter((r) => {
+          const cp = this.o.checkpoints?.get(r.name);
+          return cp !== undefined && cp.nodeUID !== r.uid;
+        });
+    for (const r of stale)
+      this.o.log.info('ignoring the checkpoint of an earlier node of the same name', { node: r.name });
+    this.restore(new Set(stale.map((r) => r.name)));
     for (const reg of registered) {
       const state = this.nodes.get(reg.name);
       if (state === undefined) continue;
@@ -195,6 +208,7 @@ export class SimulatedKubelets {
           `node "${reg.name}" is registered with podCIDRs ${reg.podCIDRs.join(',')}, but its pods run in ${state.reg.podCIDRs.join(',')} (its checkpoint); remove ${this.o.rootDir ?? 'the checkpoint'}/${reg.name} to start it afresh`,
         );
       state.lease = reg.lease;
+      state.uid = reg.uid;
     }
     this.nodeInformer.addHandlers({
       onAdd: (n) => this.observeNode(n),
@@ -261,13 +275,13 @@ export class SimulatedKubelets {
    * Once, before any pod is handled: the checkpoint's pods enter the view, the pool continues from the
    * checkpoint's position, and the pods keep their addresses (keep) or get new ones (new).
    */
-  private restore(): void {
+  private restore(ignore: ReadonlySet<string> = new Set()): void {
     if (this.restored) return;
     this.restored = true;
     const pods: KObject[] = [];
     for (const state of this.nodes.values()) {
       const cp = this.o.checkpoints?.get(state.reg.name);
-      if (cp === undefined) continue;
+      if (cp === undefined || ignore.has(state.reg.name)) continue;
       if (cp.podCIDRs.join(',') === state.reg.podCIDRs.join(',')) state.pool.resume(cp.poolCursors);
       for (const pod of cp.pods) {
         state.pods.set(objectKeyOf(pod), pod);
@@ -437,6 +451,7 @@ export class SimulatedKubelets {
       if (state === undefined) continue;
       const text = encodeCheckpoint({
         node: name,
+        nodeUID: state.uid,
         podCIDRs: state.reg.podCIDRs,
         internalIP: state.reg.internalIP,
         poolCursors: state.pool.cursors,

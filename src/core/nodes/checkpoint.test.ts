@@ -31,6 +31,7 @@ const pod = (name: string, ip = '127.10.0.1', node = 'n1'): KObject =>
 
 const base: NodeCheckpoint = {
   node: 'n1',
+  nodeUID: 'node-uid-1',
   podCIDRs: ['127.10.0.0/24'],
   internalIP: '127.0.1.1',
   poolCursors: [3],
@@ -72,12 +73,14 @@ describe('encodeCheckpoint / decodeCheckpoint', () => {
     assert.deepEqual(got.poolCursors, [3]);
     assert.deepEqual(got.podCIDRs, ['127.10.0.0/24']);
     assert.equal(got.internalIP, '127.0.1.1');
+    assert.equal(got.nodeUID, 'node-uid-1');
   });
 
   const refused: Array<[string, (doc: Record<string, unknown>) => unknown, RegExp]> = [
     ['a torn file', () => '{"kind":"NodeCheckpoint","api', /^not JSON/],
     ['another kind', (d) => ({ ...d, kind: 'Pod' }), /is not NodeCheckpoint\/svcplane.io\/v1/],
     ["another node's", (d) => ({ ...d, node: 'n2' }), /node "n2"'s, not "n1"'s/],
+    ['no nodeUID', (d) => ({ ...d, nodeUID: undefined }), /nodeUID undefined/],
     ['three pod CIDRs', (d) => ({ ...d, podCIDRs: ['10.0.0.0/24', '10.0.1.0/24', 'fd00::/64'] }), /podCIDRs/],
     ['a bad CIDR', (d) => ({ ...d, podCIDRs: ['10.0.0.0/33'] }), /podCIDRs/],
     ['a bad internal IP', (d) => ({ ...d, internalIP: 'x' }), /internalIP "x"/],

@@ -3,12 +3,13 @@
 // kubelet keeps a comparable local truth (its pod manager fed from static files and its checkpoint
 // manager under --root-dir); here it is one document per node:
 //
-//   { "kind": "NodeCheckpoint", "apiVersion": "svcplane.io/v1", "node": NAME,
+//   { "kind": "NodeCheckpoint", "apiVersion": "svcplane.io/v1", "node": NAME, "nodeUID": UID,
 //     "podCIDRs": [...], "internalIP": IP, "poolCursors": [n, ...], "pods": [pod, ...] }
 //
 // Each pod keeps its metadata (name, namespace, uid, labels, annotations, owner references, times,
 // deletionTimestamp), its spec and the status the node last reported (phase, IPs, conditions,
-// container statuses). poolCursors is the node's pod IP pool position (PodIPPool.cursors), so a restart
+// container statuses). nodeUID is the registered Node's UID ('' before the first registration): a
+// checkpoint of a Node that was deleted and created again (another cluster) is not this node's past. poolCursors is the node's pod IP pool position (PodIPPool.cursors), so a restart
 // continues the round-robin instead of handing recently used addresses out again.
 //
 // decodeCheckpoint refuses anything it cannot trust with a one-line CheckpointError: a document that is
@@ -24,6 +25,8 @@ export const CHECKPOINT_API_VERSION = 'svcplane.io/v1';
 
 export interface NodeCheckpoint {
   readonly node: string;
+  /** The registered Node's metadata.uid ('' when the node has not been registered). */
+  readonly nodeUID: string;
   /** The node's spec.podCIDRs, primary first. */
   readonly podCIDRs: readonly string[];
   readonly internalIP: string;
@@ -75,6 +78,7 @@ export function encodeCheckpoint(cp: NodeCheckpoint): string {
     kind: CHECKPOINT_KIND,
     apiVersion: CHECKPOINT_API_VERSION,
     node: cp.node,
+    nodeUID: cp.nodeUID,
     podCIDRs: cp.podCIDRs,
     internalIP: cp.internalIP,
     poolCursors: cp.poolCursors,
@@ -101,6 +105,9 @@ export function decodeCheckpoint(text: string, node: string): NodeCheckpoint {
   if (doc['node'] !== node) {
     throw new CheckpointError(`it is node ${JSON.stringify(doc['node'])}'s, not "${node}"'s`);
   }
+  const nodeUID = doc['nodeUID'];
+  if (typeof nodeUID !== 'string')
+    throw new CheckpointError(`nodeUID ${JSON.stringify(nodeUID)} is not a string`);
   const podCIDRs = doc['podCIDRs'];
   if (
     !Array.isArray(podCIDRs) ||
@@ -153,6 +160,7 @@ export function decodeCheckpoint(text: string, node: string): NodeCheckpoint {
   }
   return {
     node,
+    nodeUID,
     podCIDRs: podCIDRs as string[],
     internalIP,
     poolCursors: cursors as number[],
