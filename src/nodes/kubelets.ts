@@ -50,8 +50,7 @@ import { Controller } from '../runtime/controller.js';
 import { Informer, objectKeyOf } from '../runtime/informer.js';
 import { PodContainers, isHostNetwork } from './pod-containers.js';
 import { CHECKPOINT_FILE, writeNodeFileAsync } from './checkpoint-store.js';
-import { forEachLimit } from './register.js';
-import { LEASES, NODES, type RegisteredNode } from './register.js';
+import { forEachLimit, LEASES, NODES, type RegisteredNode } from './register.js';
 import type { Logger } from '../runtime/logger.js';
 
 const PODS = mustFindResource('', 'pods');
