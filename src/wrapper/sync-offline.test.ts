@@ -94,6 +94,18 @@ async function until(f: () => Promise<boolean> | boolean, ms = 10_000): Promise<
   }
 }
 
+/** A sync of its own store over an upstream that can go away, with a fake kubelet; synced. */
+async function syncedWithKubelet(api: InProcessApiServer) {
+  const store = new MemoryStore();
+  const up = outage(api);
+  const { k, kubelet } = fakeKubelet();
+  const { lines, log } = recorder();
+  const sync = new WrapperSync(up.client, store, NODE, log, undefined, {}, kubelet);
+  await sync.start();
+  await sync.waitForSync();
+  return { store, up, k, lines, sync };
+}
+
 function recorder() {
   const lines: string[] = [];
   const log = {
@@ -151,13 +163,7 @@ describe('WrapperSync offline: the node’s own pods from the kubelet', () => {
   after(() => api?.stop());
 
   it('rewrites while the upstream is away, once per change, and serves the upstream’s views when it is back', async () => {
-    const store = new MemoryStore();
-    const up = outage(api);
-    const { k, kubelet } = fakeKubelet();
-    const { lines, log } = recorder();
-    const sync = new WrapperSync(up.client, store, NODE, log, undefined, {}, kubelet);
-    await sync.start();
-    await sync.waitForSync();
+    const { store, up, k, lines, sync } = await syncedWithKubelet(api);
     const upstreamSlice = await text(store, '/endpointslices/default/web-1');
     const upstreamEndpoints = await text(store, '/services/endpoints/default/web');
     await sync.pollKubelet();
@@ -251,13 +257,7 @@ describe('WrapperSync offline: the node’s own pods from the kubelet', () => {
   });
 
   it('a kubelet that does not answer: the last views stay, one line for the run of failures', async () => {
-    const store = new MemoryStore();
-    const up = outage(api);
-    const { k, kubelet } = fakeKubelet();
-    const { lines, log } = recorder();
-    const sync = new WrapperSync(up.client, store, NODE, log, undefined, {}, kubelet);
-    await sync.start();
-    await sync.waitForSync();
+    const { store, up, k, lines, sync } = await syncedWithKubelet(api);
     const before = await text(store, '/endpointslices/default/web-1');
     k.fail = true;
     up.down();
