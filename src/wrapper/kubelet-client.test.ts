@@ -29,7 +29,10 @@ describe('kubeletPodsReader', () => {
     const body = (await read(signal)) as { kind: string; items: unknown[] };
     assert.equal(body.kind, 'PodList');
     assert.equal(body.items.length, 1);
-    assert.deepEqual(kubelet.requests.at(-1), { authorization: 'Bearer t0', clientCert: false });
+    assert.deepEqual(
+      { ...kubelet.requests.at(-1), at: 0 },
+      { authorization: 'Bearer t0', clientCert: false, at: 0 },
+    );
   });
 
   it('presents a client certificate instead of the token when given one', async () => {
@@ -42,7 +45,10 @@ describe('kubeletPodsReader', () => {
       authorization: async () => 'Bearer t0',
     });
     await read(signal);
-    assert.deepEqual(kubelet.requests.at(-1), { authorization: undefined, clientCert: true });
+    assert.deepEqual(
+      { ...kubelet.requests.at(-1), at: 0 },
+      { authorization: undefined, clientCert: true, at: 0 },
+    );
   });
 
   it('refuses a serving certificate its CA did not sign; without a CA it is not verified', async () => {

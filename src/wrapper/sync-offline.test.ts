@@ -9,6 +9,7 @@ import { mustFindResource } from '../api/resources.js';
 import { OFFLINE_ANNOTATION } from '../core/offline/mark.js';
 import { startInProcessApiServer, type InProcessApiServer } from '../../test/support/in-process-apiserver.js';
 import { kubeletPod } from '../../test/support/fake-kubelet.js';
+import { upstreamOutage } from '../../test/support/upstream-outage.js';
 import { MemoryStore } from '../storage/memory/memory-store.js';
 import type { Store } from '../storage/store.js';
 import { WrapperSync, type WrapperKubelet } from './sync.js';
@@ -20,41 +21,6 @@ const ENDPOINTS = mustFindResource('', 'endpoints');
 const NODE = 'edge-0';
 
 const ref = (name: string) => ({ kind: 'Pod', namespace: 'default', name, uid: `uid-${name}` });
-
-/** An upstream that can be taken away (every list and watch fails) and brought back. */
-function outage(api: InProcessApiServer) {
-  const state = { down: false, watches: new Set<AbortController>() };
-  const refused = () => new Error('connect ECONNREFUSED 127.0.0.1:6443');
-  const client = {
-    list: (r: never, o: never, s: AbortSignal) =>
-      state.down ? Promise.reject(refused()) : api.client.list(r, o, s),
-    watch: (r: never, o: never, signal: AbortSignal) =>
-      (async function* () {
-        if (state.down) throw refused();
-        const ac = new AbortController();
-        state.watches.add(ac);
-        signal.addEventListener('abort', () => ac.abort());
-        try {
-          for await (const ev of api.client.watch(r, o, ac.signal)) yield ev;
-        } catch (e) {
-          if (signal.aborted || !ac.signal.aborted) throw e;
-        } finally {
-          state.watches.delete(ac);
-        }
-        if (!signal.aborted) throw refused();
-      })(),
-  };
-  return {
-    client: client as unknown as InProcessApiServer['client'],
-    down() {
-      state.down = true;
-      for (const ac of state.watches) ac.abort();
-    },
-    up() {
-      state.down = false;
-    },
-  };
-}
 
 /** A kubelet reader the test sets the pods of (or makes fail). */
 function fakeKubelet() {
@@ -97,7 +63,7 @@ async function until(f: () => Promise<boolean> | boolean, ms = 10_000): Promise<
 /** A sync of its own store over an upstream that can go away, with a fake kubelet; synced. */
 async function syncedWithKubelet(api: InProcessApiServer) {
   const store = new MemoryStore();
-  const up = outage(api);
+  const up = upstreamOutage(api.client);
   const { k, kubelet } = fakeKubelet();
   const { lines, log } = recorder();
   const sync = new WrapperSync(up.client, store, NODE, log, undefined, {}, kubelet);
@@ -220,7 +186,7 @@ describe('WrapperSync offline: the node’s own pods from the kubelet', () => {
     await first.waitForSync();
     await first.stop();
 
-    const up = outage(api);
+    const up = upstreamOutage(api.client);
     up.down();
     const { k, kubelet } = fakeKubelet();
     k.pods = [kubeletPod('a', { node: NODE, ip: '10.0.0.9' })];

@@ -19,8 +19,11 @@ export interface FakeKubelet {
   pods: unknown[];
   /** Set: `/pods` answers this status instead. */
   failWith: number | undefined;
-  /** Per request: its Authorization header and whether it presented a client certificate. */
-  readonly requests: { authorization: string | undefined; clientCert: boolean }[];
+  /**
+   * Per request: its Authorization header, whether it presented a client certificate, and when it came
+   * (Date.now(); a benchmark times from the first answer with a change to the event it causes).
+   */
+  readonly requests: { authorization: string | undefined; clientCert: boolean; at: number }[];
   stop(): Promise<void>;
 }
 
@@ -41,6 +44,7 @@ export async function startFakeKubelet(port = 0): Promise<FakeKubelet> {
       state.requests.push({
         authorization: req.headers.authorization,
         clientCert: (req.socket as TLSSocket).getPeerCertificate()?.raw !== undefined,
+        at: Date.now(),
       });
       if (req.url !== '/pods') {
         res.writeHead(404).end();
