@@ -366,7 +366,18 @@ export class WrapperSync {
       const names = this.synced
         ? this.index.sliceNames(service)
         : (this.offline.storedSlices?.get(service) ?? []);
-      for (const name of names) this.mark(ENDPOINTSLICES, namespace + name, queue);
+      let any = false;
+      for (const name of names) {
+        this.mark(ENDPOINTSLICES, namespace + name, queue);
+        any = true;
+      }
+      // A Service without a slice: rewriting none may create one (marked as it is found).
+      if (!any)
+        this.rewriteSlices(
+          service,
+          await this.storedService(service),
+          await this.serviceSlices(service, '', undefined),
+        );
       if (!this.synced || this.endpoints.has(service)) this.mark(ENDPOINTS, service, queue);
     }
     for (const [slice, service] of this.offline.created)
@@ -535,10 +546,7 @@ export class WrapperSync {
     service: string,
     base: string | undefined,
   ): Promise<Desired | undefined> {
-    const [namespace, name] = splitKey(service);
-    const kv = await this.store.get(objectKey(SERVICES, namespace, name));
-    const svc =
-      kv === undefined ? undefined : (JSON.parse(Buffer.from(kv.value).toString('utf8')) as Service);
+    const svc = await this.storedService(service);
     const ctx = this.offline.context();
     if (d.r === ENDPOINTS) {
       if (base === undefined) return undefined;
@@ -547,8 +555,31 @@ export class WrapperSync {
       return { form: out === obj ? base : JSON.stringify(out) };
     }
     const slices = await this.serviceSlices(service, id, base);
-    const out = rewriteServiceSlices({ namespace, service: name, object: svc, slices }, ctx);
-    // A slice the rewrite creates is written too.
+    const out = this.rewriteSlices(service, svc, slices);
+    const mine = out.get(d.name);
+    if (mine === undefined) return undefined;
+    if (mine === null) return { gone: true };
+    const same = slices.find((s) => s.metadata.name === d.name);
+    return { form: mine === same && base !== undefined ? base : JSON.stringify(mine) };
+  }
+
+  /** The Service as the store holds it (served unchanged), or undefined. */
+  private async storedService(service: string): Promise<Service | undefined> {
+    const kv = await this.store.get(objectKey(SERVICES, ...splitKey(service)));
+    return kv === undefined ? undefined : (JSON.parse(Buffer.from(kv.value).toString('utf8')) as Service);
+  }
+
+  /** The rewrite of the Service's slices; a slice it creates is noted and marked to be written too. */
+  private rewriteSlices(
+    service: string,
+    svc: Service | undefined,
+    slices: KObject[],
+  ): Map<string, KObject | null> {
+    const [namespace, name] = splitKey(service);
+    const out = rewriteServiceSlices(
+      { namespace, service: name, object: svc, slices },
+      this.offline.context(),
+    );
     for (const [created, form] of out)
       if (
         form !== null &&
@@ -558,11 +589,7 @@ export class WrapperSync {
         this.offline.created.set(`${namespace}/${created}`, service);
         this.mark(ENDPOINTSLICES, `${namespace}/${created}`, this.queue());
       }
-    const mine = out.get(d.name);
-    if (mine === undefined) return undefined;
-    if (mine === null) return { gone: true };
-    const same = slices.find((s) => s.metadata.name === d.name);
-    return { form: mine === same && base !== undefined ? base : JSON.stringify(mine) };
+    return out;
   }
 
   /** Every served slice of the Service before the rewrite (`id`'s from `base`), created ones included. */
@@ -578,7 +605,8 @@ export class WrapperSync {
       const sliceId = namespace + name;
       const key = objectKey(ENDPOINTSLICES, ...splitKey(sliceId));
       const text =
-        sliceId === id
+        // A created slice has no upstream form: the store holds its last one.
+        sliceId === id && base !== undefined
           ? base
           : this.synced && this.slices.has(sliceId)
             ? await this.baseForm(
