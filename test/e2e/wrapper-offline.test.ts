@@ -7,10 +7,11 @@
 // last views served, with one log line.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
 import { kubeletPod, startFakeKubelet, type FakeKubelet } from '../support/fake-kubelet.js';
 import { kubectlFor, kubectlWatch, type KubectlWatch } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
@@ -159,6 +160,24 @@ describe('svcplane wrapper --kubelet-url (offline: the node’s own pods)', () =
       'exactly one MODIFIED while offline',
     );
     assert.equal((wrapper.stderr().match(/upstream away: rewriting/g) ?? []).length, 1, wrapper.stderr());
+
+    // The metrics count it: the slice and the Endpoints rewritten, the polls made.
+    const kc = parse(readFileSync(wrapper.kubeconfig, 'utf8')) as {
+      clusters: { cluster: Record<string, string> }[];
+      users: { user: { token: string } }[];
+    };
+    const metrics = await call(
+      {
+        url: wrapper.url,
+        token: kc.users[0]!.user.token,
+        ca: Buffer.from(kc.clusters[0]!.cluster['certificate-authority-data']!, 'base64').toString(),
+      },
+      'GET',
+      '/metrics',
+    );
+    assert.match(metrics.text, /^svcplane_wrapper_offline_rewritten_objects 2$/m);
+    assert.match(metrics.text, /^svcplane_wrapper_kubelet_polls_total [1-9]/m);
+    assert.match(metrics.text, /^svcplane_wrapper_kubelet_poll_failures_total 0$/m);
 
     // explain, through the wrapper, says the view was rewritten from the kubelet.
     const explained = spawnSync(
