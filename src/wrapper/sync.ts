@@ -10,7 +10,7 @@
 // by its memory. Until every reflector has synced once, nothing is written: the store keeps serving the
 // last good views (from before a restart, or before the upstream went away).
 //
-// Offline (--kubelet-url): while the upstream is away, or not synced since the start, the served slices
+// Offline (--kubelet-url): while the upstream is away (before the first sync too), the served slices
 // and Endpoints of the Services with an endpoint on this node, or selecting one of its pods, are
 // rewritten from the node's kubelet (core/offline): the rewrite is part of each object's served form, so
 // writes still happen only when that form differs, and when the upstream is back every rewritten object
@@ -88,7 +88,10 @@ export class WrapperSync {
   private readonly offlineDirty = new DirtyQueue<Dirty>(() => true);
   private readonly offline: OfflineState;
   private readonly kubelet: KubeletPoller | undefined;
-  /** Between the upstream's going away and its coming back (as the log says), after the first sync. */
+  /**
+   * Between the upstream's going away and its coming back (as the log says): after the first sync, or
+   * before it from its first failure.
+   */
   private upstreamDown = false;
   /**
    * Services and Nodes: the stored form to write, packed (null: to delete), until it has been written.
@@ -279,6 +282,7 @@ export class WrapperSync {
       this.feed.initialSyncDone();
       for (const [key, d] of this.offlineDirty.take(Infinity)) this.dirty.set(key, d);
       this.offline.storedSlices = undefined;
+      this.upstreamDown = false;
       this.offlineEnds();
       this.kick();
     });
@@ -331,9 +335,9 @@ export class WrapperSync {
     return this.synced ? this.dirty : this.offlineDirty;
   }
 
-  /** Whether the kubelet is wanted: the upstream away, or not synced since the start. */
+  /** Whether the kubelet is wanted: the upstream away (since the start, or since the last sync). */
   private offlineWanted(): boolean {
-    return !this.stopped && (!this.synced || this.upstreamDown);
+    return !this.stopped && this.upstreamDown;
   }
 
   private upstreamChanged(up: boolean): void {

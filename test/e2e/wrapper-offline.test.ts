@@ -138,6 +138,7 @@ describe('svcplane wrapper --kubelet-url (offline: the node’s own pods)', () =
     );
     watch = kubectlWatch<WatchEvent>(wrapper, home, ['endpointslices', '-n', 'default']);
     await until('the initial ADDED of web-1', 30_000, () => web1(watch!.events).length === 1);
+    assert.equal(kubelet.requests.length, 0, 'a start whose upstream answers does not read the kubelet');
 
     // The node rebooted without its uplink: pod a is back with another IP.
     kubelet.pods = [kubeletPod('a', { node: 'edge-0', ip: '10.244.0.9' })];
