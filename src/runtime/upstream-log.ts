@@ -36,6 +36,11 @@ export class UpstreamLog {
     private readonly active: () => boolean,
     private readonly starting: () => boolean = () => false,
     private readonly messages: UpstreamMessages = WRAPPER_UPSTREAM_MESSAGES,
+    /**
+     * Told when the upstream goes away (false; before the initial sync too, at its first failure) and when
+     * it is back (true), as the lines say it; the initial sync says nothing here.
+     */
+    private readonly onChange?: (up: boolean) => void,
   ) {}
 
   /** The initial sync is done: the upstream is up. */
@@ -48,6 +53,7 @@ export class UpstreamLog {
     if (err !== undefined && !this.warnedAtStart && this.starting()) {
       this.warnedAtStart = true;
       this.log.warn(this.messages.startDown, { error: String(err) });
+      this.onChange?.(false);
       return;
     }
     if (!this.active()) return;
@@ -56,6 +62,7 @@ export class UpstreamLog {
       if (this.isUp === false) return;
       this.isUp = false;
       this.log.warn(this.messages.down, { error: String(err) });
+      this.onChange?.(false);
       return;
     }
     if (this.isUp !== false || !this.inSync() || this.backCheck !== undefined) return;
@@ -69,6 +76,7 @@ export class UpstreamLog {
       }
       this.isUp = true;
       this.log.info(this.messages.back, {});
+      this.onChange?.(true);
     };
     this.backCheck = setTimeout(check, 1000).unref();
   }
