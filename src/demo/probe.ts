@@ -41,15 +41,17 @@ export async function sample(host: string, port: number, count: number): Promise
 }
 
 // The same, run by a child Node process inside a network namespace (`ip netns exec NS node -e ...`):
-// a process cannot move one socket into another namespace, so the request must start there.
+// a process cannot move one socket into another namespace, so the request must start there. It keeps the
+// echo's line named by its fourth argument (`node name` by default; `pod IP` tells which address answered).
 const SCRIPT = `
 const http = require('node:http');
-const [host, port, count] = process.argv.slice(1);
+const [host, port, count, field] = process.argv.slice(1);
+const line = new RegExp(field + ':\\\\s*(\\\\S+)');
 const one = () => new Promise((resolve) => {
   const req = http.request({ host, port: Number(port), path: '/', agent: false, timeout: 2000 }, (res) => {
     let body = ''; res.setEncoding('utf8');
     res.on('data', (d) => (body += d));
-    res.on('end', () => { const m = /node name:\\s*(\\S+)/.exec(body); resolve(m ? m[1] : 'error: HTTP ' + res.statusCode); });
+    res.on('end', () => { const m = line.exec(body); resolve(m ? m[1] : 'error: HTTP ' + res.statusCode); });
   });
   req.on('timeout', () => { req.destroy(); resolve('timeout'); });
   req.on('error', (e) => resolve(e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ECONNRESET' ? 'reset' : 'error: ' + (e.code || e.message)));
@@ -58,11 +60,18 @@ const one = () => new Promise((resolve) => {
 (async () => { const out = []; for (let i = 0; i < Number(count); i++) out.push(await one()); process.stdout.write(JSON.stringify(out)); })();
 `;
 
-export function sampleInNetns(netns: string, host: string, port: number, count: number): Promise<Answer[]> {
+/** `count` GETs to host:port from inside `netns`: the echo's `field` line of each answer, or what went wrong. */
+export function sampleInNetns(
+  netns: string,
+  host: string,
+  port: number,
+  count: number,
+  field: 'node name' | 'pod IP' = 'node name',
+): Promise<Answer[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       ipPath(),
-      ['netns', 'exec', netns, process.execPath, '-e', SCRIPT, host, String(port), String(count)],
+      ['netns', 'exec', netns, process.execPath, '-e', SCRIPT, host, String(port), String(count), field],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
