@@ -1,17 +1,35 @@
 // `svcplane node`: simulated kubelets (as KWOK runs them), one or thousands per process. Flags → the
 // nodes' names, labels and pod CIDRs → registerNodes (src/nodes/register.ts) → SimulatedKubelets
-// (src/nodes/kubelets.ts) until SIGINT/SIGTERM. Works against any API server the kubeconfig names.
+// (src/nodes/kubelets.ts) and the kubelet API (node-kubelet-api.ts) until SIGINT/SIGTERM. Works against
+// any API server the kubeconfig names.
+//
+// When the API server cannot be reached and every node has a checkpoint under --root-dir, the nodes
+// start OFFLINE from it: their pods run, their kubelet API answers, and registration is retried (every
+// 250 ms, doubling to 5 s) until it works; then the kubelets report to the API as after a normal start.
 import { hostname } from 'node:os';
 import { jsonLogger } from '../runtime/logger.js';
 import { formatAddress, parseAddress } from '../core/allocator/cidr.js';
 import { parseCidrList } from '../core/nodes/pod-cidrs.js';
-import { SimulatedKubelets } from '../nodes/kubelets.js';
-import { registerNodes, RegistrationError, type CidrSource } from '../nodes/register.js';
+import { SimulatedKubelets, type KubeletNode } from '../nodes/kubelets.js';
+import { registerNodes, RegistrationError, type CidrSource, type RegisteredNode } from '../nodes/register.js';
 import { Client } from '../runtime/client.js';
 import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
 import { UsageError, intFlag, commandFlags, noExtraArgs } from './flags.js';
 import { BootstrapError } from '../nodes/tls-bootstrap.js';
 import { bootstrapFlags, nodeIdentities, type NodeIdentities } from './node-bootstrap.js';
+import { CheckpointError, type NodeCheckpoint } from '../core/nodes/checkpoint.js';
+import { POD_IP_ON_RESTART, type PodIPOnRestart } from '../core/nodes/pod-ip-restart.js';
+import { DEFAULT_ROOT_DIR, readCheckpoint } from '../nodes/checkpoint-store.js';
+import type { KubeletServer } from '../nodes/kubelet-server.js';
+import { isApiError } from '../runtime/client.js';
+import {
+  KUBELET_API_FLAGS,
+  KubeletApiError,
+  kubeletApiFlags,
+  kubeconfigCA,
+  startKubeletApis,
+  type KubeletApiSettings,
+} from './node-kubelet-api.js';
 import { signalled } from './signals.js';
 
 export const NODE_HELP = `Usage: svcplane node --name NAME [--count N] [flags]
@@ -51,6 +69,21 @@ ${kubeconfigFlagsHelp(28)}
   --cert-dir DIR              where each node keeps it: DIR/NAME/kubelet-client-current.pem, reused
                               while valid (default .svcplane/node-pki)
   --bootstrap-timeout D       how long to wait for a request to be issued (default 5m)
+  --root-dir DIR              each node's checkpoint (its pods, their status and IPs, its IP pool
+                              position), kept API and serving certificate: DIR/NAME/ (default
+                              .svcplane/node). When the API server cannot be reached and every node has
+                              a checkpoint, the nodes start offline from it and register once it answers
+  --pod-ip-on-restart MODE    keep (default): pods keep their IPs across a restart of this process;
+                              new: every running pod gets a new IP from the pool on each start (a CNI that
+                              does not keep addresses), reported upstream as soon as the API answers
+  --kubelet-port P            the kubelet API (GET /pods, /healthz) over HTTPS on each node's InternalIP
+                              (default 10250; 0 turns it off)
+  --tls-cert-file FILE        its serving certificate (with --tls-private-key-file); default: a
+  --tls-private-key-file FILE self-signed one per node in DIR/NAME/pki (kubelet-ca.crt is its CA)
+  --client-ca-file FILE       client certificates signed by this CA authenticate (default: the CA of the
+                              kubeconfig's cluster); bearer tokens are checked with a TokenReview
+  --authorization-mode MODE   Webhook (default: a SubjectAccessReview for get nodes/proxy) or AlwaysAllow.
+                              Offline, the last allowed decision (at most 24 h old) is used
 `;
 
 const FLAGS = {
@@ -67,6 +100,9 @@ const FLAGS = {
   'bootstrap-kubeconfig': { type: 'string' },
   'cert-dir': { type: 'string' },
   'bootstrap-timeout': { type: 'string' },
+  'root-dir': { type: 'string' },
+  'pod-ip-on-restart': { type: 'string' },
+  ...KUBELET_API_FLAGS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -138,6 +174,65 @@ function cidrSource(values: Record<string, string | boolean | undefined>): CidrS
 const span = (list: readonly string[]): string =>
   list.length <= 3 ? list.join(',') : `${list[0]},…,${list[list.length - 1]}`;
 
+/** The nodes' checkpoints, and the first one that could not be read (by node). */
+function readCheckpoints(rootDir: string, names: readonly string[]) {
+  const found = new Map<string, NodeCheckpoint>();
+  let corrupt: CheckpointError | undefined;
+  for (const name of names) {
+    try {
+      const cp = readCheckpoint(rootDir, name);
+      if (cp !== undefined) found.set(name, cp);
+    } catch (err) {
+      if (!(err instanceof CheckpointError)) throw err;
+      corrupt ??= err;
+    }
+  }
+  return { found, corrupt };
+}
+
+/** Whether a failed registration means the API server cannot be reached (rather than a refusal). */
+const unreachable = (err: unknown): boolean =>
+  !(err instanceof RegistrationError) &&
+  !(err instanceof BootstrapError) &&
+  (!isApiError(err) || err.code >= 500);
+
+const processGone = (holder: string): boolean => {
+  const m = /^(.*)\/(\d+)$/.exec(holder);
+  if (m === null || m[1] !== hostname()) return false;
+  try {
+    process.kill(Number(m[2]), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+};
+
+function podIPOnRestartFlag(raw: string | boolean | undefined): PodIPOnRestart {
+  if (raw === undefined) return 'keep';
+  const v = String(raw);
+  if (!(POD_IP_ON_RESTART as readonly string[]).includes(v))
+    throw new UsageError(`--pod-ip-on-restart: ${JSON.stringify(v)} is not keep or new`);
+  return v as PodIPOnRestart;
+}
+
+/** Retries registration until it works: 250 ms, doubling to 5 s, so a returning API server is seen quickly. */
+async function registerWhenReachable(
+  register: () => Promise<RegisteredNode[]>,
+  stopped: () => boolean,
+): Promise<RegisteredNode[] | undefined> {
+  let delay = 250;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    if (stopped()) return undefined;
+    try {
+      return await register();
+    } catch (err) {
+      if (!unreachable(err)) throw err;
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
+}
+
 export async function nodeCommand(
   args: string[],
   out: (s: string) => void,
@@ -155,66 +250,154 @@ export async function nodeCommand(
   const cidrs = cidrSource(values);
   const internalIP = nodeIPs(values['node-ip'], nodeNames.length);
   const maxPods = intFlag('max-pods', values['max-pods'], 1);
+  const rootDirFlag = values['root-dir'];
+  if (rootDirFlag !== undefined && (typeof rootDirFlag !== 'string' || rootDirFlag === ''))
+    throw new UsageError('--root-dir: must name a directory');
+  const rootDir = typeof rootDirFlag === 'string' ? rootDirFlag : DEFAULT_ROOT_DIR;
+  const podIPOnRestart = podIPOnRestartFlag(values['pod-ip-on-restart']);
+  const api: KubeletApiSettings = kubeletApiFlags(values);
   const bootstrap = bootstrapFlags(values);
   const transport =
     bootstrap === undefined ? transportFromFlags(values, (message) => new UsageError(message)) : undefined;
   const log = jsonLogger(undefined, 'node');
+  const { found: checkpoints, corrupt } = readCheckpoints(rootDir, nodeNames);
   let kubelets: SimulatedKubelets[] = [];
+  let servers: KubeletServer[] = [];
   let identities: NodeIdentities | undefined;
+  let stopping = false;
+  const closeAll = async (): Promise<void> => {
+    stopping = true;
+    await Promise.all(servers.map((x) => x.close()));
+    await Promise.all(kubelets.map((k) => k.stop()));
+    transport?.close();
+    identities?.close();
+  };
+  let reconnect: Promise<void> | undefined;
   try {
     let client: Client;
     let clientFor: ((name: string) => Client) | undefined;
     if (bootstrap === undefined) client = new Client(transport!);
     else {
+      // Certificates kept in --cert-dir need no API server; a node without one does.
       identities = await nodeIdentities(bootstrap, nodeNames, log);
       const own = identities.clients;
       clientFor = (name) => own.get(name)!;
       client = clientFor(nodeNames[0]!);
     }
-    const registered = await registerNodes({
-      client,
-      ...(clientFor === undefined ? {} : { clientFor }),
-      names: nodeNames,
-      labels,
-      cidrs,
-      internalIP,
-      version: `v1.33.0-svcplane.${version}`,
-      ...(maxPods === undefined ? {} : { maxPods }),
-      nowMs: Date.now,
-      process: `${hostname()}/${process.pid}`,
-      processGone: (holder) => {
-        const m = /^(.*)\/(\d+)$/.exec(holder);
-        if (m === null || m[1] !== hostname()) return false;
-        try {
-          process.kill(Number(m[2]), 0);
-          return false;
-        } catch (err) {
-          return (err as NodeJS.ErrnoException).code === 'ESRCH';
-        }
-      },
-    });
+    const register = (): Promise<RegisteredNode[]> =>
+      registerNodes({
+        client,
+        ...(clientFor === undefined ? {} : { clientFor }),
+        names: nodeNames,
+        labels,
+        cidrs,
+        internalIP,
+        version: `v1.33.0-svcplane.${version}`,
+        ...(maxPods === undefined ? {} : { maxPods }),
+        nowMs: Date.now,
+        process: `${hostname()}/${process.pid}`,
+        processGone,
+      });
+    let registered: RegisteredNode[] | undefined;
+    let offlineWhy: unknown;
+    try {
+      registered = await register();
+    } catch (err) {
+      if (!unreachable(err) || (corrupt === undefined && checkpoints.size < nodeNames.length)) throw err;
+      // The node runs from its checkpoint, which must be whole.
+      if (corrupt !== undefined)
+        throw new CheckpointError(
+          `${corrupt.message}; the API server cannot be reached either (${firstLine(err)}), so the node cannot start`,
+          { cause: err },
+        );
+      offlineWhy = err;
+    }
+    // The API server answers: it is the truth, and a checkpoint that cannot be read is only a warning.
+    if (registered !== undefined && corrupt !== undefined)
+      log.warn('ignoring a node checkpoint that cannot be read; the API server has the pods', {
+        problem: corrupt.message,
+      });
+    const nodes: KubeletNode[] =
+      registered ??
+      nodeNames.map((name, index) => ({
+        name,
+        index,
+        podCIDRs: checkpoints.get(name)!.podCIDRs,
+        internalIP: internalIP(index),
+      }));
     const servePods = values['serve-pods'] === true;
+    const common = { servePods, log, rootDir, checkpoints, podIPOnRestart };
     // With their own identities, each node watches and writes as itself (its pods by
     // spec.nodeName=NAME, as a kubelet); with one identity, one informer serves all of them.
     kubelets =
       clientFor === undefined
-        ? [new SimulatedKubelets({ client, nodes: registered, servePods, log })]
-        : registered.map(
-            (reg) => new SimulatedKubelets({ client: clientFor(reg.name), nodes: [reg], servePods, log }),
-          );
-    await Promise.all(kubelets.map((k) => k.start()));
+        ? [new SimulatedKubelets({ client, nodes, ...common })]
+        : nodes.map((n) => new SimulatedKubelets({ client: clientFor(n.name), nodes: [n], ...common }));
+    const kubeletOf = (name: string): SimulatedKubelets =>
+      kubelets.length === 1 ? kubelets[0]! : kubelets[nodes.findIndex((n) => n.name === name)]!;
+    const startOnline = (regs: readonly RegisteredNode[]): Promise<unknown> =>
+      Promise.all(
+        kubelets.map((k, i) =>
+          k.start(kubelets.length === 1 ? regs : regs.filter((r) => r.name === nodes[i]!.name)),
+        ),
+      );
+    if (registered !== undefined) await startOnline(registered);
+    else for (const k of kubelets) k.startOffline();
+    if (api.port !== undefined) {
+      const ca =
+        api.clientCAPem ??
+        (await kubeconfigCA(
+          bootstrap?.kubeconfig ??
+            (typeof values['kubeconfig'] === 'string' ? values['kubeconfig'] : undefined),
+          typeof values['context'] === 'string' && values['context'] !== '' ? values['context'] : undefined,
+        ).catch((err: unknown) => {
+          log.warn('no client CA for the kubelet API: the kubeconfig names none that can be read', {
+            err: firstLine(err),
+          });
+          return undefined;
+        }));
+      servers = await startKubeletApis(
+        { ...api, port: api.port },
+        nodes.map((n) => ({
+          name: n.name,
+          internalIP: n.internalIP,
+          client: clientFor?.(n.name) ?? client,
+          pods: () => kubeletOf(n.name).podsOf(n.name),
+        })),
+        rootDir,
+        ca,
+        log,
+      );
+    }
     const cidrText =
-      registered.length === 1
-        ? registered[0]!.podCIDRs.join(',')
-        : span(registered.map((r) => r.podCIDRs.join(',')));
-    out(
-      `svcplane: ${registered.length === 1 ? 'node' : `${registered.length} nodes`} ${span(nodeNames)} running, pod CIDRs ${cidrText}`,
-    );
+      nodes.length === 1 ? nodes[0]!.podCIDRs.join(',') : span(nodes.map((r) => r.podCIDRs.join(',')));
+    const what = `${nodes.length === 1 ? 'node' : `${nodes.length} nodes`} ${span(nodeNames)}`;
+    if (registered !== undefined) out(`svcplane: ${what} running, pod CIDRs ${cidrText}`);
+    else {
+      out(`svcplane: ${what} running offline from the checkpoint in ${rootDir}, pod CIDRs ${cidrText}`);
+      log.warn(
+        'the API server cannot be reached; the nodes run from their checkpoints and register once it answers',
+        {
+          err: firstLine(offlineWhy),
+        },
+      );
+      reconnect = registerWhenReachable(register, () => stopping).then(async (regs) => {
+        if (regs === undefined) return;
+        await startOnline(regs);
+        log.info('the API server answers again; the nodes are registered and report their pods', {
+          nodes: span(nodeNames),
+        });
+      });
+    }
   } catch (err) {
-    await Promise.all(kubelets.map((k) => k.stop()));
-    transport?.close();
-    identities?.close();
-    if (err instanceof RegistrationError || err instanceof BootstrapError) throw err;
+    await closeAll();
+    if (
+      err instanceof RegistrationError ||
+      err instanceof BootstrapError ||
+      err instanceof CheckpointError ||
+      err instanceof KubeletApiError
+    )
+      throw err;
     // The API's own message or the connection's, on one line.
     throw new Error(
       `cannot register ${nodeNames.length === 1 ? `node "${nodeNames[0]}"` : 'the nodes'}: ${firstLine(err)}`,
@@ -223,11 +406,24 @@ export async function nodeCommand(
       },
     );
   }
-  await signalled();
+  // A registration refused after an offline start (a live node took the name meanwhile) ends the process.
+  let failure: unknown;
+  const never = new Promise<void>(() => {});
+  await Promise.race([
+    signalled(),
+    reconnect?.then(
+      () => never,
+      (err: unknown) => void (failure = err),
+    ) ?? never,
+  ]);
   // Like a kubelet that is stopped: no more heartbeats; the Nodes and Leases stay, and the node
   // lifecycle controller notices the silence.
-  await Promise.all(kubelets.map((k) => k.stop()));
-  transport?.close();
-  identities?.close();
+  await closeAll();
+  if (failure !== undefined) {
+    if (failure instanceof RegistrationError) throw failure;
+    throw new Error(`cannot register the nodes after starting offline: ${firstLine(failure)}`, {
+      cause: failure,
+    });
+  }
   return 0;
 }

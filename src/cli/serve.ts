@@ -1,7 +1,7 @@
 // Composition of the API server from flags: store, TLS material, authentication, authorization.
 // `svcplane apiserver` and `svcplane up` both end here; `up` first generates what it needs.
 import { X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
@@ -14,6 +14,7 @@ import type { TokenTable } from '../apiserver/auth/token-file.js';
 import { jsonLogger, type Logger } from '../runtime/logger.js';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../apiserver/server.js';
 import { makeDirs } from '../storage/make-dirs.js';
+import { writeFileAtomic } from '../storage/write-file-atomic.js';
 import type { Store } from '../storage/store.js';
 import { formatCidr, parseCidrRange } from '../core/allocator/cidr.js';
 import { parsePortRange, type PortRange } from '../core/allocator/port-allocator.js';
@@ -168,13 +169,6 @@ function advertiseAddress(raw: string | boolean | undefined): string | undefined
     throw new UsageError(`--advertise-address: ${JSON.stringify(v)} is not a specific IP address`);
   }
   return v;
-}
-
-/** Writes a file atomically (temp + rename), mode 0600 for secrets. */
-export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, data, { mode });
-  renameSync(tmp, path);
 }
 
 /**

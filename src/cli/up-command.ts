@@ -31,8 +31,8 @@ import {
   ensureServingCert,
   parseServerFlags,
   serveFromFlags,
-  writeFileAtomic,
 } from './serve.js';
+import { writeFileAtomic } from '../storage/write-file-atomic.js';
 import { loadAuth } from './auth-flags.js';
 
 /** The issuer of `up`'s ServiceAccount tokens when --service-account-issuer names none (kubeadm's). */

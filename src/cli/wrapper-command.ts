@@ -6,9 +6,19 @@ import { formatTokenFileRecord, parseTokenFile } from '../apiserver/auth/token-f
 import { jsonLogger } from '../runtime/logger.js';
 import { Client } from '../runtime/client.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
-import { UsageError, hostPort, parseFlags, noExtraArgs } from './flags.js';
+import {
+  UsageError,
+  durationFlag,
+  hostPort,
+  parseFlags,
+  noExtraArgs,
+  readFlagFile,
+  type Flags,
+} from './flags.js';
+import { kubeletPodsReader } from '../wrapper/kubelet-client.js';
 import { firstLine, transportFromFlags } from './kubeconfig-flags.js';
-import { ensureDataDir, ensureServingCert, signalled, versionInfo, writeFileAtomic } from './serve.js';
+import { ensureDataDir, ensureServingCert, signalled, versionInfo } from './serve.js';
+import { writeFileAtomic } from '../storage/write-file-atomic.js';
 import { upstreamDiscovery, upstreamForwarder } from './wrapper-proxy.js';
 import { parseAutonomyFlag, type AutonomyConfig } from '../core/topology/health-report.js';
 import { READERS_GROUP, startWrapper } from './wrapper-server.js';
@@ -49,6 +59,17 @@ Flags:
                                   Without it such requests are refused with 403.
   --wrapper-in-cluster=false      do not rewrite default/kubernetes to its superedge.io/local-endpoint and
                                   local-port annotations (SuperEdge's flag; default true)
+  --kubelet-url https://IP:PORT   the node's kubelet: while the upstream is away (or not synced since the
+                                  start), GET /pods there, and serve this node's pods as it reports them
+                                  (current IPs and readiness, gone pods dropped, new selected pods added) in
+                                  every Service's slices and Endpoints, marked svcplane.io/offline-local-pods
+                                  (docs/wrapper.md, "Offline: the node's own pods")
+  --kubelet-certificate-authority FILE  verify the kubelet's serving certificate (without it the
+                                  certificate is not verified, as kube-apiserver; a warning is logged)
+  --kubelet-client-certificate FILE, --kubelet-client-key FILE
+                                  a client certificate for the kubelet (both or neither); without one, the
+                                  bearer token of --kubeconfig is sent
+  --kubelet-poll-interval DURATION  how often to read the kubelet while it is needed (default 1s)
   --service-autonomy-enhancement enabled=true[,interval=30][,address=http://localhost:51005/localinfo]
                                   SuperEdge's edge autonomy: every interval seconds, ask edge-health which
                                   nodes answer; endpoints on a node it reports not Normal are left out of
@@ -70,8 +91,65 @@ const FLAGS = {
   context: { type: 'string' },
   'proxy-upstream': { type: 'boolean' },
   'service-autonomy-enhancement': { type: 'string' },
+  'kubelet-url': { type: 'string' },
+  'kubelet-certificate-authority': { type: 'string' },
+  'kubelet-client-certificate': { type: 'string' },
+  'kubelet-client-key': { type: 'string' },
+  'kubelet-poll-interval': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** The kubelet flags, checked; undefined without --kubelet-url. */
+function kubeletFlags(values: Flags): KubeletFlags | undefined {
+  const url = values['kubelet-url'];
+  const others = [
+    'kubelet-certificate-authority',
+    'kubelet-client-certificate',
+    'kubelet-client-key',
+    'kubelet-poll-interval',
+  ].filter((f) => values[f] !== undefined);
+  if (url === undefined) {
+    if (others.length > 0) throw new UsageError(`--${others[0]} needs --kubelet-url`);
+    return undefined;
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed?.protocol !== 'https:' || parsed.host === '')
+    throw new UsageError(
+      `--kubelet-url: ${JSON.stringify(url)} is not an https URL (e.g. https://127.0.1.1:10250): the kubelet serves HTTPS only`,
+    );
+  const file = (flag: string): string | undefined => {
+    const v = values[flag];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string' || v === '') throw new UsageError(`--${flag}: must name a file`);
+    return readFlagFile(flag, v);
+  };
+  const cert = file('kubelet-client-certificate');
+  const key = file('kubelet-client-key');
+  if ((cert === undefined) !== (key === undefined))
+    throw new UsageError(
+      '--kubelet-client-certificate and --kubelet-client-key go together: give both or neither',
+    );
+  const ca = file('kubelet-certificate-authority');
+  return {
+    url: parsed.origin,
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined || key === undefined ? {} : { cert, key }),
+    intervalMs: durationFlag('kubelet-poll-interval', values['kubelet-poll-interval']) ?? 1000,
+  };
+}
+
+interface KubeletFlags {
+  readonly url: string;
+  readonly ca?: string;
+  readonly cert?: string;
+  readonly key?: string;
+  readonly intervalMs: number;
+}
 
 /** The reader token in DIR/pki/tokens.csv, generated on the first start; the file may hold more tokens. */
 function ensureReaderToken(file: string): string {
@@ -126,8 +204,14 @@ export async function wrapperCommand(
   } catch (err) {
     throw new UsageError(`--service-autonomy-enhancement: ${(err as Error).message}`);
   }
+  const kubelet = kubeletFlags(values);
   const transport = transportFromFlags(values, (message) => new UsageError(message));
   const log = jsonLogger(undefined, 'wrapper');
+  if (kubelet !== undefined && kubelet.ca === undefined)
+    log.warn(
+      "--kubelet-url without --kubelet-certificate-authority: the kubelet's serving certificate is not verified",
+      { url: kubelet.url },
+    );
   for (const note of superedge.flags.notes) log.info(`SuperEdge flag ${note}`);
 
   ensureDataDir(dataDir, 'pki');
@@ -165,6 +249,15 @@ export async function wrapperCommand(
     version: versionInfo(pkgVersion),
     log,
     ...(autonomy?.enabled === true ? { autonomy } : {}),
+    ...(kubelet === undefined
+      ? {}
+      : {
+          kubelet: {
+            url: kubelet.url,
+            intervalMs: kubelet.intervalMs,
+            read: kubeletPodsReader({ ...kubelet, authorization: () => transport.authorization() }),
+          },
+        }),
     localApiserver: superedge.flags.wrapperInCluster,
     ...(values['proxy-upstream'] === true
       ? { forward: upstreamForwarder(transport, log), forwardDiscovery: upstreamDiscovery(transport, log) }

@@ -26,7 +26,7 @@ import { Registry } from '../apiserver/registry/registry.js';
 import { WatchCache } from '../apiserver/watch-cache/watch-cache.js';
 import type { Client } from '../runtime/client.js';
 import type { Store } from '../storage/store.js';
-import { SERVED, WrapperSync } from '../wrapper/sync.js';
+import { SERVED, WrapperSync, type WrapperKubelet } from '../wrapper/sync.js';
 import { openAPIV2Protobuf } from '../api/openapi/v2-protobuf.js';
 import { openAPIV3Document, openAPIV3Index } from '../api/openapi/v3.js';
 import type { AutonomyConfig } from '../core/topology/health-report.js';
@@ -65,6 +65,8 @@ export interface WrapperOptions {
   readonly watchCacheHistory?: number;
   /** The history's byte budget (default WRAPPER_HISTORY_BYTES). */
   readonly watchCacheHistoryBytes?: number;
+  /** --kubelet-url: the node's kubelet, whose pods rewrite the served views while the upstream is away. */
+  readonly kubelet?: WrapperKubelet;
 }
 
 /**
@@ -180,6 +182,24 @@ function wrapperMetrics(
       this.set(health()?.unhealthy() ?? 0);
     },
   });
+  new Gauge({
+    name: 'svcplane_wrapper_offline_rewritten_objects',
+    help: "Served EndpointSlices and Endpoints rewritten from the node's kubelet (they carry svcplane.io/offline-local-pods)",
+    registers: [registry],
+    collect() {
+      this.set(sync()?.offlineRewritten() ?? 0);
+    },
+  });
+  const kubeletPolls = new Counter({
+    name: 'svcplane_wrapper_kubelet_polls_total',
+    help: "Polls of the node's kubelet (--kubelet-url) for its pods, made while the upstream is away or not yet synced",
+    registers: [registry],
+  });
+  const kubeletFailures = new Counter({
+    name: 'svcplane_wrapper_kubelet_poll_failures_total',
+    help: "Polls of the node's kubelet that got no usable answer (no answer, not 2xx, not a PodList)",
+    registers: [registry],
+  });
   const healthFailures = new Counter({
     name: 'svcplane_wrapper_health_poll_failures_total',
     help: 'Polls of the health source (--service-autonomy-enhancement) that got no usable answer',
@@ -191,6 +211,10 @@ function wrapperMetrics(
       recomputeSeconds: (s: number) => recompute.observe(s),
       wrote: (op: 'put' | 'delete') => writes.inc({ op }),
       healthPollFailed: () => healthFailures.inc(),
+      kubeletPoll: (ok: boolean) => {
+        kubeletPolls.inc();
+        if (!ok) kubeletFailures.inc();
+      },
     },
   };
 }
@@ -219,9 +243,15 @@ export async function startWrapper(o: WrapperOptions): Promise<RunningWrapper> {
   cache.start();
   await cache.ready;
   const registry = new Registry(o.store, cache);
-  const sync = new WrapperSync(o.upstream, o.store, o.hostname, o.log, own.sink, {
-    localApiserver: o.localApiserver ?? true,
-  });
+  const sync = new WrapperSync(
+    o.upstream,
+    o.store,
+    o.hostname,
+    o.log,
+    own.sink,
+    { localApiserver: o.localApiserver ?? true },
+    o.kubelet,
+  );
   ref.sync = sync;
   await sync.start();
   if (o.autonomy !== undefined) {

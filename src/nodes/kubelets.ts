@@ -16,8 +16,16 @@
 // reconcile is planPod (core/nodes/pod-lifecycle.ts) applied through pods/status or a grace-0 DELETE.
 //
 // Pod IPs come from the node's PodIPPool, keyed by pod UID. Before the first pod is handled, every
-// bound pod's status.podIPs is reserved, so a restarted process gives no pod a new address and no new
-// pod an address in use.
+// bound pod's status.podIPs is reserved (--pod-ip-on-restart keep), so a restarted process gives no pod
+// a new address and no new pod an address in use; with `new`, every pod that ran before gets a new one
+// (core/nodes/pod-ip-restart.ts).
+//
+// The node's view of its pods (what GET /pods of the kubelet API serves, and what the checkpoint under
+// --root-dir keeps): each pod as the node last saw it, with the status it last reported. With a
+// checkpoint the kubelets can start OFFLINE (startOffline): the checkpointed pods run again from the
+// view (their containers start, their status is planned and applied to the view only); once the API
+// server answers and the nodes are registered, start() switches the source to the pod informer,
+// reports every pod's status (its current IPs), stops the pods the API no longer has and starts new ones.
 import type { KObject } from '../api/object.js';
 import { mustFindResource } from '../api/resources.js';
 import { parseCidrRange, type Cidr } from '../core/allocator/cidr.js';
@@ -35,18 +43,35 @@ import {
 import { NodeCidrError } from '../core/nodes/pod-cidrs.js';
 import { PodIPPool } from '../core/nodes/pod-ips.js';
 import { isTerminating, planPod, statusPodIPs, type PodPlan } from '../core/nodes/pod-lifecycle.js';
+import { checkpointPod, encodeCheckpoint, type NodeCheckpoint } from '../core/nodes/checkpoint.js';
+import { readdressPods, type PodIPOnRestart, type RestartedPod } from '../core/nodes/pod-ip-restart.js';
 import { isApiError, type Client } from '../runtime/client.js';
 import { Controller } from '../runtime/controller.js';
 import { Informer, objectKeyOf } from '../runtime/informer.js';
 import { PodContainers, isHostNetwork } from './pod-containers.js';
+import { CHECKPOINT_FILE, writeNodeFile } from './checkpoint-store.js';
 import { LEASES, NODES, type RegisteredNode } from './register.js';
 import type { Logger } from '../runtime/logger.js';
 
 const PODS = mustFindResource('', 'pods');
 
+/** A node the kubelets run: what they need of it before (or without) registration. */
+export interface KubeletNode {
+  readonly name: string;
+  readonly index: number;
+  readonly podCIDRs: readonly string[];
+  readonly internalIP: string;
+}
+
 export interface KubeletsOptions {
   readonly client: Client;
-  readonly nodes: readonly RegisteredNode[];
+  readonly nodes: readonly KubeletNode[];
+  /** --root-dir: each node's checkpoint is written to ROOT_DIR/NAME/checkpoint.json (none without it). */
+  readonly rootDir?: string;
+  /** The nodes' checkpoints as read at start (by node name). */
+  readonly checkpoints?: ReadonlyMap<string, NodeCheckpoint>;
+  /** --pod-ip-on-restart (default keep). */
+  readonly podIPOnRestart?: PodIPOnRestart;
   readonly servePods?: boolean;
   readonly log: Logger;
   /** Pod workers (default 4 + one per 10 nodes, at most 64). */
@@ -57,8 +82,14 @@ export interface KubeletsOptions {
 }
 
 interface NodeState {
-  readonly reg: RegisteredNode;
+  readonly reg: KubeletNode;
+  /** The node's Lease as last written; undefined until the node is registered (offline). */
+  lease: KObject | undefined;
+  /** The registered Node's UID; the checkpoint's until the node is registered ('' without either). */
+  uid: string;
   readonly pool: PodIPPool;
+  /** The node's view of its pods: pod key → the pod as last seen, with the status last reported. */
+  readonly pods: Map<string, KObject>;
   nextLeaseMs: number;
   nextStatusMs: number;
   lastReportMs: number;
@@ -84,6 +115,15 @@ export class SimulatedKubelets {
   /** Pod key → the UID and node whose IPs it holds, so a vanished pod's addresses can be freed. */
   private readonly held = new Map<string, { uid: string; node: string }>();
   private ticker: NodeJS.Timeout | undefined;
+  /** Whether the pods come from the API (the informer) rather than from the view (offline). */
+  private online = false;
+  private restored = false;
+  private controllerStarted = false;
+  /** Nodes whose checkpoint is to be written, and the timer that writes them. */
+  private readonly dirty = new Set<string>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  /** What was last written per node, so an unchanged checkpoint is not written again. */
+  private readonly written = new Map<string, string>();
   private inFlight = 0;
   private stopped = false;
   /** The nodes in heartbeat order, and where the next walk starts. */
@@ -100,7 +140,10 @@ export class SimulatedKubelets {
       const cidrs = reg.podCIDRs.map((c) => parseCidrRange(c)).filter((c): c is Cidr => c !== undefined);
       this.nodes.set(reg.name, {
         reg,
+        lease: undefined,
+        uid: o.checkpoints?.get(reg.name)?.nodeUID ?? '',
         pool: new PodIPPool(cidrs),
+        pods: new Map(),
         nextLeaseMs: t + LEASE_RENEW_INTERVAL_MS + staggerOffsetMs(reg.index, count),
         nextStatusMs: t + NODE_STATUS_UPDATE_MS + staggerOffsetMs(reg.index, count, NODE_STATUS_UPDATE_MS),
         lastReportMs: t,
@@ -128,8 +171,45 @@ export class SimulatedKubelets {
     });
   }
 
-  /** Starts heartbeats, waits for the pod cache, re-reserves every pod's IPs, then starts running pods. */
-  async start(): Promise<void> {
+  /**
+   * Runs the checkpointed pods without the API server: their IPs (kept, or new ones with
+   * --pod-ip-on-restart new), their containers, their status in the view. No heartbeats: the nodes are
+   * not registered yet. start() takes over once they are.
+   */
+  startOffline(): void {
+    this.restore();
+    for (const state of this.nodes.values())
+      for (const key of state.pods.keys()) this.controller.enqueue(key);
+    this.startController();
+  }
+
+  /**
+   * With the nodes registered: starts heartbeats, waits for the pod cache, re-reserves every pod's IPs
+   * (or gives them new ones), then runs pods from the API: the view's pods the API no longer has stop,
+   * every other pod's status (its current IPs) is reported.
+   */
+  async start(registered: readonly RegisteredNode[]): Promise<void> {
+    // Started online: a checkpoint of a Node that has since been deleted and created again (another
+    // cluster, a reused name) is not this node's past; its pods and pool position are left alone.
+    const stale = this.restored
+      ? []
+      : registered.filter((r) => {
+          const cp = this.o.checkpoints?.get(r.name);
+          return cp !== undefined && cp.nodeUID !== r.uid;
+        });
+    for (const r of stale)
+      this.o.log.info('ignoring the checkpoint of an earlier node of the same name', { node: r.name });
+    this.restore(new Set(stale.map((r) => r.name)));
+    for (const reg of registered) {
+      const state = this.nodes.get(reg.name);
+      if (state === undefined) continue;
+      if (reg.podCIDRs.join(',') !== state.reg.podCIDRs.join(','))
+        throw new Error(
+          `node "${reg.name}" is registered with podCIDRs ${reg.podCIDRs.join(',')}, but its pods run in ${state.reg.podCIDRs.join(',')} (its checkpoint); remove ${this.o.rootDir ?? 'the checkpoint'}/${reg.name} to start it afresh`,
+        );
+      state.lease = reg.lease;
+      state.uid = reg.uid;
+    }
     this.nodeInformer.addHandlers({
       onAdd: (n) => this.observeNode(n),
       onUpdate: (_old, n) => this.observeNode(n),
@@ -138,12 +218,25 @@ export class SimulatedKubelets {
     this.ticker = setInterval(() => this.tick(), 500);
     this.pods.start();
     await this.pods.waitForSync();
-    for (const pod of this.pods.indexer.list()) this.reserve(pod);
+    this.reserveAll(this.pods.indexer.list());
+    this.online = true;
+    // Pods the node ran from its checkpoint that the API no longer has (deleted meanwhile) stop.
+    for (const state of this.nodes.values()) {
+      for (const key of state.pods.keys())
+        if (this.pods.indexer.get(key) === undefined) this.controller.enqueue(key);
+      this.markDirty(state.reg.name);
+    }
     this.pods.addHandlers({
       onAdd: (p) => this.enqueue(p),
       onUpdate: (_old, p) => this.enqueue(p),
       onDelete: (p) => this.controller.enqueue(objectKeyOf(p)),
     });
+    this.startController();
+  }
+
+  private startController(): void {
+    if (this.controllerStarted) return;
+    this.controllerStarted = true;
     this.controller.start();
   }
 
@@ -151,9 +244,16 @@ export class SimulatedKubelets {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.ticker !== undefined) clearInterval(this.ticker);
-    await this.controller.stop();
+    if (this.controllerStarted) await this.controller.stop();
     await Promise.all([this.pods.stop(), this.nodeInformer.stop()]);
     await this.containers?.stopAll();
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flush();
+  }
+
+  /** The pods node `name` runs, as it sees them now (the kubelet API's GET /pods). */
+  podsOf(name: string): KObject[] {
+    return [...(this.nodes.get(name)?.pods.values() ?? [])];
   }
 
   /** Pod IPs in use on a node (for tests and the benchmark). */
@@ -171,16 +271,57 @@ export class SimulatedKubelets {
       this.controller.enqueue(objectKeyOf(pod));
   }
 
-  /** After a restart: the pod keeps the addresses its status shows. */
-  private reserve(pod: KObject): void {
-    const state = this.mine(pod);
-    if (state === undefined || isHostNetwork(pod)) return;
-    const ips = statusPodIPs(pod);
-    if (ips.length === 0) return;
-    const uid = pod.metadata.uid ?? '';
-    const problem = state.pool.reserve(uid, ips);
-    if (problem === undefined) this.held.set(objectKeyOf(pod), { uid, node: state.reg.name });
-    else this.o.log.warn('cannot keep the pod IPs', { pod: objectKeyOf(pod), ips, problem });
+  /**
+   * Once, before any pod is handled: the checkpoint's pods enter the view, the pool continues from the
+   * checkpoint's position, and the pods keep their addresses (keep) or get new ones (new).
+   */
+  private restore(ignore: ReadonlySet<string> = new Set()): void {
+    if (this.restored) return;
+    this.restored = true;
+    const pods: KObject[] = [];
+    for (const state of this.nodes.values()) {
+      const cp = this.o.checkpoints?.get(state.reg.name);
+      if (cp === undefined || ignore.has(state.reg.name)) continue;
+      if (cp.podCIDRs.join(',') === state.reg.podCIDRs.join(',')) state.pool.resume(cp.poolCursors);
+      for (const pod of cp.pods) {
+        state.pods.set(objectKeyOf(pod), pod);
+        pods.push(pod);
+      }
+      this.markDirty(state.reg.name);
+    }
+    this.reserveAll(pods);
+  }
+
+  /** Pods that ran before this process: their addresses kept, or new ones with --pod-ip-on-restart new. */
+  private reserveAll(pods: readonly KObject[]): void {
+    const again = new Map<NodeState, Array<RestartedPod & { readonly podKey: string }>>();
+    for (const pod of pods) {
+      const state = this.mine(pod);
+      if (state === undefined || isHostNetwork(pod)) continue;
+      const key = objectKeyOf(pod);
+      const uid = pod.metadata.uid ?? '';
+      if (this.held.get(key)?.uid === uid) continue;
+      const ips = statusPodIPs(pod);
+      if (ips.length === 0) continue;
+      if (this.o.podIPOnRestart === 'new') {
+        const list = again.get(state) ?? [];
+        list.push({ key: uid, previous: ips, podKey: key });
+        again.set(state, list);
+        continue;
+      }
+      const problem = state.pool.reserve(uid, ips);
+      if (problem === undefined) this.held.set(key, { uid, node: state.reg.name });
+      else this.o.log.warn('cannot keep the pod IPs', { pod: key, ips, problem });
+    }
+    for (const [state, list] of again) {
+      const chosen = readdressPods(state.pool, list);
+      for (const p of list) {
+        const ips = chosen.get(p.key);
+        if (ips === undefined) continue;
+        this.held.set(p.podKey, { uid: p.key, node: state.reg.name });
+        this.o.log.info('pod gets a new IP on restart', { pod: p.podKey, previous: p.previous, ips });
+      }
+    }
   }
 
   private release(key: string): void {
@@ -190,15 +331,36 @@ export class SimulatedKubelets {
     this.nodes.get(h.node)?.pool.release(h.uid);
   }
 
+  /** The pod `key` as the node's view has it (offline, the only source). */
+  private viewed(key: string): KObject | undefined {
+    for (const state of this.nodes.values()) {
+      const pod = state.pods.get(key);
+      if (pod !== undefined) return pod;
+    }
+    return undefined;
+  }
+
+  /** Records the pod as the node now sees it (undefined: it is gone) and schedules the checkpoint. */
+  private see(state: NodeState | undefined, key: string, pod: KObject | undefined): void {
+    for (const s of state === undefined ? this.nodes.values() : [state]) {
+      if (pod === undefined ? s.pods.delete(key) : (s.pods.set(key, checkpointPod(pod)), true))
+        this.markDirty(s.reg.name);
+    }
+  }
+
   private async syncPod(key: string): Promise<{ requeueAfterMs?: number } | void> {
-    const pod = this.pods.indexer.get(key);
+    const online = this.online;
+    const pod = online ? this.pods.indexer.get(key) : this.viewed(key);
     const state = pod === undefined ? undefined : this.mine(pod);
     const held = this.held.get(key);
     if (pod === undefined || state === undefined || (held !== undefined && held.uid !== pod.metadata.uid)) {
       // Gone (deleted, or confirmed by us), moved off our nodes, or replaced by a pod of the same name.
       this.release(key);
       await this.containers?.stop(key, true);
-      if (pod === undefined || state === undefined) return;
+      if (pod === undefined || state === undefined) {
+        this.see(undefined, key, undefined);
+        return;
+      }
     }
     const uid = pod.metadata.uid ?? '';
     const hostIPs = [state.reg.internalIP];
@@ -210,6 +372,7 @@ export class SimulatedKubelets {
       } catch (err) {
         if (err instanceof NodeCidrError) {
           this.o.log.warn('no pod IP left on the node; waiting', { pod: key, node: state.reg.name });
+          if (online) this.see(state, key, pod);
           return { requeueAfterMs: 5000 };
         }
         throw err;
@@ -232,6 +395,8 @@ export class SimulatedKubelets {
       plan = planned();
     const backoff = this.containers?.backoffMs(key, uid, nowMs);
     if (plan.kind === 'delete') {
+      // Offline the deletion cannot be confirmed: the pod stays, terminated, until the API answers.
+      if (!online) return;
       try {
         await this.o.client.delete(PODS, pod.metadata.namespace ?? '', pod.metadata.name ?? '', {
           gracePeriodSeconds: 0,
@@ -244,9 +409,10 @@ export class SimulatedKubelets {
       }
       return;
     }
-    if (plan.kind === 'status') {
+    if (plan.kind === 'status' && !online) this.see(state, key, { ...pod, status: plan.status } as KObject);
+    else if (plan.kind === 'status') {
       try {
-        await this.o.client.patch(
+        const written = await this.o.client.patch(
           PODS,
           pod.metadata.namespace ?? '',
           pod.metadata.name ?? '',
@@ -255,14 +421,51 @@ export class SimulatedKubelets {
           { sub: 'status' },
         );
         this.counters.podStatusWrites++;
+        this.see(state, key, written);
       } catch (err) {
         // A newer pod is on its way through the watch (409), or the pod is gone (404): its event requeues.
         if (isApiError(err, 404)) return;
         if (!isApiError(err, 409)) throw err;
       }
-    }
+    } else if (online) this.see(state, key, pod);
     const after = [plan.requeueAfterMs, backoff].filter((ms) => ms !== undefined);
     return after.length === 0 ? undefined : { requeueAfterMs: Math.min(...after) };
+  }
+
+  // ---- the checkpoint ----
+
+  private markDirty(node: string): void {
+    if (this.o.rootDir === undefined || this.stopped) return;
+    this.dirty.add(node);
+    // Changes that come together (a restart, a rollout) are written together, a moment later.
+    this.flushTimer ??= setTimeout(() => this.flush(), 50);
+  }
+
+  /** Writes the checkpoint of every node that changed (atomically; skipped when the text is the same). */
+  private flush(): void {
+    this.flushTimer = undefined;
+    const rootDir = this.o.rootDir;
+    if (rootDir === undefined) return;
+    for (const name of this.dirty) {
+      const state = this.nodes.get(name);
+      if (state === undefined) continue;
+      const text = encodeCheckpoint({
+        node: name,
+        nodeUID: state.uid,
+        podCIDRs: state.reg.podCIDRs,
+        internalIP: state.reg.internalIP,
+        poolCursors: state.pool.cursors,
+        pods: [...state.pods.values()],
+      });
+      if (this.written.get(name) === text) continue;
+      try {
+        writeNodeFile(rootDir, name, CHECKPOINT_FILE, text);
+        this.written.set(name, text);
+      } catch (err) {
+        this.o.log.warn('cannot write the node checkpoint', { node: name, err: String(err) });
+      }
+    }
+    this.dirty.clear();
   }
 
   /** Whether the pod's containers run (or are about to be reported running) and are this process's to serve. */
@@ -297,7 +500,7 @@ export class SimulatedKubelets {
     for (let k = 0; k < n && this.inFlight < limit; k++) {
       const state = this.order[this.cursor]!;
       this.cursor = (this.cursor + 1) % n;
-      if (state.busy) continue;
+      if (state.busy || state.lease === undefined) continue;
       let statusDue = now >= state.nextStatusMs;
       if (statusDue && !this.statusWriteDue(state, now)) {
         state.nextStatusMs = now + NODE_STATUS_UPDATE_MS;
@@ -376,17 +579,17 @@ export class SimulatedKubelets {
         },
       }) as KObject;
     try {
-      state.reg.lease = await client.update(LEASES, renewed(state.reg.lease));
+      state.lease = await client.update(LEASES, renewed(state.lease!));
     } catch (err) {
       if (isApiError(err, 409)) {
         const fresh = await client.get(LEASES, NODE_LEASE_NAMESPACE, name);
-        state.reg.lease = await client.update(LEASES, renewed(fresh));
+        state.lease = await client.update(LEASES, renewed(fresh));
       } else if (isApiError(err, 404)) {
-        const { resourceVersion: _rv, uid: _uid, ...meta } = state.reg.lease.metadata;
-        state.reg.lease = await client.create(
+        const { resourceVersion: _rv, uid: _uid, ...meta } = state.lease!.metadata;
+        state.lease = await client.create(
           LEASES,
           NODE_LEASE_NAMESPACE,
-          renewed({ ...state.reg.lease, metadata: meta } as KObject),
+          renewed({ ...state.lease!, metadata: meta } as KObject),
         );
       } else throw err;
     }

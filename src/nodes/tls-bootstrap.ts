@@ -6,7 +6,7 @@
 // with the bootstrap identity, watched until it is issued (or denied, failed, or the wait times out),
 // and the certificate is written beside its key. The key never leaves this machine.
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KUBELET_CLIENT_SIGNER, decodeBytesField, encodeBytesField } from '../api/certificate-request.js';
 import type { KObject } from '../api/object.js';
@@ -16,6 +16,7 @@ import type { Client } from '../runtime/client.js';
 import { isApiError } from '../runtime/client.js';
 import { httpTransport, type HttpCredentials } from '../runtime/http-transport.js';
 import type { Transport } from '../runtime/transport.js';
+import { writeFileAtomic } from '../storage/write-file-atomic.js';
 
 const CSRS = mustFindResource('certificates.k8s.io', 'certificatesigningrequests');
 
@@ -83,12 +84,7 @@ export function storedCertificate(
   return { certPem, keyPem, notBeforeMs: Date.parse(cert.validFrom), notAfterMs, requestName: undefined };
 }
 
-function writeSecret(file: string, text: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-}
+const writeSecret = (file: string, text: string): void => writeFileAtomic(file, text);
 
 /** The node's certificate: the stored one while valid, else a new one through a CertificateSigningRequest. */
 export async function bootstrapNodeCertificate(o: BootstrapOptions): Promise<NodeCertificate> {

@@ -45,6 +45,8 @@ export interface KubeconfigTransportOptions {
 export interface KubeconfigTransport extends Transport {
   /** The current context's namespace, when it names one (what kubectl uses without -n). */
   readonly namespace: string | undefined;
+  /** The `Authorization` header the next request would carry (a bearer token), if the kubeconfig has one. */
+  authorization(): Promise<string | undefined>;
 }
 
 /** How long loading may block before it is given up: client-node takes well under a second to import. */
@@ -302,6 +304,7 @@ export function kubeconfigTransport(opts: KubeconfigTransportOptions = {}): Kube
   return {
     ...transport,
     namespace: kc.namespace,
+    authorization: async () => (await credentials()).headers?.['Authorization'],
     close: () => {
       transport.close();
       kc.close();

@@ -25,6 +25,8 @@ export interface TopologyFeedOptions {
   readonly stopped: () => boolean;
   /** What the upstream lines say (default: the wrapper's). */
   readonly messages?: UpstreamMessages;
+  /** Told when the upstream goes away (false) and is back (true), as the log lines say it. */
+  readonly onUpstream?: (up: boolean) => void;
   /** Told how long each update of the index took, in seconds (not timed without it). */
   readonly recomputeSeconds?: (seconds: number) => void;
 }
@@ -47,6 +49,7 @@ export class TopologyFeed {
       () => o.synced() && !o.stopped(),
       () => !o.synced() && !o.stopped(),
       o.messages,
+      o.onUpstream,
     );
     this.reflectorOptions = {
       onState: () => queueMicrotask(() => this.upstream.note()),

@@ -36,6 +36,8 @@ export class UpstreamLog {
     private readonly active: () => boolean,
     private readonly starting: () => boolean = () => false,
     private readonly messages: UpstreamMessages = WRAPPER_UPSTREAM_MESSAGES,
+    /** Told when the upstream goes away (false) and when it is back (true), as the lines say it. */
+    private readonly onChange?: (up: boolean) => void,
   ) {}
 
   /** The initial sync is done: the upstream is up. */
@@ -56,6 +58,7 @@ export class UpstreamLog {
       if (this.isUp === false) return;
       this.isUp = false;
       this.log.warn(this.messages.down, { error: String(err) });
+      this.onChange?.(false);
       return;
     }
     if (this.isUp !== false || !this.inSync() || this.backCheck !== undefined) return;
@@ -69,6 +72,7 @@ export class UpstreamLog {
       }
       this.isUp = true;
       this.log.info(this.messages.back, {});
+      this.onChange?.(true);
     };
     this.backCheck = setTimeout(check, 1000).unref();
   }

@@ -9,10 +9,24 @@
 // The upstream objects are not kept the way an informer keeps them (mirror.ts): a node agent is judged
 // by its memory. Until every reflector has synced once, nothing is written: the store keeps serving the
 // last good views (from before a restart, or before the upstream went away).
+//
+// Offline (--kubelet-url): while the upstream is away, or not synced since the start, the served slices
+// and Endpoints of the Services with an endpoint on this node, or selecting one of its pods, are
+// rewritten from the node's kubelet (core/offline): the rewrite is part of each object's served form, so
+// writes still happen only when that form differs, and when the upstream is back every rewritten object
+// is recomputed from the upstream's (docs/wrapper.md, "Offline: the node's own pods").
 import type { KObject } from '../api/object.js';
 import type { ResourceInfo } from '../api/resources.js';
 import { servedEndpoints, type ServeOptions } from '../core/topology/served.js';
 import { servedSliceText, sliceText } from '../core/topology/served-text.js';
+import { rewriteEndpoints } from '../core/offline/endpoints.js';
+import { rewriteServiceSlices } from '../core/offline/slices.js';
+import { podLabelsSignature } from '../core/offline/pod-list.js';
+import { selectsPod } from '../core/endpoints/endpoints.js';
+import type { Pod, Service } from '../core/endpoints/types.js';
+import { KubeletPoller } from './kubelet-poller.js';
+import type { KubeletRead } from './kubelet-client.js';
+import { OfflineState } from './offline-state.js';
 import { objectKey, resourcePrefix } from '../api/codec.js';
 import type { Store } from '../storage/store.js';
 import { isStoreError } from '../storage/store.js';
@@ -24,6 +38,7 @@ import { DictionaryPacker } from '../api/json-packer.js';
 import type { Logger } from '../runtime/logger.js';
 import { TopologyFeed } from '../runtime/topology-feed.js';
 import { splitKey, withoutPolicies } from './objects.js';
+import { LABEL_SERVICE_NAME } from '../core/endpointslices/types.js';
 import {
   ENDPOINTS,
   ENDPOINTSLICES,
@@ -45,6 +60,16 @@ export { SERVED };
 export interface WrapperSyncMetrics {
   recomputeSeconds(seconds: number): void;
   wrote(kind: 'put' | 'delete'): void;
+  /** A poll of the kubelet, and whether it got a usable answer. */
+  kubeletPoll?(ok: boolean): void;
+}
+
+/** --kubelet-url and its flags: the node's kubelet, read while the upstream is away. */
+export interface WrapperKubelet {
+  readonly read: KubeletRead;
+  /** For the log lines. */
+  readonly url: string;
+  readonly intervalMs: number;
 }
 
 /** Writes a drain round has in flight at most. */
@@ -59,6 +84,12 @@ export class WrapperSync {
   private readonly reflectors: Record<Kind, Reflector>;
   private readonly held = new Map<string, Held>();
   private readonly dirty = new DirtyQueue<Dirty>((d) => d.r === ENDPOINTSLICES || d.r === ENDPOINTS);
+  /** Before the first sync: the slices and Endpoints the offline rewrite marked (nothing else is written). */
+  private readonly offlineDirty = new DirtyQueue<Dirty>(() => true);
+  private readonly offline: OfflineState;
+  private readonly kubelet: KubeletPoller | undefined;
+  /** Between the upstream's going away and its coming back (as the log says), after the first sync. */
+  private upstreamDown = false;
   /**
    * Services and Nodes: the stored form to write, packed (null: to delete), until it has been written.
    * Packed because the initial sync holds every one of them until the last reflector has listed.
@@ -94,6 +125,7 @@ export class WrapperSync {
     private readonly log: Logger,
     private readonly metrics?: WrapperSyncMetrics,
     private readonly serve: ServeOptions = {},
+    kubelet?: WrapperKubelet,
   ) {
     this.feed = new TopologyFeed({
       node: hostname,
@@ -102,7 +134,25 @@ export class WrapperSync {
       synced: () => this.synced,
       stopped: () => this.stopped,
       recomputeSeconds: (seconds) => this.metrics?.recomputeSeconds(seconds),
+      onUpstream: (up) => this.upstreamChanged(up),
     });
+    this.offline = new OfflineState(hostname);
+    this.kubelet =
+      kubelet === undefined
+        ? undefined
+        : new KubeletPoller({
+            read: kubelet.read,
+            url: kubelet.url,
+            node: hostname,
+            intervalMs: kubelet.intervalMs,
+            needed: () => this.offlineWanted(),
+            onPods: (pods) =>
+              void this.kubeletPods(pods).catch((err: unknown) =>
+                this.log.error('rewriting from the kubelet failed', { error: String(err) }),
+              ),
+            log,
+            ...(metrics?.kubeletPoll === undefined ? {} : { onPoll: (ok) => metrics.kubeletPoll!(ok) }),
+          });
     // While a relist is under way nothing is written: clients never see half of one.
     const relisting = (active: boolean): void => {
       if (!active) this.kick();
@@ -129,6 +179,7 @@ export class WrapperSync {
       endpoints: new Mirror({
         relisting,
         put: (key, o, form) => {
+          this.offline.sawForm(key, form);
           this.endpoints.set(key, this.packers.endpoints.pack(form));
           this.changed(ENDPOINTS, key, this.feed.endpoints(key, o));
         },
@@ -164,7 +215,22 @@ export class WrapperSync {
 
   /** Objects waiting to be re-served (the drain loop's queue depth). */
   pending(): number {
-    return this.dirty.size;
+    return this.dirty.size + this.offlineDirty.size;
+  }
+
+  /** Served objects that carry the offline mark (rewritten from the kubelet). */
+  offlineRewritten(): number {
+    return this.offline.marked.size;
+  }
+
+  /** Whether the served views are being rewritten from the kubelet now. */
+  offlineActive(): boolean {
+    return this.offline.pods !== undefined && this.offlineWanted();
+  }
+
+  /** Polls the kubelet now, if the wrapper needs it; resolves once its answer has been taken in. */
+  async pollKubelet(): Promise<void> {
+    await this.kubelet?.wake();
   }
 
   /** Relists done by the reflectors since the start (the first list of each included). */
@@ -186,15 +252,18 @@ export class WrapperSync {
           limit: 1000,
           ...(cont !== undefined ? { continue: cont } : {}),
         });
-        for (const kv of page.items)
-          this.held.set(kv.key, {
-            revision: kv.modRevision,
-            hash: contentHash(r, Buffer.from(kv.value).toString('utf8')),
-          });
+        for (const kv of page.items) {
+          const text = Buffer.from(kv.value).toString('utf8');
+          this.held.set(kv.key, { revision: kv.modRevision, hash: contentHash(r, text) });
+          const d = dirtyOf(kv.key);
+          if (d !== undefined && (r === ENDPOINTSLICES || r === ENDPOINTS))
+            this.offline.sawStored(kv.key, d, text, r === ENDPOINTSLICES);
+        }
         cont = page.continue;
       } while (cont !== undefined);
     }
     for (const r of Object.values(this.reflectors)) r.start();
+    this.kubelet?.start();
     void Promise.all(Object.values(this.reflectors).map((r) => r.waitForSync())).then(() => {
       if (this.stopped) return;
       this.synced = true;
@@ -208,6 +277,9 @@ export class WrapperSync {
       }
       this.log.info('upstream in sync', { objects: this.dirty.size, held: this.held.size });
       this.feed.initialSyncDone();
+      for (const [key, d] of this.offlineDirty.take(Infinity)) this.dirty.set(key, d);
+      this.offline.storedSlices = undefined;
+      this.offlineEnds();
       this.kick();
     });
   }
@@ -226,12 +298,13 @@ export class WrapperSync {
 
   /** Resolves when nothing is left to write. */
   async settled(): Promise<void> {
-    while ((this.dirty.size > 0 && !this.stopped) || this.draining !== undefined)
+    while ((this.queue().size > 0 && !this.stopped) || this.draining !== undefined)
       await (this.draining ?? new Promise((r) => setTimeout(r, 10)));
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.kubelet?.stop();
     await Promise.all(Object.values(this.reflectors).map((r) => r.stop()));
     await this.draining;
   }
@@ -246,11 +319,98 @@ export class WrapperSync {
   }
 
   /** Marks one object by its `namespace/name` (or name). */
-  private mark(r: ResourceInfo, key: string): void {
+  private mark(r: ResourceInfo, key: string, queue = this.dirty): void {
     const slash = r.namespaced ? key.indexOf('/') : -1;
     const namespace = slash < 0 ? '' : key.slice(0, slash);
     const name = slash < 0 ? key : key.slice(slash + 1);
-    this.dirty.set(objectKey(r, namespace, name), { r, namespace, name });
+    queue.set(objectKey(r, namespace, name), { r, namespace, name });
+  }
+
+  /** The queue the drain takes from: before the first sync only the offline rewrite's marks. */
+  private queue(): DirtyQueue<Dirty> {
+    return this.synced ? this.dirty : this.offlineDirty;
+  }
+
+  /** Whether the kubelet is wanted: the upstream away, or not synced since the start. */
+  private offlineWanted(): boolean {
+    return !this.stopped && (!this.synced || this.upstreamDown);
+  }
+
+  private upstreamChanged(up: boolean): void {
+    this.upstreamDown = !up;
+    if (up) this.offlineEnds();
+    else void this.kubelet?.wake();
+  }
+
+  /** The kubelet's pods of this node, changed (or the first answer since the upstream went away). */
+  private async kubeletPods(pods: Map<string, Pod>): Promise<void> {
+    if (!this.offlineWanted()) return;
+    if (this.offline.pods === undefined) {
+      this.offline.since = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      this.log.info(
+        "upstream away: rewriting the served endpoints of this node's pods from the kubelet until it is back",
+        { pods: pods.size },
+      );
+    }
+    this.offline.pods = pods;
+    const labels = podLabelsSignature(pods);
+    if (labels !== this.offline.selectingFor) {
+      const selecting = await this.servicesSelecting(pods);
+      if (this.offline.pods !== pods) return;
+      this.offline.selecting = selecting;
+      this.offline.selectingFor = labels;
+    }
+    const queue = this.queue();
+    for (const service of this.offline.services()) {
+      const namespace = service.slice(0, service.indexOf('/') + 1);
+      const names = this.synced
+        ? this.index.sliceNames(service)
+        : (this.offline.storedSlices?.get(service) ?? []);
+      for (const name of names) this.mark(ENDPOINTSLICES, namespace + name, queue);
+      if (!this.synced || this.endpoints.has(service)) this.mark(ENDPOINTS, service, queue);
+    }
+    for (const [slice, service] of this.offline.created)
+      if (this.offline.touches(service)) this.mark(ENDPOINTSLICES, slice, queue);
+    this.kick();
+  }
+
+  /** The Services (as the store holds them) that select one of the pods. */
+  private async servicesSelecting(pods: Map<string, Pod>): Promise<Set<string>> {
+    const out = new Set<string>();
+    const namespaces = new Set([...pods.keys()].map((k) => k.slice(0, k.indexOf('/'))));
+    for (const namespace of namespaces) {
+      let cont: string | undefined;
+      do {
+        const page = await this.store.list(`${resourcePrefix(SERVICES)}${namespace}/`, {
+          limit: 1000,
+          ...(cont !== undefined ? { continue: cont } : {}),
+        });
+        for (const kv of page.items) {
+          const svc = JSON.parse(Buffer.from(kv.value).toString('utf8')) as Service;
+          if ([...pods.values()].some((p) => selectsPod(svc, p)))
+            out.add(`${namespace}/${svc.metadata.name ?? ''}`);
+        }
+        cont = page.continue;
+      } while (cont !== undefined);
+    }
+    return out;
+  }
+
+  /** Rewriting stops (the upstream is back, or synced): every rewritten object is served as upstream has it. */
+  private offlineEnds(): void {
+    if (this.offline.pods === undefined) return;
+    this.offline.pods = undefined;
+    this.offline.selecting = new Set();
+    this.offline.selectingFor = undefined;
+    this.log.info(
+      'upstream back: the endpoints rewritten from the kubelet are served as the upstream has them',
+      {
+        objects: this.offline.marked.size,
+      },
+    );
+    for (const [key, d] of this.offline.marked) this.dirty.set(key, d);
+    for (const slice of this.offline.created.keys()) this.mark(ENDPOINTSLICES, slice);
+    this.kick();
   }
 
   /** Marks every served object of these Services (their slices and Endpoints). */
@@ -280,7 +440,10 @@ export class WrapperSync {
     // A slice relabelled to another Service (or removed) leaves its old Service's view.
     const changed = this.feed.slice(key, o);
     if (o === undefined || text === undefined) this.slices.delete(key);
-    else this.slices.set(key, this.packers.slices.pack(text));
+    else {
+      this.offline.sawForm(this.feed.serviceOf(key), text);
+      this.slices.set(key, this.packers.slices.pack(text));
+    }
     this.changed(ENDPOINTSLICES, key, changed);
   }
 
@@ -294,56 +457,155 @@ export class WrapperSync {
     return Object.values(this.mirrors).some((m) => m.relisting);
   }
 
+  /**
+   * Whether writes wait: during a relist, after the first sync (a client never sees half of one). Before
+   * it, only the offline rewrite writes, from the store's forms: a list under way has no say on them.
+   */
+  private blocked(): boolean {
+    return this.synced && this.relisting();
+  }
+
   private kick(): void {
-    if (!this.synced || this.stopped || this.draining !== undefined || this.relisting()) return;
+    if (this.stopped || this.draining !== undefined || this.blocked()) return;
+    if (!this.synced && this.offlineDirty.size === 0) return;
     this.draining = this.drain().finally(() => {
       this.draining = undefined;
-      if (this.dirty.size > 0) this.kick();
+      if (this.queue().size > 0) this.kick();
     });
   }
 
   /** The stored form one object should have now. */
-  private desired(key: string, d: Dirty): Desired {
+  private async desired(key: string, d: Dirty): Promise<Desired> {
     const id = d.r.namespaced ? `${d.namespace}/${d.name}` : d.name;
-    switch (d.r) {
-      case SERVICES:
-      case NODES: {
-        const form = this.outgoing.get(key);
-        return form === undefined
-          ? { unchanged: true }
-          : form === null
-            ? { gone: true }
-            : { form: this.packerOf(d.r).unpack(form) };
-      }
-      case ENDPOINTS: {
-        const raw = this.endpoints.get(id);
-        if (raw === undefined) return { gone: true };
-        const endpoints = JSON.parse(this.packers.endpoints.unpack(raw)) as KObject;
-        return { form: storedForm(servedEndpoints(endpoints, this.index.view(id), this.serve)) };
-      }
-      default: {
-        const raw = this.slices.get(id);
-        if (raw === undefined) return { gone: true };
-        const svc = this.feed.serviceOf(id);
-        const view = svc === undefined ? undefined : this.index.view(svc);
-        return { form: servedSliceText(this.packers.slices.unpack(raw), view, this.serve) };
-      }
+    if (d.r === SERVICES || d.r === NODES) {
+      const form = this.outgoing.get(key);
+      return form === undefined
+        ? { unchanged: true }
+        : form === null
+          ? { gone: true }
+          : { form: this.packerOf(d.r).unpack(form) };
     }
+    const base = await this.baseForm(key, d, id);
+    const service = d.r === ENDPOINTS ? id : await this.sliceOwner(id, base);
+    if (this.offlineActive() && service !== undefined && this.offline.touches(service)) {
+      const rewritten = await this.rewritten(d, id, service, base);
+      if (rewritten !== undefined) return rewritten;
+    }
+    // Before the first sync nothing is written but what the rewrite changes: the store has the rest.
+    if (!this.synced) return { unchanged: true };
+    return base === undefined ? { gone: true } : { form: base };
+  }
+
+  /**
+   * An EndpointSlice's or Endpoints' served form before any offline rewrite: from the upstream (after the
+   * first sync), else as the store holds it; undefined when there is none.
+   */
+  private async baseForm(key: string, d: Dirty, id: string): Promise<string | undefined> {
+    if (!this.synced) {
+      const kv = await this.store.get(key);
+      return kv === undefined ? undefined : Buffer.from(kv.value).toString('utf8');
+    }
+    if (d.r === ENDPOINTS) {
+      const raw = this.endpoints.get(id);
+      if (raw === undefined) return undefined;
+      const endpoints = JSON.parse(this.packers.endpoints.unpack(raw)) as KObject;
+      return storedForm(servedEndpoints(endpoints, this.index.view(id), this.serve));
+    }
+    const raw = this.slices.get(id);
+    if (raw === undefined) return undefined;
+    const svc = this.feed.serviceOf(id);
+    const view = svc === undefined ? undefined : this.index.view(svc);
+    return servedSliceText(this.packers.slices.unpack(raw), view, this.serve);
+  }
+
+  /** The Service (`ns/name`) a slice belongs to. */
+  private async sliceOwner(id: string, base: string | undefined): Promise<string | undefined> {
+    const created = this.offline.created.get(id);
+    if (created !== undefined || this.synced) return created ?? this.feed.serviceOf(id);
+    if (base === undefined) return undefined;
+    const owner = (JSON.parse(base) as KObject).metadata.labels?.[LABEL_SERVICE_NAME];
+    return owner === undefined ? undefined : `${id.slice(0, id.indexOf('/'))}/${owner}`;
+  }
+
+  /** The offline rewrite of one slice or Endpoints of `service`; undefined: it has no say on the object. */
+  private async rewritten(
+    d: Dirty,
+    id: string,
+    service: string,
+    base: string | undefined,
+  ): Promise<Desired | undefined> {
+    const [namespace, name] = splitKey(service);
+    const kv = await this.store.get(objectKey(SERVICES, namespace, name));
+    const svc =
+      kv === undefined ? undefined : (JSON.parse(Buffer.from(kv.value).toString('utf8')) as Service);
+    const ctx = this.offline.context();
+    if (d.r === ENDPOINTS) {
+      if (base === undefined) return undefined;
+      const obj = JSON.parse(base) as KObject;
+      const out = rewriteEndpoints(obj, svc, ctx);
+      return { form: out === obj ? base : JSON.stringify(out) };
+    }
+    const slices = await this.serviceSlices(service, id, base);
+    const out = rewriteServiceSlices({ namespace, service: name, object: svc, slices }, ctx);
+    // A slice the rewrite creates is written too.
+    for (const [created, form] of out)
+      if (
+        form !== null &&
+        !this.offline.created.has(`${namespace}/${created}`) &&
+        !slices.some((s) => s.metadata.name === created)
+      ) {
+        this.offline.created.set(`${namespace}/${created}`, service);
+        this.mark(ENDPOINTSLICES, `${namespace}/${created}`, this.queue());
+      }
+    const mine = out.get(d.name);
+    if (mine === undefined) return undefined;
+    if (mine === null) return { gone: true };
+    const same = slices.find((s) => s.metadata.name === d.name);
+    return { form: mine === same && base !== undefined ? base : JSON.stringify(mine) };
+  }
+
+  /** Every served slice of the Service before the rewrite (`id`'s from `base`), created ones included. */
+  private async serviceSlices(service: string, id: string, base: string | undefined): Promise<KObject[]> {
+    const namespace = service.slice(0, service.indexOf('/') + 1);
+    const names = new Set<string>(
+      this.synced ? this.index.sliceNames(service) : (this.offline.storedSlices?.get(service) ?? []),
+    );
+    for (const [slice, owner] of this.offline.created)
+      if (owner === service) names.add(slice.slice(namespace.length));
+    const out: KObject[] = [];
+    for (const name of names) {
+      const sliceId = namespace + name;
+      const key = objectKey(ENDPOINTSLICES, ...splitKey(sliceId));
+      const text =
+        sliceId === id
+          ? base
+          : this.synced && this.slices.has(sliceId)
+            ? await this.baseForm(
+                key,
+                { r: ENDPOINTSLICES, namespace: namespace.slice(0, -1), name },
+                sliceId,
+              )
+            : await this.store
+                .get(key)
+                .then((kv) => (kv === undefined ? undefined : Buffer.from(kv.value).toString('utf8')));
+      if (text !== undefined) out.push(JSON.parse(text) as KObject);
+    }
+    return out;
   }
 
   /** Milliseconds to wait before the next drain after a failed write (doubling, up to 5 s). */
   private backoffMs = 0;
 
   private async drain(): Promise<void> {
-    const blocked = () => this.stopped || this.relisting();
-    while (this.dirty.size > 0 && !blocked()) {
+    const blocked = () => this.stopped || this.blocked();
+    while (this.queue().size > 0 && !blocked()) {
       if (this.backoffMs > 0) {
         await new Promise((r) => setTimeout(r, this.backoffMs).unref());
         if (blocked()) break;
       }
       // At most DRAIN_BATCH writes in flight: the initial sync's tens of thousands would otherwise all be
       // rendered and queued at once, and the process would keep that peak as its size.
-      const batch = this.dirty.take(DRAIN_BATCH);
+      const batch = this.queue().take(DRAIN_BATCH);
       const failed = (await Promise.all(batch.map(([key, d]) => this.write(key, d)))).some((ok) => !ok);
       this.backoffMs = failed ? Math.min(Math.max(this.backoffMs * 2, 50), 5_000) : 0;
     }
@@ -356,13 +618,13 @@ export class WrapperSync {
       return true;
     } catch (err) {
       this.log.error('writing a served object failed; retrying', { key, error: String(err) });
-      this.dirty.set(key, d);
+      this.queue().set(key, d);
       return false;
     }
   }
 
   private async writeOnce(key: string, d: Dirty): Promise<void> {
-    const want = this.desired(key, d);
+    const want = await this.desired(key, d);
     if ('unchanged' in want) return;
     const out = this.outgoing.get(key);
     // A Service's or Node's form is dropped once written, unless a newer one came in meanwhile.
@@ -375,6 +637,7 @@ export class WrapperSync {
         if (held !== undefined) {
           await this.store.delete(key, held.revision);
           this.held.delete(key);
+          this.offline.wrote(key, d, null);
           this.writes++;
           this.metrics?.wrote('delete');
         }
@@ -392,6 +655,7 @@ export class WrapperSync {
           ? await this.store.create(key, value)
           : await this.store.update(key, value, held.revision);
       this.held.set(key, { revision: kv.modRevision, hash: h });
+      this.offline.wrote(key, d, want.form);
       this.writes++;
       this.metrics?.wrote('put');
       done();
@@ -405,7 +669,7 @@ export class WrapperSync {
         const kv = await this.store.get(key);
         if (kv === undefined) this.held.delete(key);
         else this.held.set(key, { revision: kv.modRevision, hash: -1 });
-        this.dirty.set(key, d);
+        this.queue().set(key, d);
         return;
       }
       throw err;

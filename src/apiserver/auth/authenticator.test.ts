@@ -1,12 +1,8 @@
 // kube-apiserver's authentication chain for certificates and bearer tokens, case by case.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  authenticate,
-  bearerToken,
-  type AuthenticationRequest,
-  type AuthenticatorOptions,
-} from './authenticator.js';
+import { bearerToken } from '../../core/authz/credentials.js';
+import { authenticate, type AuthenticationRequest, type AuthenticatorOptions } from './authenticator.js';
 import { lookupToken, parseTokenFile } from './token-file.js';
 import type { UserInfo } from './types.js';
 

@@ -15,14 +15,9 @@
 // The answer is synchronous unless a ServiceAccount token has to be checked (a signature, a lookup): the
 // certificate and static-token paths never wait.
 // The WebSocket subprotocol token ("base64url.bearer.authorization.k8s.io.…") is not supported.
+import { bearerToken, certificateUser, type CertificateSubject } from '../../core/authz/credentials.js';
 import { lookupToken, type TokenDigest } from './token-file.js';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME, type UserInfo } from './types.js';
-
-/** The subject of a peer certificate as node:tls reports it (a repeated attribute becomes an array). */
-export interface CertificateSubject {
-  readonly CN?: string | readonly string[] | undefined;
-  readonly O?: string | readonly string[] | undefined;
-}
 
 export interface AuthenticationRequest {
   /** The Authorization header. */
@@ -92,26 +87,6 @@ export function authenticate(
 
   if (failed || opts.anonymous === false) return 'invalid';
   return 'anonymous';
-}
-
-/** CN → name, each O → a group; no CN → no identity. Repeated CNs: the last one (as Go's pkix.Name reads it). */
-function certificateUser(subject: CertificateSubject): UserInfo | undefined {
-  const cn = typeof subject.CN === 'string' ? subject.CN : subject.CN?.at(-1);
-  if (cn === undefined || cn === '') return undefined;
-  const groups = subject.O === undefined ? [] : typeof subject.O === 'string' ? [subject.O] : [...subject.O];
-  return { name: cn, uid: '', groups };
-}
-
-/**
- * The token of "Bearer <token>" (scheme case-insensitive, surrounding whitespace trimmed, anything after a
- * second space ignored, as upstream splits it), or undefined when the header is absent or not a bearer token.
- */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const parts = header.trim().split(' ');
-  if (parts.length < 2 || parts[0]?.toLowerCase() !== 'bearer') return undefined;
-  const token = parts[1];
-  return token === undefined || token === '' ? undefined : token;
 }
 
 /** Upstream's AuthenticatedGroupAdder: every authenticated user is in system:authenticated. */

@@ -53,6 +53,22 @@ export class PodIPPool {
     return this.owner.get(ip);
   }
 
+  /** The round-robin position of each range (where the next scan starts), for a checkpoint. */
+  get cursors(): number[] {
+    return this.pools.map((p) => p.cursor);
+  }
+
+  /**
+   * Continues the round-robin from a checkpoint's `cursors` (one per range; a value past a range's end
+   * wraps, a missing one leaves the range as it is).
+   */
+  resume(cursors: readonly number[]): void {
+    this.pools.forEach((p, i) => {
+      const c = cursors[i];
+      if (c !== undefined && Number.isSafeInteger(c) && c >= 0) p.cursor = c % Math.max(p.range.max, 1);
+    });
+  }
+
   /** How many keys hold addresses. */
   get size(): number {
     return this.owned.size;
