@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import type { KObject } from '../../src/api/object.js';
+import { statusErrors } from '../../src/api/status.js';
 import { generateCA, issueServingCert } from '../../src/apiserver/auth/pki.js';
 import { epochMs } from '../lib/http.js';
 
@@ -50,17 +51,7 @@ export async function startFakeKubelet(dir: string): Promise<FakeKubelet> {
       const url = new URL(req.url ?? '/', 'https://kubelet');
       if (!authenticated) {
         res.writeHead(401, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            kind: 'Status',
-            apiVersion: 'v1',
-            metadata: {},
-            status: 'Failure',
-            message: 'Unauthorized',
-            reason: 'Unauthorized',
-            code: 401,
-          }),
-        );
+        res.end(JSON.stringify(statusErrors.unauthorized().status));
       } else if (req.method === 'GET' && url.pathname === '/pods') {
         answers++;
         if (!firstSent.has(version)) firstSent.set(version, epochMs());

@@ -1,9 +1,8 @@
 // "curl <cluster-ip> | grep 'node name'" from a node, several times: each request on a new connection
 // (so the proxy chooses an endpoint for each), the echo server's `node name:` line kept, a failure kept as
 // what the client saw (refused, timeout, reset).
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { ipPath } from './netns.js';
+import { nodeScriptInNetns } from './netns.js';
 
 export type Answer = string; // a node name, or "refused" / "timeout" / "error: ..."
 
@@ -68,26 +67,7 @@ export function sampleInNetns(
   count: number,
   field: 'node name' | 'pod IP' = 'node name',
 ): Promise<Answer[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      ipPath(),
-      ['netns', 'exec', netns, process.execPath, '-e', SCRIPT, host, String(port), String(count), field],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      try {
-        if (code !== 0) throw new Error(`probe in ${netns} exited ${code}: ${err.trim()}`);
-        resolve(JSON.parse(out) as Answer[]);
-      } catch (e) {
-        reject(e instanceof Error ? e : new Error(String(e)));
-      }
-    });
-  });
+  return nodeScriptInNetns(netns, SCRIPT, [host, String(port), String(count), field], 'probe').then(
+    (out) => JSON.parse(out) as Answer[],
+  );
 }

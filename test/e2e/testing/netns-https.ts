@@ -3,7 +3,7 @@
 // last resourceVersion across server restarts, as an informer's reflector does. Each runs as a child Node
 // process under `ip netns exec` (a socket cannot move between namespaces); credentials are file paths.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ipPath } from '../../../src/demo/netns.js';
+import { ipPath, nodeScriptInNetns } from '../../../src/demo/netns.js';
 
 /** Files (and a token) a request authenticates and verifies its server with. */
 export interface TlsFiles {
@@ -45,27 +45,8 @@ export interface Got {
 }
 
 /** One GET of `url` from inside `netns`. */
-export function getInNetns(netns: string, url: string, tls: TlsFiles): Promise<Got> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      ipPath(),
-      ['netns', 'exec', netns, process.execPath, '-e', GET, url, JSON.stringify(tls)],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      try {
-        if (code !== 0) throw new Error(`GET ${url} in ${netns} exited ${code}: ${err.trim()}`);
-        resolve(JSON.parse(out) as Got);
-      } catch (e) {
-        reject(e instanceof Error ? e : new Error(String(e)));
-      }
-    });
-  });
+export async function getInNetns(netns: string, url: string, tls: TlsFiles): Promise<Got> {
+  return JSON.parse(await nodeScriptInNetns(netns, GET, [url, JSON.stringify(tls)], `GET ${url}`)) as Got;
 }
 
 // A LIST, then watches from its resourceVersion; when a watch ends (the server stopped) it tries again
