@@ -90,6 +90,11 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         CLUSTER_CIDR,
         '--max-pods',
         String(MAX_PODS),
+        // Checkpoints in the run's own directory; the kubelet API (1,000 TLS servers) is not what this measures.
+        '--root-dir',
+        path.join(dataDir, 'node'),
+        '--kubelet-port',
+        '0',
       ],
       /svcplane: .*running, pod CIDRs/,
       {

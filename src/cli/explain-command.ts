@@ -9,6 +9,7 @@ import { parseAutonomyFlag } from '../core/topology/health-report.js';
 import { readLocalInfo } from '../runtime/health-poller.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from '../core/topology/endpoints.js';
 import { renderExplanation } from '../core/topology/explain.js';
+import { offlineCondition } from '../core/offline/mark.js';
 import { topologyService } from '../core/topology/rules.js';
 import type { Labels } from '../core/topology/types.js';
 import { Client, isApiError, type ListOptions } from '../runtime/client.js';
@@ -115,10 +116,13 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
       listAll(client, NODES, {}),
     ]);
     let endpoints = endpointsFromSlices(slices);
+    let read: KObject[] = slices;
     let source = `${slices.length} EndpointSlice${slices.length === 1 ? '' : 's'}`;
     if (slices.length === 0) {
       try {
-        endpoints = endpointsFromEndpoints(await client.get(ENDPOINTS, namespace, name));
+        const object = await client.get(ENDPOINTS, namespace, name);
+        endpoints = endpointsFromEndpoints(object);
+        read = [object];
         source = 'Endpoints';
       } catch (err) {
         if (!isApiError(err, 404)) throw err;
@@ -145,11 +149,15 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
       const unhealthy = [...health].filter(([, ok]) => !ok).map(([n]) => n);
       source += `, edge-health (${unhealthy.length === 0 ? 'no node' : unhealthy.join(', ')} unhealthy)`;
     }
+    // Read through a wrapper that rewrote them from its node's kubelet (the upstream away): say so.
+    const offline = offlineCondition(read);
+    const conditions = offline === undefined ? [] : [offline];
     if (output === 'json') {
-      out(JSON.stringify({ ...decision, nodeLabels: labels.get(node) ?? null, source }, null, 2));
+      out(JSON.stringify({ ...decision, nodeLabels: labels.get(node) ?? null, source, conditions }, null, 2));
     } else {
       out(
         renderExplanation(decision, { nodeLabels: labels.get(node) }).trimEnd() +
+          conditions.map((c) => `\n\nCondition ${c.type}=${c.status} (${c.reason}): ${c.message}`).join('') +
           `\n\nRead from: ${source}, ${nodes.length} Nodes.`,
       );
     }

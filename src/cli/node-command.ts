@@ -39,11 +39,14 @@ kubelet's conditions, spec.podCIDRs), renews their Leases in kube-node-lease eve
 pods bound to them: each gets an IP from its node's pod CIDR and reports Pending, then Running and
 Ready (after its readinessProbe.initialDelaySeconds); a deleted pod is reported terminated, then
 confirmed with a grace-0 DELETE. SIGINT/SIGTERM stop the kubelets and leave the nodes registered.
+Each node keeps a checkpoint of its pods under --root-dir, from which it starts offline when the API
+server cannot be reached, and serves the kubelet's read API (GET /pods) on its InternalIP.
 
 Examples:
   svcplane node --name node0 --pod-cidr 127.10.0.0/24 --serve-pods
   svcplane node --name edge --count 3 --labels zone=z1 --pod-cidr 127.10.0.0/16   edge-0..2, a /24 each
   svcplane node --name sim --count 1000                       ranges from --cluster-cidr 10.244.0.0/16
+  svcplane node --name edge --pod-cidr 127.10.0.0/24 --serve-pods --pod-ip-on-restart new
 
 Flags:
   --name NAME                 the node name; with --count, the prefix of NAME-0..NAME-(N-1) (required)

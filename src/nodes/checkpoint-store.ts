@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointError, decodeCheckpoint, type NodeCheckpoint } from '../core/nodes/checkpoint.js';
 import { makeDirs } from '../storage/make-dirs.js';
-import { writeFileAtomic } from '../storage/write-file-atomic.js';
+import { writeFileAtomic, writeFileAtomicAsync } from '../storage/write-file-atomic.js';
 
 export const DEFAULT_ROOT_DIR = '.svcplane/node';
 export const CHECKPOINT_FILE = 'checkpoint.json';
@@ -38,4 +38,14 @@ export function readCheckpoint(rootDir: string, node: string): NodeCheckpoint | 
 /** Writes `text` to ROOT_DIR/NAME/FILE atomically (0600). */
 export function writeNodeFile(rootDir: string, node: string, file: string, text: string): void {
   writeFileAtomic(join(nodeDir(rootDir, node), file), text);
+}
+
+/** writeNodeFile without blocking (the kubelets' checkpoints, many nodes at once). */
+export async function writeNodeFileAsync(
+  rootDir: string,
+  node: string,
+  file: string,
+  text: string,
+): Promise<void> {
+  await writeFileAtomicAsync(join(nodeDir(rootDir, node), file), text);
 }

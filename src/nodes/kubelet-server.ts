@@ -20,10 +20,11 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { recordOf as rec } from '../api/json.js';
 import type { KObject } from '../api/object.js';
 import { statusErrors, type StatusError } from '../api/status.js';
 import type { AccessRequest } from '../core/authz/access-request.js';
-import { bearerToken, certificateUser } from '../core/authz/credentials.js';
+import { bearerToken, certificateUser, withAuthenticatedGroup } from '../core/authz/credentials.js';
 import type { OfflineDecisions } from '../core/nodes/kubelet-auth.js';
 import {
   AUTHORIZED_TTL_MS,
@@ -63,32 +64,30 @@ export interface KubeletReviews {
   ): Promise<{ allowed: boolean; reason: string }>;
 }
 
-const ALL_AUTHENTICATED = 'system:authenticated';
-
 /** A failure that means the API server cannot be asked (no answer, or a 5xx), as ReviewUnavailable. */
 function unavailable(err: unknown): unknown {
   if (err instanceof ApiError && err.code < 500) return err;
   return new ReviewUnavailable(err instanceof Error ? err.message : String(err), { cause: err });
 }
 
-const rec = (v: unknown): Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+/** POSTs a review and hands back its status; failing to reach the API server is ReviewUnavailable. */
+async function review(client: Client, path: string, body: object): Promise<Record<string, unknown>> {
+  try {
+    return rec(rec(await client.post(path, body))['status']);
+  } catch (err) {
+    throw unavailable(err);
+  }
+}
 
 /** The reviews through `client` (authentication.k8s.io/v1 TokenReview, authorization.k8s.io/v1 SubjectAccessReview). */
 export function apiReviews(client: Client): KubeletReviews {
   return {
     async tokenReview(token) {
-      let answer: unknown;
-      try {
-        answer = await client.post('/apis/authentication.k8s.io/v1/tokenreviews', {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenReview',
-          spec: { token },
-        });
-      } catch (err) {
-        throw unavailable(err);
-      }
-      const status = rec(rec(answer)['status']);
+      const status = await review(client, '/apis/authentication.k8s.io/v1/tokenreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token },
+      });
       const user = rec(status['user']);
       if (status['authenticated'] !== true || typeof user['username'] !== 'string') return undefined;
       return {
@@ -99,30 +98,24 @@ export function apiReviews(client: Client): KubeletReviews {
       };
     },
     async accessReview(a) {
-      let answer: unknown;
-      try {
-        answer = await client.post('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          spec: {
-            user: a.user.name,
-            ...(a.user.uid === undefined || a.user.uid === '' ? {} : { uid: a.user.uid }),
-            groups: [...a.user.groups],
-            ...(a.user.extra === undefined ? {} : { extra: a.user.extra }),
-            resourceAttributes: {
-              verb: a.verb,
-              group: a.apiGroup,
-              version: 'v1',
-              resource: a.resource,
-              subresource: a.subresource,
-              name: a.name,
-            },
+      const status = await review(client, '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: a.user.name,
+          ...(a.user.uid === undefined || a.user.uid === '' ? {} : { uid: a.user.uid }),
+          groups: [...a.user.groups],
+          ...(a.user.extra === undefined ? {} : { extra: a.user.extra }),
+          resourceAttributes: {
+            verb: a.verb,
+            group: a.apiGroup,
+            version: 'v1',
+            resource: a.resource,
+            subresource: a.subresource,
+            name: a.name,
           },
-        });
-      } catch (err) {
-        throw unavailable(err);
-      }
-      const status = rec(rec(answer)['status']);
+        },
+      });
       return {
         allowed: status['allowed'] === true && status['denied'] !== true,
         reason: typeof status['reason'] === 'string' ? status['reason'] : '',
@@ -181,12 +174,7 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Kubel
     const socket = req.socket as TLSSocket;
     if (o.clientCAPem !== undefined && socket.authorized) {
       const user = certificateUser(socket.getPeerCertificate().subject ?? {});
-      if (user !== undefined) {
-        const groups = user.groups.includes(ALL_AUTHENTICATED)
-          ? user.groups
-          : [...user.groups, ALL_AUTHENTICATED];
-        return { user: { ...user, groups } };
-      }
+      if (user !== undefined) return { user: withAuthenticatedGroup(user) };
     }
     const token = bearerToken(req.headers.authorization);
     if (token === undefined) return { error: statusErrors.unauthorized() };

@@ -49,8 +49,8 @@ import { isApiError, type Client } from '../runtime/client.js';
 import { Controller } from '../runtime/controller.js';
 import { Informer, objectKeyOf } from '../runtime/informer.js';
 import { PodContainers, isHostNetwork } from './pod-containers.js';
-import { CHECKPOINT_FILE, writeNodeFile } from './checkpoint-store.js';
-import { LEASES, NODES, type RegisteredNode } from './register.js';
+import { CHECKPOINT_FILE, writeNodeFileAsync } from './checkpoint-store.js';
+import { forEachLimit, LEASES, NODES, type RegisteredNode } from './register.js';
 import type { Logger } from '../runtime/logger.js';
 
 const PODS = mustFindResource('', 'pods');
@@ -122,6 +122,8 @@ export class SimulatedKubelets {
   /** Nodes whose checkpoint is to be written, and the timer that writes them. */
   private readonly dirty = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
+  /** The checkpoint writes in progress (one round at a time). */
+  private flushing: Promise<void> | undefined;
   /** What was last written per node, so an unchanged checkpoint is not written again. */
   private readonly written = new Map<string, string>();
   private inFlight = 0;
@@ -248,7 +250,9 @@ export class SimulatedKubelets {
     await Promise.all([this.pods.stop(), this.nodeInformer.stop()]);
     await this.containers?.stopAll();
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
-    this.flush();
+    this.flushTimer = undefined;
+    await this.flushing;
+    await this.flush();
   }
 
   /** The pods node `name` runs, as it sees them now (the kubelet API's GET /pods). */
@@ -435,20 +439,36 @@ export class SimulatedKubelets {
   // ---- the checkpoint ----
 
   private markDirty(node: string): void {
-    if (this.o.rootDir === undefined || this.stopped) return;
+    if (this.o.rootDir === undefined) return;
     this.dirty.add(node);
-    // Changes that come together (a restart, a rollout) are written together, a moment later.
-    this.flushTimer ??= setTimeout(() => this.flush(), 50);
+    this.scheduleFlush();
   }
 
-  /** Writes the checkpoint of every node that changed (atomically; skipped when the text is the same). */
-  private flush(): void {
-    this.flushTimer = undefined;
+  /** Changes that come together (a restart, a rollout) are written together, a moment later. */
+  private scheduleFlush(): void {
+    if (this.stopped || this.flushTimer !== undefined || this.flushing !== undefined) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flushing = this.flush().finally(() => {
+        this.flushing = undefined;
+        if (this.dirty.size > 0) this.scheduleFlush();
+      });
+    }, 50);
+  }
+
+  /**
+   * Writes the checkpoint of every node that changed (atomically, a few files at a time, without
+   * blocking the event loop; skipped when the text is the same). Changes made meanwhile wait for the
+   * next round.
+   */
+  private async flush(): Promise<void> {
     const rootDir = this.o.rootDir;
     if (rootDir === undefined) return;
-    for (const name of this.dirty) {
+    const names = [...this.dirty];
+    this.dirty.clear();
+    await forEachLimit(names, 8, async (name) => {
       const state = this.nodes.get(name);
-      if (state === undefined) continue;
+      if (state === undefined) return;
       const text = encodeCheckpoint({
         node: name,
         nodeUID: state.uid,
@@ -457,15 +477,14 @@ export class SimulatedKubelets {
         poolCursors: state.pool.cursors,
         pods: [...state.pods.values()],
       });
-      if (this.written.get(name) === text) continue;
+      if (this.written.get(name) === text) return;
       try {
-        writeNodeFile(rootDir, name, CHECKPOINT_FILE, text);
+        await writeNodeFileAsync(rootDir, name, CHECKPOINT_FILE, text);
         this.written.set(name, text);
       } catch (err) {
         this.o.log.warn('cannot write the node checkpoint', { node: name, err: String(err) });
       }
-    }
-    this.dirty.clear();
+    });
   }
 
   /** Whether the pod's containers run (or are about to be reported running) and are this process's to serve. */

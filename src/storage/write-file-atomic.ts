@@ -2,6 +2,7 @@
 // the data goes to a temporary file beside it, is fsynced, renamed over the target, and the directory
 // is fsynced so the rename itself survives a power loss. Secrets and checkpoints are mode 0600.
 import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** Writes `data` to `path` atomically (temp + fsync + rename + directory fsync), with `mode` (default 0600). */
@@ -27,6 +28,35 @@ export function writeFileAtomic(path: string, data: string, mode = 0o600): void 
       fsyncSync(dir);
     } finally {
       closeSync(dir);
+    }
+  } catch {
+    // A directory that cannot be opened for fsync (some filesystems): the rename is still atomic.
+  }
+}
+
+/** writeFileAtomic without blocking the event loop (many small files: a process's node checkpoints). */
+export async function writeFileAtomicAsync(path: string, data: string, mode = 0o600): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    const fh = await open(tmp, 'w', mode);
+    try {
+      await fh.chmod(mode); // whatever the umask
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  try {
+    const dir = await open(dirname(path), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
     }
   } catch {
     // A directory that cannot be opened for fsync (some filesystems): the rename is still atomic.

@@ -48,6 +48,11 @@ export class KubeletPoller {
     await this.inFlight;
   }
 
+  /** Forgets the last answer: the next one is passed on whatever it says (a new offline period). */
+  forget(): void {
+    this.last = undefined;
+  }
+
   /** Polls now if needed (the wrapper calls it when the upstream goes away); resolves when done. */
   async wake(): Promise<void> {
     if (this.stopped) return;

@@ -398,6 +398,7 @@ export class WrapperSync {
 
   /** Rewriting stops (the upstream is back, or synced): every rewritten object is served as upstream has it. */
   private offlineEnds(): void {
+    this.kubelet?.forget();
     if (this.offline.pods === undefined) return;
     this.offline.pods = undefined;
     this.offline.selecting = new Set();

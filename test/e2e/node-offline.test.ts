@@ -5,8 +5,8 @@
 // on the old one. Once the API server is back (same data dir and port), the pod's status.podIP in
 // kubectl becomes the new IP.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -124,6 +124,63 @@ function kubeletPods(cert: { certPem: string; keyPem: string }): Promise<{ statu
     req.end();
   });
 }
+
+describe('svcplane node without an API server', () => {
+  // A kubeconfig naming a port nothing listens on.
+  const kubeconfig = path.join(work, 'dead-kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {token: t}}]',
+      'contexts: [{name: c, context: {cluster: c, user: u}}]',
+      'current-context: c',
+    ].join('\n'),
+  );
+  const run = (root: string): Promise<{ code: number; stderr: string }> =>
+    new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [
+          BIN,
+          'node',
+          '--kubeconfig',
+          kubeconfig,
+          '--name',
+          'lone',
+          '--pod-cidr',
+          POD_CIDR,
+          '--root-dir',
+          root,
+        ],
+        { env: { PATH: process.env['PATH'] ?? '', HOME: work }, timeout: 60_000 },
+        (err, _stdout, stderr) =>
+          resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stderr }),
+      );
+    });
+
+  it('without a checkpoint: refused in one line, as before', async () => {
+    const r = await run(path.join(work, 'empty-root'));
+    assert.equal(r.code, 1);
+    assert.match(r.stderr.trim(), /^svcplane: cannot register node "lone": .*ECONNREFUSED/);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  });
+
+  it('with a corrupt checkpoint: one line naming the file', async () => {
+    const root = path.join(work, 'corrupt-root');
+    mkdirSync(path.join(root, 'lone'), { recursive: true });
+    writeFileSync(path.join(root, 'lone', 'checkpoint.json'), '{"kind":"NodeCheckpoint","apiVe');
+    const r = await run(root);
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /checkpoint .*lone\/checkpoint\.json is corrupt: not JSON .*; the API server cannot be reached either/,
+    );
+  });
+});
 
 describe('svcplane node: an offline restart with new pod IPs', () => {
   let srv: TestServer | undefined;

@@ -15,9 +15,14 @@
 // The answer is synchronous unless a ServiceAccount token has to be checked (a signature, a lookup): the
 // certificate and static-token paths never wait.
 // The WebSocket subprotocol token ("base64url.bearer.authorization.k8s.io.…") is not supported.
-import { bearerToken, certificateUser, type CertificateSubject } from '../../core/authz/credentials.js';
+import {
+  bearerToken,
+  certificateUser,
+  withAuthenticatedGroup,
+  type CertificateSubject,
+} from '../../core/authz/credentials.js';
 import { lookupToken, type TokenDigest } from './token-file.js';
-import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME, type UserInfo } from './types.js';
+import type { UserInfo } from './types.js';
 
 export interface AuthenticationRequest {
   /** The Authorization header. */
@@ -87,11 +92,4 @@ export function authenticate(
 
   if (failed || opts.anonymous === false) return 'invalid';
   return 'anonymous';
-}
-
-/** Upstream's AuthenticatedGroupAdder: every authenticated user is in system:authenticated. */
-function withAuthenticatedGroup(user: UserInfo): UserInfo {
-  if (user.name === ANONYMOUS_USER_NAME) return user;
-  if (user.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return user;
-  return { ...user, groups: [...user.groups, ALL_AUTHENTICATED] };
 }

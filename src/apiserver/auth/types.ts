@@ -12,10 +12,10 @@ export interface UserInfo {
   readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 
-/** The well-known users and groups of kube-apiserver. */
-export const ANONYMOUS_USER_NAME = 'system:anonymous';
-export const ALL_AUTHENTICATED = 'system:authenticated';
-export const ALL_UNAUTHENTICATED = 'system:unauthenticated';
+import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME } from '../../core/authz/credentials.js';
+
+/** The well-known users and groups of kube-apiserver (core/authz/credentials.ts). */
+export { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER_NAME };
 /** Members are allowed everything, whatever the configured authorizers say. */
 export const SYSTEM_MASTERS = 'system:masters';
 

@@ -1,6 +1,11 @@
 // Reading the credentials a request carries, as kube-apiserver's authenticators (and the kubelet's,
-// which are the same) read them: the identity of a verified client certificate, and a bearer token.
-// Verifying them (the chain, the token) is the caller's.
+// which are the same) read them: the identity of a verified client certificate, and a bearer token;
+// and the group every authenticated user is in. Verifying them (the chain, the token) is the caller's.
+
+/** The well-known users and groups of kube-apiserver. */
+export const ANONYMOUS_USER_NAME = 'system:anonymous';
+export const ALL_AUTHENTICATED = 'system:authenticated';
+export const ALL_UNAUTHENTICATED = 'system:unauthenticated';
 
 /** The subject of a peer certificate as node:tls reports it (a repeated attribute becomes an array). */
 export interface CertificateSubject {
@@ -33,4 +38,13 @@ export function bearerToken(header: string | undefined): string | undefined {
   if (parts.length < 2 || parts[0]?.toLowerCase() !== 'bearer') return undefined;
   const token = parts[1];
   return token === undefined || token === '' ? undefined : token;
+}
+
+/** Upstream's AuthenticatedGroupAdder: every authenticated user is in system:authenticated. */
+export function withAuthenticatedGroup<
+  U extends { readonly name: string; readonly groups: readonly string[] },
+>(user: U): U {
+  if (user.name === ANONYMOUS_USER_NAME) return user;
+  if (user.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return user;
+  return { ...user, groups: [...user.groups, ALL_AUTHENTICATED] };
 }

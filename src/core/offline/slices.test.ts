@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import type { KObject } from '../../api/object.js';
 import { pod, service, type PodOptions } from '../endpointslices/testing/builders.js';
 import type { Pod, Service } from '../endpoints/types.js';
+import { slice as topologySlice } from '../topology/testing/builders.js';
 import { OFFLINE_ANNOTATION, OFFLINE_MANAGED_BY, readOfflineMark } from './mark.js';
 import { rewriteServiceSlices, type OfflineContext } from './slices.js';
 
@@ -20,23 +21,16 @@ function endpoint(name: string, ip: string, node: string, ready = true): Record<
   };
 }
 
-function slice(name: string, endpoints: unknown[], o: { addressType?: string; port?: number } = {}): KObject {
-  return {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name,
-      namespace: 'default',
-      labels: {
-        'kubernetes.io/service-name': 'foo',
-        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
-      },
-    },
-    addressType: o.addressType ?? 'IPv4',
-    endpoints,
+const slice = (
+  name: string,
+  endpoints: Record<string, unknown>[],
+  o: { addressType?: 'IPv4' | 'IPv6'; port?: number } = {},
+) =>
+  topologySlice(name, endpoints, {
+    service: 'foo',
+    ...(o.addressType === undefined ? {} : { addressType: o.addressType }),
     ports: [{ name: 'http', port: o.port ?? 8080, protocol: 'TCP' }],
-  };
-}
+  }) as KObject;
 
 const localPod = (name: string, o: PodOptions = {}): Pod => pod({ name, nodeName: NODE, ...o });
 
