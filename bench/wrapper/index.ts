@@ -4,7 +4,7 @@
 // fan-out, and (offline) a kubelet's pod IP change to the rewritten slice while the upstream is away.
 // SVCPLANE_BENCH_WRAPPER_STEPS=p6,p5,p7,offline (the default) runs a subset; p7 needs p5. Method and latest
 // figures: docs/benchmarks.md (wrapper).
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -23,7 +23,7 @@ import { Model } from './model.js';
 import { measureFanout } from './p7-fanout.js';
 import { measureMemory } from './p6-memory.js';
 import { measureRelabel } from './p5-relabel.js';
-import { startFakeKubelet, type FakeKubelet } from './fake-kubelet.js';
+import { startFakeKubelet, type FakeKubelet } from '../../test/support/fake-kubelet.js';
 import { measureOfflineRewrite } from './offline-rewrite.js';
 
 const STEPS = ['p6', 'p5', 'p7', 'offline'];
@@ -158,7 +158,11 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const wrapDir = path.join(root, 'wrapper');
     const gcOut = path.join(root, 'wrapper-gc.json');
     // The offline step's kubelet: the wrapper polls it from its start (an empty PodList until then).
-    if (steps.has('offline')) kubelet = await startFakeKubelet(root);
+    const kubeletCa = path.join(root, 'kubelet-ca.crt');
+    if (steps.has('offline')) {
+      kubelet = await startFakeKubelet();
+      writeFileSync(kubeletCa, kubelet.caPem);
+    }
     const tSpawn = performance.now();
     wrapper = await startSvcplane(
       'wrapper',
@@ -175,7 +179,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         wrapDir,
         ...(kubelet === undefined
           ? []
-          : ['--kubelet-url', kubelet.url, '--kubelet-certificate-authority', kubelet.caFile]),
+          : ['--kubelet-url', kubelet.url, '--kubelet-certificate-authority', kubeletCa]),
       ],
       /serving node \S+ at (https:\/\/\S+?); kubeconfig: (\S+)/,
       {
@@ -466,7 +470,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     throw err;
   } finally {
     for (const w of workers) w.stop();
-    await kubelet?.close();
+    await kubelet?.stop();
     if (wrapper !== undefined) await stopChild(wrapper.child);
     upAgent.destroy();
     await stopServer(server);

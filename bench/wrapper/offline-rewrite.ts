@@ -1,5 +1,5 @@
 // The offline step: with every Service cached, the upstream API server stops, and the node's kubelet
-// (fake-kubelet.ts) reports one of its pods at a new IP at a time. Each change is timed from the kubelet's
+// (a stand-in serving a PodList, test/support/fake-kubelet.ts) reports one of its pods at a new IP at a time. Each change is timed from the kubelet's
 // first /pods answer carrying it to the arrival, on a raw HTTPS watch through the wrapper, of the
 // rewritten EndpointSlice with the new address. The pods are real upstream pods on the wrapper's node,
 // one per Service of their own (a selector each), whose slices the EndpointSlice controller made before
@@ -9,7 +9,8 @@ import { sleep } from '../lib/process.js';
 import { Watch } from '../lib/watch.js';
 import { median, percentile } from '../run.js';
 import { getJson, sendAll, type List } from './api.js';
-import type { FakeKubelet } from './fake-kubelet.js';
+import type { FakeKubelet } from '../../test/support/fake-kubelet.js';
+import { epochMs } from '../lib/http.js';
 import { SERVICE_NAME_LABEL, SLICES_PATH, type ShapeNode } from './shape.js';
 import type { Session } from './session.js';
 
@@ -114,7 +115,7 @@ export async function measureOfflineRewrite(inputs: OfflineInputs): Promise<Offl
     )
   ).items;
   pods.sort((a, b) => names.indexOf(a.metadata.name ?? '') - names.indexOf(b.metadata.name ?? ''));
-  kubelet.setPods(pods);
+  kubelet.pods = pods;
   const served = async (): Promise<Map<string, string[]>> => {
     const list = await getJson<List>(wAgent, wc, `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`);
     const out = new Map<string, string[]>();
@@ -155,7 +156,7 @@ export async function measureOfflineRewrite(inputs: OfflineInputs): Promise<Offl
     const samplesMs: number[] = [];
     let missing = 0;
     let firstRewriteS = NaN;
-    const answers0 = kubelet.answers();
+    const answers0 = kubelet.requests.length;
     const t0 = Date.now();
     for (let k = 0; k < count; k++) {
       const ip = ipOf(1, k);
@@ -163,7 +164,9 @@ export async function measureOfflineRewrite(inputs: OfflineInputs): Promise<Offl
       const status = pod['status'] as Record<string, unknown>;
       pods[k] = { ...pod, status: { ...status, podIP: ip, podIPs: [{ ip }] } };
       const mark = arrivals.length;
-      const version = kubelet.setPods(pods);
+      // Every request after this one is answered with the change (the stand-in reads its pods per request).
+      const asked = kubelet.requests.length;
+      kubelet.pods = pods;
       // The first change also waits for the wrapper to take the kubelet's word (the upstream found away).
       const timeout = k === 0 ? z.eventTimeoutMs * 8 : z.eventTimeoutMs;
       const deadline = Date.now() + timeout;
@@ -172,7 +175,9 @@ export async function measureOfflineRewrite(inputs: OfflineInputs): Promise<Offl
         hit = arrivals.slice(mark).find((a) => a.svc === names[k] && a.addresses.includes(ip));
         if (hit === undefined) await sleep(5);
       }
-      const sent = kubelet.servedAt(version);
+      // The stand-in stamps requests with Date.now(); the watch, with epochMs(): put them on one clock.
+      const next = kubelet.requests[asked];
+      const sent = next === undefined ? undefined : next.at + (epochMs() - Date.now());
       if (hit === undefined || sent === undefined) {
         missing++;
         continue;
@@ -181,6 +186,10 @@ export async function measureOfflineRewrite(inputs: OfflineInputs): Promise<Offl
       if (k >= z.offlineWarmup) samplesMs.push(hit.t - sent);
     }
     const elapsedS = (Date.now() - t0) / 1000;
+    // As a kubelet would require: every read carried the wrapper's credentials (a token, without a certificate).
+    const anonymous = kubelet.requests.filter((r) => r.authorization === undefined && !r.clientCert);
+    if (anonymous.length > 0)
+      throw new Error(`offline: ${anonymous.length} kubelet reads without credentials`);
     const result: OfflineResult = {
       services: count,
       warmup: z.offlineWarmup,
@@ -190,7 +199,7 @@ export async function measureOfflineRewrite(inputs: OfflineInputs): Promise<Offl
       maxMs: samplesMs.length === 0 ? NaN : Math.max(...samplesMs),
       firstRewriteS,
       missing,
-      podsPollsPerSecond: (kubelet.answers() - answers0) / elapsedS,
+      podsPollsPerSecond: (kubelet.requests.length - answers0) / elapsedS,
     };
     ctx.log(
       `offline: ${samplesMs.length} changes, /pods answer → rewritten slice median ${result.medianMs.toFixed(1)} ms, ` +
