@@ -361,6 +361,17 @@ describe(
       const served = await wrapperList(wrapperDir, WRAPPER_ADDRESS, ECHO_SLICES);
       assert.deepEqual(sliceAddresses(served), [...reported.ips].sort());
       assert.ok(served.items.every(marked), JSON.stringify(served.items.map((o) => o['metadata'])));
+      // `svcplane explain` through the wrapper says where node0's endpoints came from.
+      const explained = JSON.parse(
+        await run([
+          ...[ipPath(), 'netns', 'exec', ns0, process.execPath, BIN, 'explain', 'service/echo'],
+          ...['--node', 'node0', '--kubeconfig', path.join(wrapperDir, 'kubeconfig'), '-o', 'json'],
+        ]),
+      ) as { conditions?: Array<{ type: string; endpoints: number }> };
+      assert.deepEqual(
+        explained.conditions?.map((c) => [c.type, c.endpoints]),
+        [['OfflineLocalPods', reported.ips.size]],
+      );
     };
 
     it('online: node0 reaches its own pods through its proxy, wrapper and the topology rule', async () => {
@@ -552,7 +563,16 @@ describe(
       const stale = echo
         .slice(rewrite)
         .filter((l) => sliceAddresses({ items: [l.object!] }).some((ip) => rebootedFrom.has(ip)));
-      t.diagnostic(`watch events naming the pre-reboot IPs after the rewrite: ${stale.length}`);
+      // How long the old IPs were served again: from the first such event to the next that names none.
+      const after = echo.slice(rewrite);
+      const cleared =
+        stale.length === 0
+          ? undefined
+          : after.slice(after.indexOf(stale[0]!)).find((l) => !stale.includes(l));
+      t.diagnostic(
+        `watch events naming the pre-reboot IPs after the rewrite: ${stale.length}` +
+          (stale.length === 0 ? '' : `, for ${(cleared?.at ?? NaN) - stale[0]!.at} ms`),
+      );
     });
 
     it('the other order: the wrapper restarts while the kubelet API is unreachable, node0 comes later', async (t) => {

@@ -52,12 +52,12 @@ export async function getInNetns(netns: string, url: string, tls: TlsFiles): Pro
 // A LIST, then watches from its resourceVersion; when a watch ends (the server stopped) it tries again
 // every 200 ms from the last resourceVersion it saw; a 410 (as a status or an ERROR event) relists. One
 // JSON line per event on stdout: the server's events as they came, and LIST (with its items), GONE and
-// CONNECTED of its own.
+// CONNECTED of its own, each with the time it arrived (`at`, epoch ms).
 const WATCH = `${OPTIONS}
 const base = process.argv[1];
 const sep = base.includes('?') ? '&' : '?';
 let rv = '';
-const print = (e) => process.stdout.write(JSON.stringify(e) + '\\n');
+const print = (e) => process.stdout.write(JSON.stringify({ ...e, at: Date.now() }) + '\\n');
 const later = (f) => setTimeout(f, 200);
 const list = () => {
   const req = https.get(base, options, (res) => {
@@ -105,6 +105,8 @@ list();
 /** An event as the watch script printed it. */
 export interface WatchLine {
   readonly type: string;
+  /** When the watch client got it (epoch ms). */
+  readonly at: number;
   readonly object?: { metadata: { name: string; namespace?: string; resourceVersion?: string } } & Record<
     string,
     unknown
