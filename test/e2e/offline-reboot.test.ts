@@ -11,11 +11,12 @@
 // The API server stops; node0 reboots (its node process, wrapper and proxy all die, its nftables table is
 // gone) and comes back with new pod IPs (--pod-ip-on-restart new): the node, then the wrapper, then the
 // proxy. Within 5 s of the node's /pods answering with the new IPs (the issue's own bound), every request
-// from node0 reaches a local pod at a new IP. The API server comes back: the wrapper's served
+// from node0 reaches a local pod at a new IP, and the wrapper's slices and `svcplane explain` through it
+// say they were rewritten from the kubelet. The API server comes back: the wrapper's served
 // EndpointSlices and Endpoints become object by object what a freshly started wrapper serves, the
 // rewrite's annotation gone, and a watch on the wrapper that runs through it all (resuming across the
 // wrapper's restarts) saw no change twice. Then the other order: the wrapper restarts while node0's
-// kubelet API is unreachable (it serves the last views, says so once in its log and keeps trying), and
+// kubelet API is unreachable (it serves the last views, says so once in its log and keeps polling), and
 // node0 comes up later, with new IPs again, which the wrapper then serves.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -593,7 +594,13 @@ describe(
           .split('\n')
           .filter((l) => UNREACHABLE.test(l));
       await until('the wrapper saying the kubelet API is unreachable', WAIT, () => unreachable().length > 0);
-      await new Promise((r) => setTimeout(r, 3000));
+      // It keeps trying: its failed polls go on counting, the log line stays one.
+      const failures = async (): Promise<number> => {
+        const got = await getInNetns(ns0, `https://${WRAPPER_ADDRESS}/metrics`, wrapperTls(wrapperDir));
+        return Number(/^svcplane_wrapper_kubelet_poll_failures_total (\S+)$/m.exec(got.body)?.[1]);
+      };
+      const first = await failures();
+      await until('more failed polls of the kubelet', WAIT, async () => (await failures()) >= first + 2);
       node0 = startNode(0);
       const reported = await newPodsReported(previous);
       now = reported.ips;
