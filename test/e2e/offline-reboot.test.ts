@@ -126,7 +126,9 @@ describe(
     let node0: Proc | undefined;
     let wrapper: Proc | undefined;
     let proxy: Proc | undefined;
+    /** Watches of the served slices and Endpoints, from before the reboot to the end. */
     let watch: NetnsWatch | undefined;
+    let endpointsWatch: NetnsWatch | undefined;
     let clusterIP = '';
     /** The wrapper's client certificate for node0's kubelet API, and the CA of node0's serving certificate. */
     const kubeletClient = {
@@ -340,6 +342,7 @@ describe(
 
     after(async () => {
       await watch?.stop();
+      await endpointsWatch?.stop();
       for (const p of [...procs].reverse()) await p.stop(2000).catch(() => undefined);
       await layout?.killProcesses();
       await layout?.remove();
@@ -472,7 +475,9 @@ describe(
 
       // A client of the wrapper that keeps watching the served slices through everything that follows.
       watch = watchInNetns(ns0, `https://${WRAPPER_ADDRESS}${SLICES}`, wrapperTls(wrapperDir));
-      await until('the watch connected', WAIT, () => watch!.lines.some((l) => l.type === 'CONNECTED'));
+      endpointsWatch = watchInNetns(ns0, `https://${WRAPPER_ADDRESS}${ENDPOINTS}`, wrapperTls(wrapperDir));
+      for (const w of [watch, endpointsWatch])
+        await until('the watches connected', WAIT, () => w.lines.some((l) => l.type === 'CONNECTED'));
     });
     /** node0's pods' IPs before the reboot in progress; filled by each reboot. */
     let previous = new Set<string>();
@@ -531,17 +536,23 @@ describe(
         await stop(fresh);
       }
       await onlyTo(now);
-      const count = (type: string) => watch!.lines.filter((l) => l.type === type).length;
-      t.diagnostic(
-        `the watch: ${count('CONNECTED')} connections, ${count('GONE')} relists after 410, ` +
-          `${count('ADDED')} ADDED, ${count('MODIFIED')} MODIFIED, ${count('DELETED')} DELETED`,
-      );
-      const repeated = repeatedChanges(watch!.lines);
-      assert.deepEqual(
-        repeated,
-        [],
-        `MODIFIED events repeating their object's content: ${repeated.join(', ')}`,
-      );
+      for (const [what, w] of [
+        ['slices', watch!],
+        ['Endpoints', endpointsWatch!],
+      ] as const) {
+        const count = (type: string) => w.lines.filter((l) => l.type === type).length;
+        t.diagnostic(
+          `the watch of ${what}: ${count('CONNECTED')} connections, ${count('GONE')} relists after 410, ` +
+            `${count('ADDED')} ADDED, ${count('MODIFIED')} MODIFIED, ${count('DELETED')} DELETED`,
+        );
+        const repeated = repeatedChanges(w.lines);
+        assert.deepEqual(
+          repeated,
+          [],
+          `${what}: MODIFIED events repeating their object's content: ${repeated.join(', ')}`,
+        );
+        assert.ok(count('MODIFIED') > 0, `the watch of ${what} saw no change`);
+      }
       // What it serves is the upstream's view again: the new IPs, no mark.
       const served = await wrapperList(wrapperDir, WRAPPER_ADDRESS, ECHO_SLICES);
       assert.deepEqual(sliceAddresses(served), [...now].sort());
