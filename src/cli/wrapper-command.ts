@@ -59,8 +59,8 @@ Flags:
                                   Without it such requests are refused with 403.
   --wrapper-in-cluster=false      do not rewrite default/kubernetes to its superedge.io/local-endpoint and
                                   local-port annotations (SuperEdge's flag; default true)
-  --kubelet-url https://IP:PORT   the node's kubelet: while the upstream is away (or not synced since the
-                                  start), GET /pods there, and serve this node's pods as it reports them
+  --kubelet-url https://IP:PORT   the node's kubelet: while the upstream is away (also when it is
+                                  away at start), GET /pods there, and serve this node's pods as it reports them
                                   (current IPs and readiness, gone pods dropped, new selected pods added) in
                                   every Service's slices and Endpoints, marked svcplane.io/offline-local-pods
                                   (docs/wrapper.md, "Offline: the node's own pods")

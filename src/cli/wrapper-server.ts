@@ -192,7 +192,7 @@ function wrapperMetrics(
   });
   const kubeletPolls = new Counter({
     name: 'svcplane_wrapper_kubelet_polls_total',
-    help: "Polls of the node's kubelet (--kubelet-url) for its pods, made while the upstream is away or not yet synced",
+    help: "Polls of the node's kubelet (--kubelet-url) for its pods, made while the upstream is away",
     registers: [registry],
   });
   const kubeletFailures = new Counter({

@@ -36,7 +36,10 @@ export class UpstreamLog {
     private readonly active: () => boolean,
     private readonly starting: () => boolean = () => false,
     private readonly messages: UpstreamMessages = WRAPPER_UPSTREAM_MESSAGES,
-    /** Told when the upstream goes away (false) and when it is back (true), as the lines say it. */
+    /**
+     * Told when the upstream goes away (false; before the initial sync too, at its first failure) and when
+     * it is back (true), as the lines say it; the initial sync says nothing here.
+     */
     private readonly onChange?: (up: boolean) => void,
   ) {}
 
@@ -50,6 +53,7 @@ export class UpstreamLog {
     if (err !== undefined && !this.warnedAtStart && this.starting()) {
       this.warnedAtStart = true;
       this.log.warn(this.messages.startDown, { error: String(err) });
+      this.onChange?.(false);
       return;
     }
     if (!this.active()) return;

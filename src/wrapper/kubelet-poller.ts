@@ -1,5 +1,6 @@
 // Polls the node's kubelet (`GET /pods`) for the offline rewrite (sync.ts, core/offline): only while the
-// wrapper needs it (the upstream away, or not synced since the start), every interval, the first at once.
+// wrapper needs it (the upstream away: since a failure, before the first sync too), every interval, the
+// first at once.
 // What happens when, so it can be watched:
 //   - a poll that fails (no answer, not 2xx, not a PodList) is logged once per run of failures and
 //     counted; the pods of the last answer stay in force (the wrapper serves its last views);

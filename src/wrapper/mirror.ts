@@ -53,10 +53,17 @@ export class Mirror implements ReflectorStore {
     return this.known.has(key);
   }
 
-  /** Whether a relist is under way (its pages are applied; what it removes is known only at its end). */
+  /**
+   * Whether a relist is under way and has applied a page (what it removes is known only at its end):
+   * until its first page, what the mirror holds is still the last whole state (a list that hangs on an
+   * unreachable upstream holds nothing back).
+   */
   get relisting(): boolean {
-    return this.seen !== undefined;
+    return this.seen !== undefined && (this.seen.size > 0 || this.ending);
   }
+
+  /** While endReplace applies the removals. */
+  private ending = false;
 
   readonly paged = {
     beginReplace: (): void => {
@@ -69,11 +76,16 @@ export class Mirror implements ReflectorStore {
     endReplace: (): void => {
       const seen = this.seen ?? new Set();
       // Still relisting while the removals are applied: a write now would show half of them.
-      for (const key of [...this.known.keys()])
-        if (!seen.has(key)) {
-          this.known.delete(key);
-          this.on.remove(key);
-        }
+      this.ending = true;
+      try {
+        for (const key of [...this.known.keys()])
+          if (!seen.has(key)) {
+            this.known.delete(key);
+            this.on.remove(key);
+          }
+      } finally {
+        this.ending = false;
+      }
       this.seen = undefined;
       this.on.relisting(false);
     },

@@ -222,6 +222,43 @@ describe('WrapperSync offline: the node’s own pods from the kubelet', () => {
     await again.stop();
   });
 
+  it('a selected pod no slice fits gets a slice of its own, which goes when the upstream is back', async () => {
+    await api.client.create(SERVICES, 'default', {
+      metadata: { name: 'api' },
+      spec: { selector: { app: 'api' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+    });
+    const { store, up, k, sync } = await syncedWithKubelet(api);
+    k.pods = [kubeletPod('p', { node: NODE, ip: '10.0.0.7', labels: { app: 'api' } })];
+    up.down();
+    const created = async () =>
+      (await store.list('/endpointslices/default/')).items
+        .map((kv) => JSON.parse(new TextDecoder().decode(kv.value)) as KObject)
+        .filter((o) => o.metadata.labels?.['kubernetes.io/service-name'] === 'api');
+    await until(async () => (await created()).length === 1);
+    await sync.settled();
+    const [slice] = await created();
+    assert.match(slice!.metadata.name!, /^api-offline-v4-/);
+    assert.equal(
+      slice!.metadata.labels?.['endpointslice.kubernetes.io/managed-by'],
+      'svcplane-wrapper-offline',
+    );
+    assert.deepEqual(slice!['ports'], [{ name: 'http', port: 8080, protocol: 'TCP' }]);
+    assert.deepEqual(
+      (slice!['endpoints'] as { addresses: string[] }[]).map((e) => e.addresses),
+      [['10.0.0.7']],
+    );
+    // Polled again: the same slice, nothing written.
+    const writes = sync.writes;
+    k.pods = [...k.pods];
+    await sync.pollKubelet();
+    await sync.settled();
+    assert.equal(sync.writes, writes);
+    up.up();
+    await until(async () => (await created()).length === 0);
+    await sync.stop();
+    await api.client.delete(SERVICES, 'default', 'api');
+  });
+
   it('a kubelet that does not answer: the last views stay, one line for the run of failures', async () => {
     const { store, up, k, lines, sync } = await syncedWithKubelet(api);
     const before = await text(store, '/endpointslices/default/web-1');

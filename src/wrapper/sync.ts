@@ -10,7 +10,7 @@
 // by its memory. Until every reflector has synced once, nothing is written: the store keeps serving the
 // last good views (from before a restart, or before the upstream went away).
 //
-// Offline (--kubelet-url): while the upstream is away, or not synced since the start, the served slices
+// Offline (--kubelet-url): while the upstream is away (before the first sync too), the served slices
 // and Endpoints of the Services with an endpoint on this node, or selecting one of its pods, are
 // rewritten from the node's kubelet (core/offline): the rewrite is part of each object's served form, so
 // writes still happen only when that form differs, and when the upstream is back every rewritten object
@@ -88,7 +88,10 @@ export class WrapperSync {
   private readonly offlineDirty = new DirtyQueue<Dirty>(() => true);
   private readonly offline: OfflineState;
   private readonly kubelet: KubeletPoller | undefined;
-  /** Between the upstream's going away and its coming back (as the log says), after the first sync. */
+  /**
+   * Between the upstream's going away and its coming back (as the log says): after the first sync, or
+   * before it from its first failure.
+   */
   private upstreamDown = false;
   /**
    * Services and Nodes: the stored form to write, packed (null: to delete), until it has been written.
@@ -279,6 +282,7 @@ export class WrapperSync {
       this.feed.initialSyncDone();
       for (const [key, d] of this.offlineDirty.take(Infinity)) this.dirty.set(key, d);
       this.offline.storedSlices = undefined;
+      this.upstreamDown = false;
       this.offlineEnds();
       this.kick();
     });
@@ -331,9 +335,9 @@ export class WrapperSync {
     return this.synced ? this.dirty : this.offlineDirty;
   }
 
-  /** Whether the kubelet is wanted: the upstream away, or not synced since the start. */
+  /** Whether the kubelet is wanted: the upstream away (since the start, or since the last sync). */
   private offlineWanted(): boolean {
-    return !this.stopped && (!this.synced || this.upstreamDown);
+    return !this.stopped && this.upstreamDown;
   }
 
   private upstreamChanged(up: boolean): void {
@@ -366,7 +370,18 @@ export class WrapperSync {
       const names = this.synced
         ? this.index.sliceNames(service)
         : (this.offline.storedSlices?.get(service) ?? []);
-      for (const name of names) this.mark(ENDPOINTSLICES, namespace + name, queue);
+      let any = false;
+      for (const name of names) {
+        this.mark(ENDPOINTSLICES, namespace + name, queue);
+        any = true;
+      }
+      // A Service without a slice: rewriting none may create one (marked as it is found).
+      if (!any)
+        this.rewriteSlices(
+          service,
+          await this.storedService(service),
+          await this.serviceSlices(service, '', undefined),
+        );
       if (!this.synced || this.endpoints.has(service)) this.mark(ENDPOINTS, service, queue);
     }
     for (const [slice, service] of this.offline.created)
@@ -535,10 +550,7 @@ export class WrapperSync {
     service: string,
     base: string | undefined,
   ): Promise<Desired | undefined> {
-    const [namespace, name] = splitKey(service);
-    const kv = await this.store.get(objectKey(SERVICES, namespace, name));
-    const svc =
-      kv === undefined ? undefined : (JSON.parse(Buffer.from(kv.value).toString('utf8')) as Service);
+    const svc = await this.storedService(service);
     const ctx = this.offline.context();
     if (d.r === ENDPOINTS) {
       if (base === undefined) return undefined;
@@ -547,8 +559,31 @@ export class WrapperSync {
       return { form: out === obj ? base : JSON.stringify(out) };
     }
     const slices = await this.serviceSlices(service, id, base);
-    const out = rewriteServiceSlices({ namespace, service: name, object: svc, slices }, ctx);
-    // A slice the rewrite creates is written too.
+    const out = this.rewriteSlices(service, svc, slices);
+    const mine = out.get(d.name);
+    if (mine === undefined) return undefined;
+    if (mine === null) return { gone: true };
+    const same = slices.find((s) => s.metadata.name === d.name);
+    return { form: mine === same && base !== undefined ? base : JSON.stringify(mine) };
+  }
+
+  /** The Service as the store holds it (served unchanged), or undefined. */
+  private async storedService(service: string): Promise<Service | undefined> {
+    const kv = await this.store.get(objectKey(SERVICES, ...splitKey(service)));
+    return kv === undefined ? undefined : (JSON.parse(Buffer.from(kv.value).toString('utf8')) as Service);
+  }
+
+  /** The rewrite of the Service's slices; a slice it creates is noted and marked to be written too. */
+  private rewriteSlices(
+    service: string,
+    svc: Service | undefined,
+    slices: KObject[],
+  ): Map<string, KObject | null> {
+    const [namespace, name] = splitKey(service);
+    const out = rewriteServiceSlices(
+      { namespace, service: name, object: svc, slices },
+      this.offline.context(),
+    );
     for (const [created, form] of out)
       if (
         form !== null &&
@@ -558,11 +593,7 @@ export class WrapperSync {
         this.offline.created.set(`${namespace}/${created}`, service);
         this.mark(ENDPOINTSLICES, `${namespace}/${created}`, this.queue());
       }
-    const mine = out.get(d.name);
-    if (mine === undefined) return undefined;
-    if (mine === null) return { gone: true };
-    const same = slices.find((s) => s.metadata.name === d.name);
-    return { form: mine === same && base !== undefined ? base : JSON.stringify(mine) };
+    return out;
   }
 
   /** Every served slice of the Service before the rewrite (`id`'s from `base`), created ones included. */
@@ -578,7 +609,8 @@ export class WrapperSync {
       const sliceId = namespace + name;
       const key = objectKey(ENDPOINTSLICES, ...splitKey(sliceId));
       const text =
-        sliceId === id
+        // A created slice has no upstream form: the store holds its last one.
+        sliceId === id && base !== undefined
           ? base
           : this.synced && this.slices.has(sliceId)
             ? await this.baseForm(

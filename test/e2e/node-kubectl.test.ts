@@ -4,9 +4,8 @@
 // SIGKILL and a restart keep every pod's IP; bad input exits non-zero with one line; two processes
 // started at the same moment allocate disjoint ranges from --cluster-cidr.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,8 @@ import { cidrsOverlap } from '../../src/core/nodes/pod-cidrs.js';
 import { startUp, type TestServer } from './testing/server.js';
 import { kubectlFor } from './testing/kubectl.js';
 import { until } from './testing/until.js';
+import { httpGet } from './testing/http-get.js';
+import { startNodeProcess } from './testing/node-process.js';
 
 const BIN = path.resolve('bin/svcplane.js');
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-node-'));
@@ -51,25 +52,8 @@ const kubectl = (srv: TestServer, args: string[], stdin?: string): Promise<strin
   kubectlFor(srv, work)(args, stdin);
 
 /** A running `svcplane node` process, handed back once it printed its ready line. */
-async function startNodes(srv: Pick<TestServer, 'kubeconfig'>, args: string[]): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [BIN, 'node', '--kubeconfig', srv.kubeconfig, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: baseEnv(),
-  });
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await until(
-    () => `svcplane node to start:\n${out}\n${err}`,
-    30_000,
-    () => {
-      if (proc.exitCode !== null) throw new Error(`exited with ${proc.exitCode}: ${err}`);
-      return /running/.test(out);
-    },
-  );
-  return proc;
-}
+const startNodes = async (srv: Pick<TestServer, 'kubeconfig'>, args: string[]): Promise<ChildProcess> =>
+  (await startNodeProcess(['--kubeconfig', srv.kubeconfig, ...args], baseEnv())).proc;
 
 const stopped = (proc: ChildProcess, signal: NodeJS.Signals): Promise<number | null> =>
   new Promise((resolve) => {
@@ -167,19 +151,6 @@ const podManifest = (name: string, node: string): string =>
       containers: [{ name: 'echo', image: 'echoserver', ports: [{ containerPort: PORT }] }],
     },
   });
-
-function httpGet(host: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host, port, path: '/', timeout: 5000 }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve(body));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
-}
 
 const oneLine = (r: Run, pattern: RegExp): void => {
   const lines = r.stderr.trim().split('\n');

@@ -5,9 +5,8 @@
 // on the old one. Once the API server is back (same data dir and port), the pod's status.podIP in
 // kubectl becomes the new IP.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,8 @@ import { issueClientCert } from '../../src/apiserver/auth/pki.js';
 import { kubectlFor } from './testing/kubectl.js';
 import { startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
+import { httpGet } from './testing/http-get.js';
+import { startNodeProcess, type NodeProcess } from './testing/node-process.js';
 
 const BIN = path.resolve('bin/svcplane.js');
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-node-offline-'));
@@ -29,18 +30,9 @@ const ECHO_PORT = 20000 + (process.pid % 2000);
 const KUBELET_PORT = 22000 + (process.pid % 2000);
 const ROOT = path.join(work, 'root');
 
-interface NodeRun {
-  readonly proc: ChildProcess;
-  readonly out: () => string;
-  readonly err: () => string;
-}
-
-async function startNode(kubeconfig: string, extra: string[]): Promise<NodeRun> {
-  const proc = spawn(
-    process.execPath,
+const startNode = (kubeconfig: string, extra: string[]): Promise<NodeProcess> =>
+  startNodeProcess(
     [
-      BIN,
-      'node',
       '--kubeconfig',
       kubeconfig,
       '--name',
@@ -56,22 +48,8 @@ async function startNode(kubeconfig: string, extra: string[]): Promise<NodeRun> 
       String(KUBELET_PORT),
       ...extra,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', HOME: work } },
+    { PATH: process.env['PATH'] ?? '', HOME: work },
   );
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await until(
-    () => `svcplane node to start:\n${out}\n${err}`,
-    30_000,
-    () => {
-      if (proc.exitCode !== null) throw new Error(`exited with ${proc.exitCode}: ${err}`);
-      return /running/.test(out);
-    },
-  );
-  return { proc, out: () => out, err: () => err };
-}
 
 const killed = (proc: ChildProcess): Promise<void> =>
   new Promise((resolve) => {
@@ -80,18 +58,7 @@ const killed = (proc: ChildProcess): Promise<void> =>
     proc.kill('SIGKILL');
   });
 
-function echo(ip: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: ip, port: ECHO_PORT, path: '/', timeout: 3000 }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve(body));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
-}
+const echo = (ip: string): Promise<string> => httpGet(ip, ECHO_PORT);
 
 interface PodList {
   kind: string;
@@ -184,7 +151,7 @@ describe('svcplane node without an API server', () => {
 
 describe('svcplane node: an offline restart with new pod IPs', () => {
   let srv: TestServer | undefined;
-  let node: NodeRun | undefined;
+  let node: NodeProcess | undefined;
   let dataDir: string | undefined;
   after(async () => {
     if (node !== undefined) await killed(node.proc);

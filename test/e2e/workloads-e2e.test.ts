@@ -8,13 +8,13 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { kubectlFor, type Kubectl } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
+import { httpGet } from './testing/http-get.js';
 
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-workloads-'));
@@ -89,19 +89,6 @@ function inCidr(ip: string, cidr: string): boolean {
   const start = ipToInt(base!) - (ipToInt(base!) % size);
   const n = ipToInt(ip);
   return n >= start && n < start + size;
-}
-
-function httpGet(host: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host, port, path: '/', timeout: 5000 }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve(body));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
 }
 
 /** A running `svcplane node` process, handed back once it printed its ready line. */

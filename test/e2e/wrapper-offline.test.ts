@@ -7,10 +7,11 @@
 // last views served, with one log line.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
 import { kubeletPod, startFakeKubelet, type FakeKubelet } from '../support/fake-kubelet.js';
 import { kubectlFor, kubectlWatch, type KubectlWatch } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
@@ -137,6 +138,7 @@ describe('svcplane wrapper --kubelet-url (offline: the node’s own pods)', () =
     );
     watch = kubectlWatch<WatchEvent>(wrapper, home, ['endpointslices', '-n', 'default']);
     await until('the initial ADDED of web-1', 30_000, () => web1(watch!.events).length === 1);
+    assert.equal(kubelet.requests.length, 0, 'a start whose upstream answers does not read the kubelet');
 
     // The node rebooted without its uplink: pod a is back with another IP.
     kubelet.pods = [kubeletPod('a', { node: 'edge-0', ip: '10.244.0.9' })];
@@ -159,6 +161,24 @@ describe('svcplane wrapper --kubelet-url (offline: the node’s own pods)', () =
       'exactly one MODIFIED while offline',
     );
     assert.equal((wrapper.stderr().match(/upstream away: rewriting/g) ?? []).length, 1, wrapper.stderr());
+
+    // The metrics count it: the slice and the Endpoints rewritten, the polls made.
+    const kc = parse(readFileSync(wrapper.kubeconfig, 'utf8')) as {
+      clusters: { cluster: Record<string, string> }[];
+      users: { user: { token: string } }[];
+    };
+    const metrics = await call(
+      {
+        url: wrapper.url,
+        token: kc.users[0]!.user.token,
+        ca: Buffer.from(kc.clusters[0]!.cluster['certificate-authority-data']!, 'base64').toString(),
+      },
+      'GET',
+      '/metrics',
+    );
+    assert.match(metrics.text, /^svcplane_wrapper_offline_rewritten_objects 2$/m);
+    assert.match(metrics.text, /^svcplane_wrapper_kubelet_polls_total [1-9]/m);
+    assert.match(metrics.text, /^svcplane_wrapper_kubelet_poll_failures_total 0$/m);
 
     // explain, through the wrapper, says the view was rewritten from the kubelet.
     const explained = spawnSync(

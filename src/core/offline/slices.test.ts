@@ -83,6 +83,19 @@ describe('rewriteServiceSlices', () => {
       assert.deepEqual((endpointsOf(out.get('foo-1')) as { conditions: unknown }[])[0]!.conditions, want);
     });
 
+  it('reads absent conditions as the API documents them: a slice that leaves them out is not rewritten', () => {
+    const sparse = slice('foo-1', [{ ...mine, conditions: { ready: true } }]);
+    assert.equal(run([sparse], ctx(localPod('a', { ip: '10.0.0.1' }))).get('foo-1'), sparse);
+    const none = slice('foo-1', [{ ...mine, conditions: {} }]);
+    assert.equal(run([none], ctx(localPod('a', { ip: '10.0.0.1' }))).get('foo-1'), none);
+    const got = run([sparse], ctx(localPod('a', { ip: '10.0.0.1', ready: false }))).get('foo-1');
+    assert.deepEqual((endpointsOf(got) as { conditions: unknown }[])[0]!.conditions, {
+      ready: false,
+      serving: false,
+      terminating: false,
+    });
+  });
+
   it('publishNotReadyAddresses keeps a not-ready pod ready', () => {
     const out = run(
       [slice('foo-1', [mine])],

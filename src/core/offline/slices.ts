@@ -26,7 +26,12 @@ import {
   readEndpoint,
 } from '../endpointslices/endpoint.js';
 import { endpointPorts, portMapKey } from '../endpointslices/ports.js';
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, type AddressType } from '../endpointslices/types.js';
+import {
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  type AddressType,
+  type EndpointConditions,
+} from '../endpointslices/types.js';
 import { OFFLINE_MANAGED_BY, isLocalPodRef, readOfflineMark, refKey, withOfflineMark } from './mark.js';
 
 /** What every offline rewrite reads besides the objects. */
@@ -156,6 +161,7 @@ function rewritten(raw: unknown, pod: Pod, svc: Service, t: AddressType): unknow
   const fresh = podToEndpoint(pod, undefined, svc, t);
   if (fresh.addresses.length === 0) return undefined;
   const old = readEndpoint(raw);
+  if (sameConditions(old.conditions, fresh.conditions)) fresh.conditions = old.conditions;
   if (old.zone !== undefined) fresh.zone = old.zone;
   if (old.hostname !== undefined && fresh.hostname === undefined) fresh.hostname = old.hostname;
   if (endpointKey(old) === endpointKey(fresh) && endpointsEqualBeyondHash(old, fresh)) return raw;
@@ -167,6 +173,18 @@ function rewritten(raw: unknown, pod: Pod, svc: Service, t: AddressType): unknow
     conditions: fresh.conditions,
     targetRef: { ...rec(r['targetRef']), ...(uid === '' ? {} : { uid }) },
   };
+}
+
+/**
+ * Whether two endpoints' conditions say the same, an absent one read as the API documents it: ready as
+ * true, serving as ready, terminating as false (a slice another controller wrote may leave them out).
+ */
+function sameConditions(a: EndpointConditions, b: EndpointConditions): boolean {
+  const read = (c: EndpointConditions) => {
+    const ready = c.ready ?? true;
+    return [ready, c.serving ?? ready, c.terminating ?? false].join();
+  };
+  return read(a) === read(b);
 }
 
 /** The name of the slice the rewrite creates for a Service, address type and port set: stable across runs. */
