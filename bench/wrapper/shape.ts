@@ -35,6 +35,9 @@ export interface Sizes {
   readonly writes: number;
   readonly writeSpacingMs: number;
   readonly syncTimeoutS: number;
+  /** Offline: timed pod IP changes after `offlineWarmup` untimed ones, one Service each. */
+  readonly offlineChanges: number;
+  readonly offlineWarmup: number;
 }
 
 const FULL: Sizes = {
@@ -55,6 +58,8 @@ const FULL: Sizes = {
   writes: 20,
   writeSpacingMs: 500,
   syncTimeoutS: 300,
+  offlineChanges: 20,
+  offlineWarmup: 2,
 };
 const QUICK: Sizes = {
   nodes: 20,
@@ -74,6 +79,8 @@ const QUICK: Sizes = {
   writes: 4,
   writeSpacingMs: 150,
   syncTimeoutS: 30,
+  offlineChanges: 4,
+  offlineWarmup: 1,
 };
 
 type RuleMix = 'superedge' | 'ordered' | 'none';

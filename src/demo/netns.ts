@@ -162,6 +162,31 @@ export function exec(netns: string, argv: readonly string[], o: SpawnOptions = {
   return spawn(ipPath(), ['netns', 'exec', netns, ...argv], o);
 }
 
+/**
+ * Runs `node -e script args...` inside `netns` to its end; resolves with its stdout, rejects naming `what`
+ * with its stderr when it exits non-zero (the probes' and tests' clients: a socket cannot change namespace).
+ */
+export function nodeScriptInNetns(
+  netns: string,
+  script: string,
+  args: readonly string[],
+  what: string,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = exec(netns, [process.execPath, '-e', script, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${what} in ${netns} exited ${code}: ${err.trim()}`)),
+    );
+  });
+}
+
 function parseV4(what: string, text: string): Cidr {
   const c = parseCidrRange(text);
   if (c === undefined || c.family !== 'IPv4')

@@ -19,6 +19,8 @@ it('npm run bench -- wrapper --quick writes bench results with every metric', { 
     };
     p6: Record<string, number | string>;
     p7: Record<'watchers' | 'writes' | 'deliveries' | 'drops' | 'duplicates' | 'p50Ms' | 'p99Ms', number>;
+    offline: { samplesMs: number[]; missing: number; medianMs: number; p99Ms: number; warmup: number };
+    sizes: { offlineChanges: number };
     goals: Record<string, boolean | null>;
   };
   // Every slice the wrapper serves is what the topology engine keeps for its node.
@@ -38,11 +40,22 @@ it('npm run bench -- wrapper --quick writes bench results with every metric', { 
   assert.equal(out.p7.drops, 0);
   assert.equal(out.p7.duplicates, 0);
   assert.ok(Number.isFinite(out.p7.p99Ms) && out.p7.p99Ms >= out.p7.p50Ms);
-  for (const k of ['p5LastEventAtMost10Ms', 'p7P99AtMost50MsAndWithin15PercentOfFloor', 'p7NoDrops'])
+  // Offline: every pod IP change the kubelet reported came through the wrapper's watch, rewritten.
+  assert.equal(out.offline.missing, 0);
+  assert.equal(out.offline.samplesMs.length, out.sizes.offlineChanges);
+  assert.ok(out.offline.samplesMs.every((ms) => ms >= 0 && Number.isFinite(ms)));
+  assert.ok(out.offline.p99Ms >= out.offline.medianMs);
+  for (const k of [
+    'p5LastEventAtMost10Ms',
+    'p7P99AtMost50MsAndWithin15PercentOfFloor',
+    'p7NoDrops',
+    'offlineP99AtMost50Ms',
+  ])
     assert.equal(typeof out.goals[k], 'boolean', k);
   // The memory goal is judged on the cgroup's charge: null where the machine gives the wrapper no cgroup.
   assert.ok(out.goals.p6ChargeAtMost100MiB === null || typeof out.goals.p6ChargeAtMost100MiB === 'boolean');
   assert.match(r.stdout, /P7 drops \/ duplicates/);
+  assert.match(r.stdout, /offline: kubelet \/pods answer/);
 });
 
 it('npm run bench -- proxy --quick writes bench results with every metric', { timeout: 90_000 }, () => {
