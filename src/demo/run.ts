@@ -156,6 +156,10 @@ export async function runDemo(o: RunOptions): Promise<number> {
         '--node-ip',
         place(n.name)?.ip ?? `127.0.1.${i + 1}`,
         '--serve-pods',
+        // The checkpoints stay with the demo's data, not in the working directory (which a user who is
+        // not root may not be able to write).
+        '--root-dir',
+        join(o.dataDir, 'nodes'),
       ]),
     );
     for (const p of nodeProcs) await p.waitFor(/running/, 60_000);
