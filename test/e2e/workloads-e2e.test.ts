@@ -6,7 +6,7 @@
 // Endpoints follow the pods through a SIGKILL of the kubelets (nodes Unknown, pods not ready) and their
 // restart (same IPs).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,8 +15,8 @@ import { kubectlFor, type Kubectl } from './testing/kubectl.js';
 import { call, startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
 import { httpGet } from './testing/http-get.js';
+import { startNodeProcess } from './testing/node-process.js';
 
-const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
 const work = mkdtempSync(path.join(tmpdir(), 'svcplane-workloads-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
@@ -93,23 +93,11 @@ function inCidr(ip: string, cidr: string): boolean {
 
 /** A running `svcplane node` process, handed back once it printed its ready line. */
 async function startNodes(srv: TestServer): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [BIN, 'node', '--kubeconfig', srv.kubeconfig, ...NODE_ARGS], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env['PATH'] ?? '', HOME: work },
+  const node = await startNodeProcess(['--kubeconfig', srv.kubeconfig, ...NODE_ARGS], {
+    PATH: process.env['PATH'] ?? '',
+    HOME: work,
   });
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await until(
-    () => `svcplane node to start:\n${out}\n${err}`,
-    WAIT,
-    () => {
-      if (proc.exitCode !== null) throw new Error(`exited with ${proc.exitCode}: ${err}`);
-      return /running/.test(out);
-    },
-  );
-  return proc;
+  return node.proc;
 }
 
 const killed = (proc: ChildProcess, signal: NodeJS.Signals): Promise<void> =>
