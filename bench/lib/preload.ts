@@ -30,6 +30,8 @@ export interface ClusterShape {
   readonly podsPerService: number;
   /** The apiserver's --service-cluster-ip-range; Services get addresses from its upper half. */
   readonly serviceCidr: '10.96.0.0/12';
+  /** Annotations for Service s (topology rules, say); none when absent or undefined. */
+  readonly serviceAnnotations?: (s: number) => Record<string, string> | undefined;
 }
 
 export const namespaceName = (k: number): string => `bench-ep-${String(k).padStart(3, '0')}`;
@@ -146,8 +148,15 @@ function nodeObj(shape: ClusterShape, n: number, m: Meta): KObject {
 function serviceObj(shape: ClusterShape, s: number, m: Meta): KObject {
   const name = serviceName(s);
   const ip = serviceIP(s);
+  const annotations = shape.serviceAnnotations?.(s);
   return {
-    metadata: { name, namespace: namespaceOf(shape, s), ...m, labels: { app: name, bench: 'endpoints' } },
+    metadata: {
+      name,
+      namespace: namespaceOf(shape, s),
+      ...m,
+      labels: { app: name, bench: 'endpoints' },
+      ...(annotations === undefined ? {} : { annotations }),
+    },
     spec: {
       type: 'ClusterIP',
       selector: { app: name },
