@@ -8,8 +8,7 @@ import { decide } from '../core/topology/decide.js';
 import { parseAutonomyFlag } from '../core/topology/health-report.js';
 import { readLocalInfo } from '../runtime/health-poller.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from '../core/topology/endpoints.js';
-import { renderExplanation } from '../core/topology/explain.js';
-import { offlineCondition } from '../core/offline/mark.js';
+import { explainReport, type EndpointsRead } from '../core/topology/explain-report.js';
 import { topologyService } from '../core/topology/rules.js';
 import type { Labels } from '../core/topology/types.js';
 import { Client, isApiError, type ListOptions } from '../runtime/client.js';
@@ -116,17 +115,15 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
       listAll(client, NODES, {}),
     ]);
     let endpoints = endpointsFromSlices(slices);
-    let read: KObject[] = slices;
-    let source = `${slices.length} EndpointSlice${slices.length === 1 ? '' : 's'}`;
+    let read: EndpointsRead = { kind: 'slices', objects: slices };
     if (slices.length === 0) {
       try {
         const object = await client.get(ENDPOINTS, namespace, name);
         endpoints = endpointsFromEndpoints(object);
-        read = [object];
-        source = 'Endpoints';
+        read = { kind: 'endpoints', object };
       } catch (err) {
         if (!isApiError(err, 404)) throw err;
-        source = 'no EndpointSlices or Endpoints';
+        read = { kind: 'none' };
       }
     }
     const labels = new Map<string, Labels>(
@@ -145,22 +142,14 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
       node,
       ...(health === undefined ? {} : { health: (n: string) => health.get(n) }),
     });
-    if (health !== undefined) {
-      const unhealthy = [...health].filter(([, ok]) => !ok).map(([n]) => n);
-      source += `, edge-health (${unhealthy.length === 0 ? 'no node' : unhealthy.join(', ')} unhealthy)`;
-    }
-    // Read through a wrapper that rewrote them from its node's kubelet (the upstream away): say so.
-    const offline = offlineCondition(read);
-    const conditions = offline === undefined ? [] : [offline];
-    if (output === 'json') {
-      out(JSON.stringify({ ...decision, nodeLabels: labels.get(node) ?? null, source, conditions }, null, 2));
-    } else {
-      out(
-        renderExplanation(decision, { nodeLabels: labels.get(node) }).trimEnd() +
-          conditions.map((c) => `\n\nCondition ${c.type}=${c.status} (${c.reason}): ${c.message}`).join('') +
-          `\n\nRead from: ${source}, ${nodes.length} Nodes.`,
-      );
-    }
+    const report = explainReport({
+      decision,
+      nodeLabels: labels.get(node),
+      read,
+      ...(health === undefined ? {} : { health }),
+      nodes: nodes.length,
+    });
+    out(output === 'json' ? JSON.stringify(report.json, null, 2) : report.text);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) throw err;
