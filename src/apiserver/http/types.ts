@@ -4,7 +4,7 @@ import type { ResourceInfo } from '../../api/resources.js';
 import type { RuleResolver } from '../auth/rules.js';
 import type { ServiceAccountTokens } from '../auth/service-account-tokens.js';
 import type { RequestAttributes, UserInfo } from '../auth/types.js';
-import { StatusError } from '../../api/status.js';
+import { StatusError, statusErrors } from '../../api/status.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Registry } from '../registry/registry.js';
@@ -119,17 +119,7 @@ export interface ReadyCheck {
   readonly ok: () => boolean;
 }
 
-export const notFoundPath = (): StatusError =>
-  new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: 'the server could not find the requested resource',
-    reason: 'NotFound',
-    details: {},
-    code: 404,
-  });
+export const notFoundPath = (): StatusError => statusErrors.pathNotFound();
 
 /** What go-restful answers (through kube's error handler) for a method a path has no route for. */
 export const methodNotAllowed = (): StatusError =>
