@@ -83,6 +83,17 @@ async function listAll(
   return items;
 }
 
+/** `--edge-health URL` (explain's and the dashboard's): an http or https URL, or undefined when not given. */
+export function edgeHealthFlag(raw: string | boolean | undefined): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    parseAutonomyFlag(`address=${raw}`);
+  } catch {
+    throw new UsageError(`--edge-health: ${JSON.stringify(raw)} is not an http or https URL`);
+  }
+  return raw;
+}
+
 export async function explainCommand(args: string[], out: (s: string) => void): Promise<number> {
   const flags = commandFlags(args, FLAGS, EXPLAIN_HELP, out);
   if (flags === undefined) return 0;
@@ -94,14 +105,7 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
   const output = oneOf('output', values['output'], ['text', 'json'] as const, 'text');
   const nsFlag = values['namespace'];
   if (nsFlag === '') throw new UsageError('--namespace: must not be empty');
-  const edgeHealth = values['edge-health'];
-  if (typeof edgeHealth === 'string') {
-    try {
-      parseAutonomyFlag(`address=${edgeHealth}`);
-    } catch {
-      throw new UsageError(`--edge-health: ${JSON.stringify(edgeHealth)} is not an http or https URL`);
-    }
-  }
+  const edgeHealth = edgeHealthFlag(values['edge-health']);
   const transport = transportFromFlags(values, (message, cause) => new Error(message, { cause }));
   const namespace = typeof nsFlag === 'string' ? nsFlag : (transport.namespace ?? 'default');
   const client = new Client(transport);

@@ -81,6 +81,13 @@ export interface HandlerDeps {
   readonly extraMetrics?: () => Promise<string>;
   /** The allocation state as upstream's RangeAllocation objects (GET /debug/svcplane/rangeallocations). */
   readonly rangeAllocations?: () => Promise<unknown>;
+  /**
+   * Non-resource paths served by another handler, each under its prefix (the prefix itself and below
+   * it): asked after authentication and authorization, as a non-resource request (`get` on the path),
+   * e.g. `svcplane up`'s dashboard at /dashboard. Anonymous requests get 401 there as anywhere but the
+   * public health and version paths.
+   */
+  readonly mounts?: readonly NonResourceMount[];
   /** The resources this server serves and lists in discovery (default: the whole table). */
   readonly resources?: readonly ResourceInfo[];
   /**
@@ -117,6 +124,13 @@ export type ResourceHandler = (
 export interface ReadyCheck {
   readonly name: string;
   readonly ok: () => boolean;
+}
+
+/** A handler for the non-resource paths under a prefix (HandlerDeps.mounts). */
+export interface NonResourceMount {
+  /** Such as `/dashboard`: no trailing slash. */
+  readonly prefix: string;
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export const notFoundPath = (): StatusError => statusErrors.pathNotFound();
