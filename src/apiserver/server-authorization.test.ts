@@ -8,27 +8,34 @@ import { startInProcessApiServer, type InProcessApiServer } from '../../test/sup
 import { authenticate } from './auth/authenticator.js';
 import { buildAuthorization } from './auth/modes.js';
 import { formatTokenFileRecord, parseTokenFile } from './auth/token-file.js';
+import type { NonResourceMount } from './http/types.js';
 
 const SERVICES = mustFindResource('', 'services');
 const ADMIN = 'admin-0123456789abcdef0123456789';
 const ALICE = 'alice-0123456789abcdef0123456789';
 
+/** A server with RBAC on, the admin (system:masters) and alice (no binding), and any mounts. */
+async function startWithRbac(mounts?: NonResourceMount[]): Promise<InProcessApiServer> {
+  const tokens = parseTokenFile(
+    [
+      formatTokenFileRecord(ADMIN, { name: 'admin', uid: 'admin', groups: ['system:masters'] }),
+      formatTokenFileRecord(ALICE, { name: 'alice', uid: 'alice', groups: [] }),
+    ].join('\n'),
+  );
+  return startInProcessApiServer({
+    token: ADMIN,
+    auth: {
+      authenticate: (req) => authenticate(req, { tokens }),
+      authorization: (cache) => buildAuthorization(['RBAC'], { cache, abacPolicy: undefined }),
+    },
+    ...(mounts === undefined ? {} : { mounts }),
+  });
+}
+
 describe('startApiServer with an --authorization-mode chain', () => {
   let api: InProcessApiServer;
   before(async () => {
-    const tokens = parseTokenFile(
-      [
-        formatTokenFileRecord(ADMIN, { name: 'admin', uid: 'admin', groups: ['system:masters'] }),
-        formatTokenFileRecord(ALICE, { name: 'alice', uid: 'alice', groups: [] }),
-      ].join('\n'),
-    );
-    api = await startInProcessApiServer({
-      token: ADMIN,
-      auth: {
-        authenticate: (req) => authenticate(req, { tokens }),
-        authorization: (cache) => buildAuthorization(['RBAC'], { cache, abacPolicy: undefined }),
-      },
-    });
+    api = await startWithRbac();
   });
   after(async () => api.stop());
 
@@ -99,28 +106,15 @@ describe('startApiServer with a non-resource mount (svcplane up: /dashboard)', (
   let api: InProcessApiServer;
   const seen: string[] = [];
   before(async () => {
-    const tokens = parseTokenFile(
-      [
-        formatTokenFileRecord(ADMIN, { name: 'admin', uid: 'admin', groups: ['system:masters'] }),
-        formatTokenFileRecord(ALICE, { name: 'alice', uid: 'alice', groups: [] }),
-      ].join('\n'),
-    );
-    api = await startInProcessApiServer({
-      token: ADMIN,
-      auth: {
-        authenticate: (req) => authenticate(req, { tokens }),
-        authorization: (cache) => buildAuthorization(['RBAC'], { cache, abacPolicy: undefined }),
-      },
-      mounts: [
-        {
-          prefix: '/dashboard',
-          handler: (req, res) => {
-            seen.push(req.url ?? '');
-            res.end('mounted');
-          },
+    api = await startWithRbac([
+      {
+        prefix: '/dashboard',
+        handler: (req, res) => {
+          seen.push(req.url ?? '');
+          res.end('mounted');
         },
-      ],
-    });
+      },
+    ]);
   });
   after(async () => api.stop());
 
