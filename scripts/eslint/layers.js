@@ -14,6 +14,7 @@ const LAYERS = {
   controllers: ['api', 'core', 'storage', 'runtime', 'controllers'],
   wrapper: ['api', 'core', 'storage', 'runtime', 'wrapper'],
   proxy: ['api', 'core', 'storage', 'runtime', 'proxy'],
+  dashboard: ['api', 'core', 'storage', 'runtime', 'dashboard'],
   nodes: ['api', 'core', 'storage', 'runtime', 'nodes'],
   demo: ['api', 'core', 'storage', 'runtime', 'demo'],
   cli: [
@@ -27,6 +28,7 @@ const LAYERS = {
     'proxy',
     'nodes',
     'demo',
+    'dashboard',
     'cli',
   ],
 };
@@ -39,6 +41,7 @@ const PINNED = {
   '@kubernetes/client-node': 'src/runtime/kubeconfig-load.ts', // in a child process or worker thread only: see kubeconfig.ts
   'node-forge': 'src/apiserver/auth/pki.ts',
   jose: 'src/apiserver/auth/jwt.ts',
+  '@hono/node-server': 'src/dashboard/server.ts',
 };
 
 function layerOf(absFile, root) {

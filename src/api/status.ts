@@ -167,6 +167,10 @@ export const statusErrors = {
 
   badRequest: (message: string): StatusError => failure(400, 'BadRequest', message),
 
+  /** A path nothing serves (kube-apiserver's answer, with empty details). */
+  pathNotFound: (): StatusError =>
+    failure(404, 'NotFound', 'the server could not find the requested resource', {}),
+
   /** 410 for a watch or list from a resourceVersion older than the history kept. */
   expired: (message: string): StatusError => failure(410, 'Expired', message),
 

@@ -81,6 +81,7 @@ export interface ApiServerOptions
   readonly unixSocket?: string;
   readonly readyChecks?: readonly ReadyCheck[];
   readonly extraMetrics?: () => Promise<string>;
+  readonly mounts?: HandlerDeps['mounts'];
   readonly maxWatchQueueBytes?: number;
   /** A LIST's flush window (HandlerDeps.listWindow); tests shorten its stall timeout. */
   readonly listWindow?: HandlerDeps['listWindow'];
@@ -241,6 +242,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     ready: () => !shuttingDown && cache.isHealthy,
     ...(opts.readyChecks === undefined ? {} : { readyChecks: opts.readyChecks }),
     ...(opts.extraMetrics === undefined ? {} : { extraMetrics: opts.extraMetrics }),
+    ...(opts.mounts === undefined ? {} : { mounts: opts.mounts }),
     rangeAllocations: () => rangeAllocations(allocators),
   });
 

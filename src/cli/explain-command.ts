@@ -8,8 +8,7 @@ import { decide } from '../core/topology/decide.js';
 import { parseAutonomyFlag } from '../core/topology/health-report.js';
 import { readLocalInfo } from '../runtime/health-poller.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from '../core/topology/endpoints.js';
-import { renderExplanation } from '../core/topology/explain.js';
-import { offlineCondition } from '../core/offline/mark.js';
+import { explainReport, type EndpointsRead } from '../core/topology/explain-report.js';
 import { topologyService } from '../core/topology/rules.js';
 import type { Labels } from '../core/topology/types.js';
 import { Client, isApiError, type ListOptions } from '../runtime/client.js';
@@ -84,6 +83,17 @@ async function listAll(
   return items;
 }
 
+/** `--edge-health URL` (explain's and the dashboard's): an http or https URL, or undefined when not given. */
+export function edgeHealthFlag(raw: string | boolean | undefined): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    parseAutonomyFlag(`address=${raw}`);
+  } catch {
+    throw new UsageError(`--edge-health: ${JSON.stringify(raw)} is not an http or https URL`);
+  }
+  return raw;
+}
+
 export async function explainCommand(args: string[], out: (s: string) => void): Promise<number> {
   const flags = commandFlags(args, FLAGS, EXPLAIN_HELP, out);
   if (flags === undefined) return 0;
@@ -95,14 +105,7 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
   const output = oneOf('output', values['output'], ['text', 'json'] as const, 'text');
   const nsFlag = values['namespace'];
   if (nsFlag === '') throw new UsageError('--namespace: must not be empty');
-  const edgeHealth = values['edge-health'];
-  if (typeof edgeHealth === 'string') {
-    try {
-      parseAutonomyFlag(`address=${edgeHealth}`);
-    } catch {
-      throw new UsageError(`--edge-health: ${JSON.stringify(edgeHealth)} is not an http or https URL`);
-    }
-  }
+  const edgeHealth = edgeHealthFlag(values['edge-health']);
   const transport = transportFromFlags(values, (message, cause) => new Error(message, { cause }));
   const namespace = typeof nsFlag === 'string' ? nsFlag : (transport.namespace ?? 'default');
   const client = new Client(transport);
@@ -116,17 +119,15 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
       listAll(client, NODES, {}),
     ]);
     let endpoints = endpointsFromSlices(slices);
-    let read: KObject[] = slices;
-    let source = `${slices.length} EndpointSlice${slices.length === 1 ? '' : 's'}`;
+    let read: EndpointsRead = { kind: 'slices', objects: slices };
     if (slices.length === 0) {
       try {
         const object = await client.get(ENDPOINTS, namespace, name);
         endpoints = endpointsFromEndpoints(object);
-        read = [object];
-        source = 'Endpoints';
+        read = { kind: 'endpoints', object };
       } catch (err) {
         if (!isApiError(err, 404)) throw err;
-        source = 'no EndpointSlices or Endpoints';
+        read = { kind: 'none' };
       }
     }
     const labels = new Map<string, Labels>(
@@ -145,22 +146,14 @@ export async function explainCommand(args: string[], out: (s: string) => void): 
       node,
       ...(health === undefined ? {} : { health: (n: string) => health.get(n) }),
     });
-    if (health !== undefined) {
-      const unhealthy = [...health].filter(([, ok]) => !ok).map(([n]) => n);
-      source += `, edge-health (${unhealthy.length === 0 ? 'no node' : unhealthy.join(', ')} unhealthy)`;
-    }
-    // Read through a wrapper that rewrote them from its node's kubelet (the upstream away): say so.
-    const offline = offlineCondition(read);
-    const conditions = offline === undefined ? [] : [offline];
-    if (output === 'json') {
-      out(JSON.stringify({ ...decision, nodeLabels: labels.get(node) ?? null, source, conditions }, null, 2));
-    } else {
-      out(
-        renderExplanation(decision, { nodeLabels: labels.get(node) }).trimEnd() +
-          conditions.map((c) => `\n\nCondition ${c.type}=${c.status} (${c.reason}): ${c.message}`).join('') +
-          `\n\nRead from: ${source}, ${nodes.length} Nodes.`,
-      );
-    }
+    const report = explainReport({
+      decision,
+      nodeLabels: labels.get(node),
+      read,
+      ...(health === undefined ? {} : { health }),
+      nodes: nodes.length,
+    });
+    out(output === 'json' ? JSON.stringify(report.json, null, 2) : report.text);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) throw err;

@@ -24,6 +24,7 @@ Commands:
   store       inspect a svcplane store (embedded SQLite or etcd): status, get, list, compact
   crds        print the CustomResourceDefinitions of the superedge.io grid kinds, for a real cluster
   explain     which endpoints of a Service a node may use under its topology rules, and why
+  dashboard   the topology dashboard in a browser: every node against every Service, live
   wrapper     the node-local list/watch server: Services, EndpointSlices, Endpoints and Nodes as NODE should see them
   demo        the edge routing examples end to end on this machine: grids, wrappers, proxies and real traffic
   proxy       the node data plane: traffic to a Service's cluster IP goes to the endpoints NODE may use (iptables or userspace)
@@ -76,6 +77,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./proxy-command.js')).proxyCommand(rest, out);
       case 'explain':
         return await (await import('./explain-command.js')).explainCommand(rest, out);
+      case 'dashboard':
+        return await (await import('./dashboard-command.js')).dashboardCommand(rest, out);
       default:
         throw new UsageError(`unknown command "${command}" (see 'svcplane --help')`);
     }

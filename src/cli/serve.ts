@@ -241,7 +241,7 @@ export function versionInfo(pkgVersion: string): Record<string, string> {
   };
 }
 
-export type LocalServing = Pick<ApiServerOptions, 'unixSocket' | 'readyChecks' | 'extraMetrics'>;
+export type LocalServing = Pick<ApiServerOptions, 'unixSocket' | 'readyChecks' | 'extraMetrics' | 'mounts'>;
 
 export async function runServer(opts: {
   store: Store;

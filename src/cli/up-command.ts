@@ -12,6 +12,10 @@ import { generateToken, renderKubeconfig } from '../apiserver/auth/kubeconfig.js
 import { generateServiceAccountKey } from '../apiserver/auth/service-account-keys.js';
 import { formatTokenFileRecord, parseTokenFile, tokenDigest } from '../apiserver/auth/token-file.js';
 import { jsonLogger } from '../runtime/logger.js';
+import { Client } from '../runtime/client.js';
+import { inProcessTransport, type RequestListener } from '../runtime/in-process-transport.js';
+import { DASHBOARD_READER } from '../core/rbac/bootstrap-policy.js';
+import { createDashboard } from '../dashboard/server.js';
 import { KNOWN_CONTROLLERS } from '../controllers/manager.js';
 import { ControllerHost } from './controller-host.js';
 import {
@@ -135,8 +139,21 @@ export async function upCommand(
   tokens.set(tokenDigest(controllerToken), { name: 'system:kube-controller-manager', uid: '', groups });
   const schedulerToken = generateToken();
   tokens.set(tokenDigest(schedulerToken), { name: 'system:kube-scheduler', uid: '', groups });
+  const dashboardToken = generateToken();
+  tokens.set(tokenDigest(dashboardToken), { name: DASHBOARD_READER, uid: '', groups });
   const socket = controllerSocketPath(settings.dataDir);
   const log = jsonLogger();
+  // The dashboard at /dashboard/ (docs/dashboard.md), behind this server's authentication and
+  // authorization (a non-resource `get`; svcplane:dashboard-viewer grants it). It reads the API in-process
+  // as its own user (DASHBOARD_READER's bootstrap role: list and watch), through the handler the server
+  // hands over once it runs.
+  let api: RequestListener | undefined;
+  const dashboardTransport = inProcessTransport((req, res) => api!(req, res), { token: dashboardToken });
+  const dashboard = createDashboard({
+    client: new Client(dashboardTransport),
+    log: jsonLogger(undefined, 'dashboard'),
+    base: '/dashboard',
+  });
   const controllers = new ControllerHost({
     data: {
       socketPath: socket.path,
@@ -180,6 +197,7 @@ export async function upCommand(
         unixSocket: socket.path,
         readyChecks: [{ name: 'controllers', ok: () => controllers.ready }],
         extraMetrics: () => controllers.metrics(),
+        mounts: [{ prefix: '/dashboard', handler: dashboard.listener }],
       },
       onReady: (server) => {
         const kubeconfig = join(settings.dataDir, 'kubeconfig');
@@ -200,8 +218,17 @@ export async function upCommand(
           );
         out(`svcplane: ready at ${server.url}; kubeconfig: ${kubeconfig}`);
         controllers.start();
+        api = server.handler;
+        dashboard
+          .start()
+          .catch((err: unknown) => log.warn('the dashboard did not start', { error: String(err) }));
       },
-      beforeShutdown: () => controllers.stop(),
+      // The dashboard's event streams end first: the server waits for requests in flight.
+      beforeShutdown: async () => {
+        await dashboard.stop();
+        dashboardTransport.close();
+        await controllers.stop();
+      },
     });
   } finally {
     socket.cleanup();

@@ -20,6 +20,8 @@ export interface HealthPollerOptions {
   readonly log: Pick<Logger, 'info' | 'warn'>;
   /** Per poll (default 5 s). */
   readonly timeoutMs?: number;
+  /** Each answer in force, whole (node → Normal); an empty map when the last one expired. */
+  readonly onAnswer?: (verdicts: ReadonlyMap<string, boolean>) => void;
   /** Each poll that got no usable answer (for a counter). */
   readonly onFailure?: () => void;
   readonly fetch?: typeof fetch;
@@ -121,6 +123,7 @@ export class HealthPoller {
       this.o.apply(node, healthy);
     }
     this.verdicts = next;
+    this.o.onAnswer?.(next);
   }
 }
 

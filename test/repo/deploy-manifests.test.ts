@@ -161,6 +161,11 @@ const EXPECTED: Record<string, Rule[]> = {
     { apiGroups: [''], resources: ['endpoints', 'nodes', 'services'], verbs: ['list', 'watch'] },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
   ],
+  'ClusterRole/svcplane:dashboard': [
+    { apiGroups: [''], resources: ['endpoints', 'nodes', 'services'], verbs: ['list', 'watch'] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+    { apiGroups: ['superedge.io'], resources: ['deploymentgrids', 'servicegrids'], verbs: ['list', 'watch'] },
+  ],
 };
 
 /** A rule set as sorted `group resource name verb` lines, so two spellings of one grant compare equal. */
@@ -243,8 +248,10 @@ describe('deploy/ (kubectl kustomize)', () => {
   it('holds exactly the expected objects', () => {
     assert.deepEqual(base.map(roleKey).sort(), [
       'ClusterRole/svcplane:controller-manager',
+      'ClusterRole/svcplane:dashboard',
       'ClusterRole/svcplane:wrapper',
       'ClusterRoleBinding/svcplane:controller-manager',
+      'ClusterRoleBinding/svcplane:dashboard',
       'ClusterRoleBinding/svcplane:wrapper',
       `ConfigMap/svcplane-system/${base.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('svcplane-controller-manager-kubeconfig'))!.metadata.name}`,
       `ConfigMap/svcplane-system/${base.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('svcplane-wrapper-kubeconfig'))!.metadata.name}`,
@@ -256,6 +263,7 @@ describe('deploy/ (kubectl kustomize)', () => {
       'Role/svcplane-system/svcplane:controller-manager:leader-election',
       'RoleBinding/svcplane-system/svcplane:controller-manager:leader-election',
       'ServiceAccount/svcplane-system/svcplane-controller-manager',
+      'ServiceAccount/svcplane-system/svcplane-dashboard',
       'ServiceAccount/svcplane-system/svcplane-wrapper',
     ]);
   });
@@ -352,6 +360,8 @@ describe('deploy/ (kubectl kustomize)', () => {
     }
     assert.deepEqual(Object.fromEntries([...bound].sort()), {
       'ClusterRole/svcplane:controller-manager': [`ServiceAccount:${sa(deployment)}`],
+      // `svcplane dashboard` runs wherever its user runs it, with a token for this ServiceAccount.
+      'ClusterRole/svcplane:dashboard': ['ServiceAccount:svcplane-system/svcplane-dashboard'],
       'ClusterRole/svcplane:wrapper': [`ServiceAccount:${sa(daemonSet)}`],
       'Role/svcplane-system/svcplane:controller-manager:leader-election': [
         `ServiceAccount:${sa(deployment)}`,

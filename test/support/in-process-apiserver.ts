@@ -34,6 +34,8 @@ export interface InProcessApiServerOptions {
   /** Passed to startApiServer: a LIST's flush window and how long it may stall. */
   readonly listWindow?: ApiServerOptions['listWindow'];
   readonly log?: Logger;
+  /** Passed to startApiServer: handlers for non-resource paths under a prefix. */
+  readonly mounts?: ApiServerOptions['mounts'];
   /** Authentication and authorization of its own instead of the one token and allow-all. */
   readonly auth?: Pick<
     ApiServerOptions,
@@ -103,6 +105,7 @@ export async function startInProcessApiServer(
       : { minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds }),
     ...(opts.maxWatchQueueBytes === undefined ? {} : { maxWatchQueueBytes: opts.maxWatchQueueBytes }),
     ...(opts.listWindow === undefined ? {} : { listWindow: opts.listWindow }),
+    ...(opts.mounts === undefined ? {} : { mounts: opts.mounts }),
   };
   let server: RunningApiServer;
   try {

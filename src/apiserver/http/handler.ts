@@ -46,6 +46,9 @@ const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 const isPublic = (path: string): boolean =>
   PUBLIC_PATHS.has(path) || [...PUBLIC_PATHS].some((p) => path.startsWith(`${p}/`));
 
+const mountFor = (mounts: HandlerDeps['mounts'], path: string) =>
+  mounts?.find((m) => path === m.prefix || path.startsWith(`${m.prefix}/`));
+
 const CUSTOM_PATCH_TYPES = [
   'application/json-patch+json',
   'application/merge-patch+json',
@@ -141,6 +144,14 @@ async function handle(
         if (deps.forward !== undefined && (await deps.forward(req, res, who, attrs))) return;
         throw forbidden(deps, attrs);
       }
+    }
+    const mount = info.isResourceRequest ? undefined : mountFor(deps.mounts, path);
+    if (mount !== undefined) {
+      // It may stream (server-sent events): a long-running request, as a watch is, not one in flight.
+      longRunning = true;
+      release();
+      mount.handler(req, res);
+      return;
     }
     if (!info.isResourceRequest) {
       await serveNonResource(deps, req, res, path, query, info.discovery, who);

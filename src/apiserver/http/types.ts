@@ -4,7 +4,7 @@ import type { ResourceInfo } from '../../api/resources.js';
 import type { RuleResolver } from '../auth/rules.js';
 import type { ServiceAccountTokens } from '../auth/service-account-tokens.js';
 import type { RequestAttributes, UserInfo } from '../auth/types.js';
-import { StatusError } from '../../api/status.js';
+import { StatusError, statusErrors } from '../../api/status.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Registry } from '../registry/registry.js';
@@ -81,6 +81,13 @@ export interface HandlerDeps {
   readonly extraMetrics?: () => Promise<string>;
   /** The allocation state as upstream's RangeAllocation objects (GET /debug/svcplane/rangeallocations). */
   readonly rangeAllocations?: () => Promise<unknown>;
+  /**
+   * Non-resource paths served by another handler, each under its prefix (the prefix itself and below
+   * it): asked after authentication and authorization, as a non-resource request (`get` on the path),
+   * e.g. `svcplane up`'s dashboard at /dashboard. Anonymous requests get 401 there as anywhere but the
+   * public health and version paths.
+   */
+  readonly mounts?: readonly NonResourceMount[];
   /** The resources this server serves and lists in discovery (default: the whole table). */
   readonly resources?: readonly ResourceInfo[];
   /**
@@ -119,17 +126,14 @@ export interface ReadyCheck {
   readonly ok: () => boolean;
 }
 
-export const notFoundPath = (): StatusError =>
-  new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: 'the server could not find the requested resource',
-    reason: 'NotFound',
-    details: {},
-    code: 404,
-  });
+/** A handler for the non-resource paths under a prefix (HandlerDeps.mounts). */
+export interface NonResourceMount {
+  /** Such as `/dashboard`: no trailing slash. */
+  readonly prefix: string;
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+export const notFoundPath = (): StatusError => statusErrors.pathNotFound();
 
 /** What go-restful answers (through kube's error handler) for a method a path has no route for. */
 export const methodNotAllowed = (): StatusError =>

@@ -7,6 +7,12 @@
 // ServiceAccount kube-system/<name>, with exactly the verbs that controller uses.
 import { RBAC_GROUP, type PolicyRule, type Subject } from './types.js';
 
+/** The ClusterRole that lets a user open `svcplane up`'s /dashboard/. */
+export const DASHBOARD_VIEWER_ROLE = 'svcplane:dashboard-viewer';
+
+/** The user (and its ClusterRole) `svcplane up`'s dashboard reads the API as. */
+export const DASHBOARD_READER = 'system:svcplane:dashboard';
+
 export const BOOTSTRAPPING_LABEL = 'kubernetes.io/bootstrapping';
 export const AUTOUPDATE_ANNOTATION = 'rbac.authorization.kubernetes.io/autoupdate';
 const AGGREGATE_TO = (role: string): string => `rbac.authorization.k8s.io/aggregate-to-${role}`;
@@ -356,6 +362,19 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly BootstrapClusterRole[] = [
     rules: [rule(['create'], [CSR_GROUP], ['certificatesigningrequests/selfnodeclient'])],
   },
   ...controllerAccounts().map((c) => ({ name: `system:controller:${c.name}`, rules: c.rules })),
+  // `svcplane up`'s dashboard (docs/dashboard.md): a non-resource `get` on its paths. Bound to no one by
+  // default (system:masters passes anyway); bind it to whoever may see every node's and Service's routing.
+  { name: DASHBOARD_VIEWER_ROLE, rules: [urls(['get'], ['/dashboard', '/dashboard/*'])] },
+  // What that dashboard reads, in-process, as its own user: list and watch, as deploy/rbac/dashboard.yaml
+  // grants `svcplane dashboard` on another cluster.
+  {
+    name: DASHBOARD_READER,
+    rules: [
+      rule(['list', 'watch'], [''], ['endpoints', 'nodes', 'services']),
+      rule(['list', 'watch'], ['discovery.k8s.io'], ['endpointslices']),
+      rule(['list', 'watch'], ['superedge.io'], ['deploymentgrids', 'servicegrids']),
+    ],
+  },
 ];
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly BootstrapClusterRoleBinding[] = [
@@ -379,6 +398,7 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly BootstrapClusterRoleBindi
     subjects: [user('system:kube-controller-manager')],
   },
   { name: 'system:kube-scheduler', role: 'system:kube-scheduler', subjects: [user('system:kube-scheduler')] },
+  { name: DASHBOARD_READER, role: DASHBOARD_READER, subjects: [user(DASHBOARD_READER)] },
   {
     name: 'system:node-bootstrapper',
     role: 'system:node-bootstrapper',

@@ -1,0 +1,69 @@
+// `svcplane dashboard`: the topology dashboard on its own HTTP server, reading any cluster (svcplane or
+// not) through a kubeconfig: list and watch only. I/O and flags only; the routes are in dashboard/, the
+// decisions in core/topology.
+import { isIP } from 'node:net';
+import { Client } from '../runtime/client.js';
+import { jsonLogger } from '../runtime/logger.js';
+import { createDashboard, listenDashboard } from '../dashboard/server.js';
+import { edgeHealthFlag } from './explain-command.js';
+import { transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
+import { UsageError, commandFlags, hostPort, noExtraArgs } from './flags.js';
+import { signalled } from './signals.js';
+
+export const DASHBOARD_HELP = `Usage: svcplane dashboard [flags]
+
+A topology dashboard in the browser: every node (rows, grouped by unit or zone) against every Service
+(columns), each cell counting the endpoints that node may use, as \`svcplane explain\` decides; a click
+shows explain's answer for the pair. It follows the cluster live (watch, then server-sent events to the
+page). It reads Nodes, Services, EndpointSlices, Endpoints and, when served, SuperEdge's ServiceGrids
+and DeploymentGrids through the kubeconfig, from svcplane or any cluster, and changes nothing.
+\`svcplane up\` serves the same page at /dashboard/, behind its authentication. See docs/dashboard.md.
+
+Examples:
+  svcplane dashboard --kubeconfig .svcplane/kubeconfig
+  svcplane dashboard --bind-address 127.0.0.1:0 --edge-health http://localhost:51005/localinfo
+
+Flags:
+  --bind-address HOST:PORT  where to serve (default 127.0.0.1:9090; port 0 picks a free one); the page has
+                            no authentication of its own, so bind it elsewhere than loopback knowingly
+  --edge-health URL         show node health from edge-health's /localinfo, and drop endpoints on nodes it
+                            reports not Normal, as \`svcplane explain --edge-health\` does
+${kubeconfigFlagsHelp(24)}
+`;
+
+const FLAGS = {
+  ...KUBECONFIG_FLAGS,
+  'bind-address': { type: 'string' },
+  'edge-health': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function dashboardCommand(args: string[], out: (s: string) => void): Promise<number> {
+  const flags = commandFlags(args, FLAGS, DASHBOARD_HELP, out);
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
+  noExtraArgs(positionals);
+  const at = hostPort('bind-address', (values['bind-address'] as string | undefined) ?? '127.0.0.1:9090');
+  if (isIP(at.host) === 0)
+    throw new UsageError(`--bind-address: ${JSON.stringify(at.host)} is not an IP address`);
+  const edgeHealth = edgeHealthFlag(values['edge-health']);
+  const transport = transportFromFlags(values, (message, cause) => new UsageError(message, { cause }));
+  const log = jsonLogger(undefined, 'dashboard');
+  const dashboard = createDashboard({ client: new Client(transport), log, base: '', edgeHealth });
+  const stop = signalled(log);
+  try {
+    const started = await Promise.race([dashboard.start().then(() => true), stop.then(() => false)]);
+    if (!started) return 0;
+    const { server, url } = await listenDashboard(dashboard.listener, at.host, at.port);
+    out(`svcplane: dashboard at ${url}`);
+    await stop;
+    server.close();
+    // Ends the event streams, so the server's last connections close.
+    await dashboard.stop();
+    server.closeAllConnections();
+    return 0;
+  } finally {
+    await dashboard.stop();
+    transport.close();
+  }
+}

@@ -1,0 +1,116 @@
+// The dashboard's inputs: list and watch (never a write) of Nodes, Services, EndpointSlices, Endpoints
+// and, when the server serves them, SuperEdge's ServiceGrids and DeploymentGrids, into the model
+// (core/dashboard/world.ts); edge-health's /localinfo polled when configured. What the watches change is
+// batched into one ChangeEvent at most every 100 ms for the page's event streams.
+import { mustFindResource, type ResourceInfo } from '../api/resources.js';
+import type { KObject } from '../api/object.js';
+import { DashboardWorld, type WorldKind } from '../core/dashboard/world.js';
+import type { ChangeEvent } from '../core/dashboard/types.js';
+import type { Client } from '../runtime/client.js';
+import { HealthPoller } from '../runtime/health-poller.js';
+import { Informer, type TransformFunc } from '../runtime/informer.js';
+import type { Logger } from '../runtime/logger.js';
+
+const RESOURCES: readonly [WorldKind, ResourceInfo, boolean][] = [
+  ['node', mustFindResource('', 'nodes'), true],
+  ['service', mustFindResource('', 'services'), true],
+  ['slice', mustFindResource('discovery.k8s.io', 'endpointslices'), false],
+  ['endpoints', mustFindResource('', 'endpoints'), true],
+  ['servicegrid', mustFindResource('superedge.io', 'servicegrids'), false],
+  ['deploymentgrid', mustFindResource('superedge.io', 'deploymentgrids'), false],
+];
+
+/** managedFields are a large share of an object written by server-side apply, and nothing here reads them. */
+const withoutManagedFields: TransformFunc = (o) => {
+  if (o.metadata.managedFields === undefined) return o;
+  const { managedFields: _managedFields, ...metadata } = o.metadata;
+  return { ...o, metadata };
+};
+
+export interface DashboardFeedOptions {
+  readonly client: Client;
+  readonly log: Logger;
+  /** edge-health's /localinfo URL. */
+  readonly edgeHealth?: string | undefined;
+  /** How often edge-health is polled (default 5 s). */
+  readonly healthIntervalMs?: number;
+  /** How long changes are gathered before one event goes out (default 100 ms). */
+  readonly batchMs?: number;
+}
+
+export class DashboardFeed {
+  readonly world = new DashboardWorld();
+  private readonly informers: Informer[] = [];
+  private readonly subscribers = new Set<(e: ChangeEvent) => void>();
+  private timer: NodeJS.Timeout | undefined;
+  private poller: HealthPoller | undefined;
+  private stopped = false;
+
+  constructor(private readonly o: DashboardFeedOptions) {}
+
+  /** Starts the watches (the optional kinds only when the server serves them); resolves once all listed. */
+  async start(): Promise<void> {
+    const served = await Promise.all(
+      RESOURCES.map(async ([, r, always]) => always || (await this.o.client.serves(r))),
+    );
+    if (this.stopped) return;
+    RESOURCES.forEach(([kind, resource], i) => {
+      if (!served[i]) return;
+      const inf = new Informer(this.o.client, resource, {
+        transform: withoutManagedFields,
+        reflector: {
+          onError: (err) =>
+            this.o.log.warn('dashboard watch failed', { resource: resource.resource, error: String(err) }),
+        },
+      });
+      const apply = (type: 'upsert' | 'delete', obj: KObject) => {
+        if (this.world.apply(kind, type, obj)) this.changed();
+      };
+      inf.addHandlers({
+        onAdd: (obj) => apply('upsert', obj),
+        onUpdate: (_old, obj) => apply('upsert', obj),
+        onDelete: (obj) => apply('delete', obj),
+      });
+      this.informers.push(inf);
+    });
+    if (this.o.edgeHealth !== undefined) {
+      this.world.setHealth(new Map());
+      this.poller = new HealthPoller({
+        address: this.o.edgeHealth,
+        intervalMs: this.o.healthIntervalMs ?? 5_000,
+        apply: () => {},
+        onAnswer: (verdicts) => {
+          if (this.world.setHealth(verdicts)) this.changed();
+        },
+        log: this.o.log,
+      });
+      this.poller.start();
+    }
+    for (const i of this.informers) i.start();
+    await Promise.all(this.informers.map((i) => i.waitForSync()));
+  }
+
+  /** Calls `fn` with every batch of changes until the returned function is called. */
+  subscribe(fn: (e: ChangeEvent) => void): () => void {
+    this.subscribers.add(fn);
+    return () => this.subscribers.delete(fn);
+  }
+
+  private changed(): void {
+    if (this.timer !== undefined || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const e = this.world.drain();
+      if (e === undefined) return;
+      for (const fn of this.subscribers) fn(e);
+    }, this.o.batchMs ?? 100);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.poller?.stop();
+    this.subscribers.clear();
+    await Promise.all(this.informers.map((i) => i.stop()));
+  }
+}
