@@ -43,6 +43,7 @@ export function Header(props: {
       <label>
         Namespace
         <select
+          aria-label="Namespace"
           value={filters.namespace}
           onChange={(e) => onFilters({ ...filters, namespace: e.currentTarget.value })}
         >
@@ -58,6 +59,7 @@ export function Header(props: {
         Name
         <input
           type="search"
+          aria-label="Name"
           placeholder="filter Services by name"
           value={name}
           onInput={(e) => setName(e.currentTarget.value)}
@@ -65,7 +67,11 @@ export function Header(props: {
       </label>
       <label>
         Group by
-        <select value={groupKey} onChange={(e) => onFilters({ ...filters, group: e.currentTarget.value })}>
+        <select
+          aria-label="Group by"
+          value={groupKey}
+          onChange={(e) => onFilters({ ...filters, group: e.currentTarget.value })}
+        >
           <option value="">none</option>
           {(groupKey === '' || keys.includes(groupKey) ? keys : [groupKey, ...keys]).map((k) => (
             <option key={k} value={k}>

@@ -11,6 +11,9 @@ export const cellKey = (node: string, service: string): string => `${node}\u0000
 export const summaryKey = (group: string | null, service: string): string =>
   `${group === null ? '\u0001' : group}\u0000${service}`;
 
+/** Preact sets a number as a style value as is: lengths need their unit. */
+const px = (n: number): string => `${n}px`;
+
 export interface Scroll {
   readonly top: number;
   readonly left: number;
@@ -28,7 +31,7 @@ const HEALTH_TEXT = {
 function RowHeader(props: { readonly row: LayoutRow; readonly health: boolean; readonly top: number }) {
   const { row } = props;
   return (
-    <div class="row-header" style={{ top: props.top }} data-row-node={row.node} title={row.node}>
+    <div class="row-header" style={{ top: px(props.top) }} data-row-node={row.node} title={row.node}>
       {props.health && <span class={`dot ${row.health}`} title={HEALTH_TEXT[row.health]} />}
       <span class="node-name">{row.node}</span>
       {!row.ready && (
@@ -46,7 +49,7 @@ function Summary(props: {
   readonly top: number;
 }) {
   const { s } = props;
-  const style = { left: props.left, top: props.top };
+  const style = { left: px(props.left), top: px(props.top) };
   if (!s) return <div class="summary pending" style={style} />;
   const n = s.all + s.some + s.refused + s.dropped || 1;
   const title = `all ${s.all} · some ${s.some} · refused ${s.refused} · dropped ${s.dropped}`;
@@ -72,7 +75,7 @@ function CellView(props: {
   readonly top: number;
 }) {
   const { cell } = props;
-  const style = { left: props.left, top: props.top };
+  const style = { left: px(props.left), top: px(props.top) };
   if (!cell) {
     return (
       <div
@@ -128,7 +131,7 @@ function Tooltip(props: { readonly host: { readonly current: HTMLElement | null 
   }, [props.host]);
   if (!tip) return null;
   return (
-    <div class="tooltip" role="tooltip" style={{ left: tip.x, top: tip.y }}>
+    <div class="tooltip" role="tooltip" style={{ left: px(tip.x), top: px(tip.y) }}>
       {tip.text}
     </div>
   );
@@ -175,7 +178,7 @@ export function Matrix(props: {
         key={col.key}
         type="button"
         class="col-header"
-        style={{ left: ROW_HEADER_W + c * CELL_W }}
+        style={{ left: px(ROW_HEADER_W + c * CELL_W) }}
         data-service={col.key}
         title={`${col.key} (${col.rule}${col.grid ? `, grid ${col.grid}` : ''})`}
         onClick={() => props.onColumn(col.key)}
@@ -194,7 +197,7 @@ export function Matrix(props: {
       const g = layout.groups[line.group];
       if (!g) continue;
       rowHeaders.push(
-        <div key={`g${line.group}`} class="group-header" style={{ top }} data-group={g.value ?? ''}>
+        <div key={`g${line.group}`} class="group-header" style={{ top: px(top) }} data-group={g.value ?? ''}>
           {layout.groupKey}={g.value ?? '(none)'} <span class="group-count">{g.count}</span>
         </div>,
       );
@@ -236,14 +239,14 @@ export function Matrix(props: {
   };
   return (
     <div class="matrix" ref={host} aria-label="topology matrix" data-generation={props.generation}>
-      <div class="col-headers" style={{ width, height: COL_HEADER_H }}>
-        <div class="corner" style={{ width: ROW_HEADER_W }}>
+      <div class="col-headers" style={{ width: px(width), height: px(COL_HEADER_H) }}>
+        <div class="corner" style={{ width: px(ROW_HEADER_W) }}>
           {lines.length === 0 || layout.columns.length === 0 ? 'nothing to show' : 'nodes \\ Services'}
         </div>
         {headers}
       </div>
-      <div class="body" style={{ width, height }} onClick={click}>
-        <div class="row-headers" style={{ width: ROW_HEADER_W, height }}>
+      <div class="body" style={{ width: px(width), height: px(height) }} onClick={click}>
+        <div class="row-headers" style={{ width: px(ROW_HEADER_W), height: px(height) }}>
           {rowHeaders}
         </div>
         {body}
