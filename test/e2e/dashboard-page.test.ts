@@ -228,6 +228,8 @@ describe('the dashboard page on a seed-like model (3 nodes × 2 Services)', () =
   });
 
   it('draws every cell with the state and counts the server sent', async () => {
+    // Marked painted only once the cells are drawn (tests and benchmarks wait for the mark).
+    assert.equal(await page.locator('.cell:not([data-state="pending"])').count(), 6);
     assert.deepEqual(await cellsShown(page), {
       'edge-1|shop/db': 'some 1/2',
       'edge-2|shop/db': 'dropped 0/2',

@@ -57,6 +57,7 @@ export function App() {
 
   const loadCells = useCallback(async (l: Layout): Promise<void> => {
     const { filters: f, scroll: s } = now.current;
+    if (s.width === 0) return; // the matrix is not measured yet: its first measure asks again
     const vp = viewportOf(linesOf(l), l.columns.length, s);
     if (vp.rows === undefined || vp.cols[1] < vp.cols[0]) {
       setGeneration((g) => g + 1);
@@ -117,9 +118,16 @@ export function App() {
     void loadLayout();
   }, [filters, loadLayout]);
 
-  // The viewport's cells, 50 ms after the scroll position (or the window's size) settles.
+  // The viewport's cells, 50 ms after the scroll position (or the window's size) settles; at once when
+  // the matrix is first measured (the first paint waits for nothing).
+  const measured = useRef(false);
   useEffect(() => {
-    if (!layout) return undefined;
+    if (!layout || scroll.width === 0) return undefined;
+    if (!measured.current) {
+      measured.current = true;
+      void loadCells(layout);
+      return undefined;
+    }
     const t = setTimeout(() => void loadCells(layout), SCROLL_DEBOUNCE_MS);
     return () => clearTimeout(t);
   }, [scroll, layout, loadCells]);
@@ -184,6 +192,7 @@ export function App() {
             cells={cells.current}
             summaries={summaries.current}
             generation={generation}
+            selected={panel?.kind === 'explain' ? cellKey(panel.node, panel.service) : undefined}
             onScroll={setScroll}
             onCell={onCell}
             onColumn={onColumn}

@@ -71,6 +71,7 @@ function CellView(props: {
   readonly node: string;
   readonly service: string;
   readonly cell: Cell | undefined;
+  readonly selected: boolean;
   readonly left: number;
   readonly top: number;
 }) {
@@ -89,7 +90,7 @@ function CellView(props: {
   }
   return (
     <div
-      class={`cell s-${cell.state}`}
+      class={`cell s-${cell.state}${props.selected ? ' selected' : ''}`}
       style={style}
       data-node={props.node}
       data-service={props.service}
@@ -144,6 +145,8 @@ export function Matrix(props: {
   readonly cells: ReadonlyMap<string, Cell>;
   readonly summaries: ReadonlyMap<string, GroupSummary>;
   readonly generation: number;
+  /** The cellKey of the cell the explain panel shows. */
+  readonly selected: string | undefined;
   readonly onScroll: (s: Scroll) => void;
   readonly onCell: (node: string, service: string) => void;
   readonly onColumn: (service: string) => void;
@@ -227,6 +230,7 @@ export function Matrix(props: {
           node={row.node}
           service={col.key}
           cell={cells.get(cellKey(row.node, col.key))}
+          selected={props.selected === cellKey(row.node, col.key)}
           left={ROW_HEADER_W + c * CELL_W}
           top={top}
         />,
