@@ -66,15 +66,14 @@ export function ExplainPanel(props: {
   readonly onClose: () => void;
 }) {
   const { node, service } = props;
-  const { data, error } = useFetch<ExplainAnswer>(
+  const fetched = useFetch<ExplainAnswer>(
     (s) => fetchExplain(node, service, s),
     [node, service, props.refresh],
   );
+  const { data } = fetched;
   const d = data && decisionOf(data.json);
   return (
-    <Drawer label="explain" title={`${node} → ${service}`} onClose={props.onClose}>
-      {error && <p class="error">{error}</p>}
-      {!data && !error && <p>loading…</p>}
+    <Drawer label="explain" title={`${node} → ${service}`} onClose={props.onClose} fetched={fetched}>
       {data && (
         <>
           <p class={`verdict s-${data.cell.state}`} data-state={data.cell.state}>

@@ -47,15 +47,14 @@ export function ServiceView(props: {
   readonly onClose: () => void;
 }) {
   const { service, group } = props;
-  const { data, error } = useFetch<ServiceAnswer>(
+  const fetched = useFetch<ServiceAnswer>(
     (s) => fetchService(service, group, s),
     [service, group, props.refresh],
   );
+  const { data } = fetched;
   const starved = new Set(data?.flows.filter((f) => f.none > 0).map((f) => f.from));
   return (
-    <Drawer label="service" title={service} onClose={props.onClose}>
-      {error && <p class="error">{error}</p>}
-      {!data && !error && <p>loading…</p>}
+    <Drawer label="service" title={service} onClose={props.onClose} fetched={fetched}>
       {data && (
         <>
           <p class="rule">{data.rule}</p>
