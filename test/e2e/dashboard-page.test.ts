@@ -429,6 +429,15 @@ describe('the dashboard page at 1,000 nodes × 10,000 Services', () => {
     const first = await check();
     assert.ok(first > 100 && first < 3000, `${first} cells in the DOM`);
     assert.ok(await page.locator('.cell[data-node="n0000"][data-service="ns0/s00000"]').count());
+    // unit u0's header row: its 100 nodes' states for the first Service (not only the rows on screen).
+    const u0 = { all: 0, some: 0, refused: 0, dropped: 0 };
+    for (const n of nodes.filter((x) => x.labels['unit'] === 'u0'))
+      u0[expected(n.name, 'ns0/s00000').state]++;
+    const summary = '.summary[data-group="u0"][data-service="ns0/s00000"]';
+    assert.equal(
+      await page.getAttribute(summary, 'data-summary'),
+      `${u0.all}/${u0.some}/${u0.refused}/${u0.dropped}`,
+    );
     // The scroll area has the full size: 10,000 columns of 22 px beside 220 px of node names.
     const size = await page.$eval('.matrix', (e) => [e.scrollWidth, e.scrollHeight]);
     assert.deepEqual(size, [220 + SERVICES * 22, 120 + (NODES + 10) * 22]);

@@ -69,10 +69,10 @@ describe('span', () => {
 describe('linesOf and viewportOf', () => {
   it('puts each group header before its rows, and no header without a key', () => {
     assert.deepEqual(linesOf(layout('unit', [2, 1])), [
-      { kind: 'group', group: 0 },
+      { kind: 'group', group: 0, first: 0 },
       { kind: 'row', row: 0 },
       { kind: 'row', row: 1 },
-      { kind: 'group', group: 1 },
+      { kind: 'group', group: 1, first: 2 },
       { kind: 'row', row: 2 },
     ]);
     assert.deepEqual(linesOf(layout('', [2])), [
@@ -95,6 +95,18 @@ describe('linesOf and viewportOf', () => {
     assert.deepEqual(vp.cols, [7, 22]);
     // Lines 98..100 are rows 97..99, 101 the header, 102..113 rows 100..111.
     assert.deepEqual(vp.rows, [97, 111]);
+    // A group header at the window's bottom edge, overscan and all, brings its group's first row along.
+    const edge = viewportOf(lines, 1000, { top: 0, left: 0, height: COL_HEADER_H + 97 * ROW_H, width: 500 });
+    assert.deepEqual(edge.lines, [0, 99]);
+    assert.deepEqual(edge.rows, [0, 98]);
+    const header = viewportOf(lines, 1000, {
+      top: 0,
+      left: 0,
+      height: COL_HEADER_H + 99 * ROW_H,
+      width: 500,
+    });
+    assert.deepEqual(header.lines, [0, 101]);
+    assert.deepEqual(header.rows, [0, 100]);
     assert.equal(
       viewportOf(linesOf(layout('unit', [])), 10, { top: 0, left: 0, height: 500, width: 500 }).rows,
       undefined,

@@ -12,9 +12,13 @@ export const ROW_HEADER_W = 220;
 export const COL_HEADER_H = 120;
 export const OVERSCAN = 3;
 
-/** One line of the matrix: a group's header (when grouping) or a node's row (an index into layout.rows). */
+/**
+ * One line of the matrix: a group's header (when grouping; `first` is its first row) or a node's row
+ * (an index into layout.rows).
+ */
 export type Line =
-  { readonly kind: 'group'; readonly group: number } | { readonly kind: 'row'; readonly row: number };
+  | { readonly kind: 'group'; readonly group: number; readonly first: number }
+  | { readonly kind: 'row'; readonly row: number };
 
 /** The matrix's lines top to bottom: each group's header line, then its rows; only rows without grouping. */
 export function linesOf(layout: Layout): Line[] {
@@ -24,7 +28,7 @@ export function linesOf(layout: Layout): Line[] {
     return lines;
   }
   layout.groups.forEach((g, group) => {
-    lines.push({ kind: 'group', group });
+    lines.push({ kind: 'group', group, first: g.first });
     for (let r = g.first; r < g.first + g.count; r++) lines.push({ kind: 'row', row: r });
   });
   return lines;
@@ -51,7 +55,10 @@ export function span(
 export interface Viewport {
   readonly lines: readonly [number, number];
   readonly cols: readonly [number, number];
-  /** The range of layout.rows behind the visible lines; undefined when they hold no node row. */
+  /**
+   * The range of layout.rows behind the visible lines (a group header counts as its first row, so the
+   * cells answer summarises its group); undefined when there is none.
+   */
   readonly rows: readonly [number, number] | undefined;
 }
 
@@ -66,8 +73,9 @@ export function viewportOf(
   let rows: [number, number] | undefined;
   for (let i = l[0]; i <= l[1]; i++) {
     const line = lines[i];
-    if (line?.kind !== 'row') continue;
-    rows = rows ? [rows[0], line.row] : [line.row, line.row];
+    if (!line) continue;
+    const row = line.kind === 'row' ? line.row : line.first;
+    rows = rows ? [rows[0], row] : [row, row];
   }
   return { lines: l, cols: c, rows };
 }

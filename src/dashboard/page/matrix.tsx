@@ -45,17 +45,21 @@ function RowHeader(props: { readonly row: LayoutRow; readonly health: boolean; r
 
 function Summary(props: {
   readonly s: GroupSummary | undefined;
+  readonly group: string | null;
+  readonly service: string;
   readonly left: number;
   readonly top: number;
 }) {
   const { s } = props;
   const style = { left: px(props.left), top: px(props.top) };
-  if (!s) return <div class="summary pending" style={style} />;
+  const where = { 'data-group': props.group ?? '', 'data-service': props.service };
+  if (!s) return <div class="summary pending" style={style} {...where} />;
   const n = s.all + s.some + s.refused + s.dropped || 1;
   const title = `all ${s.all} · some ${s.some} · refused ${s.refused} · dropped ${s.dropped}`;
   return (
     <div
       class="summary"
+      {...where}
       style={style}
       title={title}
       data-summary={`${s.all}/${s.some}/${s.refused}/${s.dropped}`}
@@ -211,6 +215,8 @@ export function Matrix(props: {
           <Summary
             key={`g${line.group}:${col.key}`}
             s={summaries.get(summaryKey(g.value, col.key))}
+            group={g.value}
+            service={col.key}
             left={ROW_HEADER_W + c * CELL_W}
             top={top}
           />,
