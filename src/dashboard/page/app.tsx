@@ -48,6 +48,9 @@ export function App() {
   const cells = useRef(new Map<string, Cell>());
   const summaries = useRef(new Map<string, GroupSummary>());
   const seq = useRef({ layout: 0, cells: 0, appliedCells: 0 });
+  // The filters each layout was fetched with: its cells must be asked with the same ones, even when the
+  // controls have moved on and the next layout is still on its way (the indices are that layout's).
+  const filtersOf = useRef(new WeakMap<Layout, Filters>());
 
   const lines = useMemo(() => (layout ? linesOf(layout) : []), [layout]);
   const viewport = useMemo(
@@ -56,8 +59,9 @@ export function App() {
   );
 
   const loadCells = useCallback(async (l: Layout): Promise<void> => {
-    const { filters: f, scroll: s } = now.current;
-    if (s.width === 0) return; // the matrix is not measured yet: its first measure asks again
+    const s = now.current.scroll;
+    const f = filtersOf.current.get(l);
+    if (s.width === 0 || !f) return; // the matrix is not measured yet: its first measure asks again
     const vp = viewportOf(linesOf(l), l.columns.length, s);
     if (vp.rows === undefined || vp.cols[1] < vp.cols[0]) {
       setGeneration((g) => g + 1);
@@ -100,14 +104,18 @@ export function App() {
 
   const loadLayout = useCallback(async (): Promise<void> => {
     const mine = ++seq.current.layout;
+    const f = now.current.filters;
     let l: Layout;
     try {
-      l = await fetchLayout(now.current.filters);
+      l = await fetchLayout(f);
     } catch (err) {
       setError(String(err));
       return;
     }
     if (mine !== seq.current.layout) return; // a newer request is on its way
+    filtersOf.current.set(l, f);
+    // Group values repeat across keys (a zone and a unit may both be `a`): summaries start over.
+    if (now.current.layout?.groupKey !== l.groupKey) summaries.current.clear();
     now.current = { ...now.current, layout: l };
     setLayout(l);
     void loadCells(l);
