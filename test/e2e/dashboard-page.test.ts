@@ -368,6 +368,18 @@ describe('the dashboard page on a seed-like model (3 nodes × 2 Services)', () =
     assert.equal((await cellsShown(page))['edge-1|shop/db'], 'dropped 0/1');
     await saveScreenshot(page, 'dashboard-page-seed');
   });
+
+  it('says when the event stream is down, and catches up on what it missed once it is back', async () => {
+    const live = page.getByRole('status', { name: 'live updates' });
+    server.dropStreams();
+    // Changed while no stream is open: no event reaches the page.
+    server.change({ nodes: ['edge-2'], services: [] }, () => (model.nodes[1]!.labels['unit'] = 'u2'));
+    await page.waitForSelector('[data-live="reconnecting"]', { timeout: WAIT_MS });
+    await page.waitForSelector('[data-live="live"]', { timeout: WAIT_MS });
+    assert.equal(await live.textContent(), 'live');
+    await page.waitForSelector(`${cellSel('edge-2', 'shop/web')}[data-state="some"]`, { timeout: WAIT_MS });
+    assert.equal((await cellsShown(page))['edge-2|shop/web'], 'some 1/2');
+  });
 });
 
 describe('the dashboard page at 1,000 nodes × 10,000 Services', () => {

@@ -128,15 +128,14 @@ export interface FixtureServer {
   readonly url: string;
   /** Edits the model, then sends the `change` event (a new layout version when nodes changed). */
   change(ev: Omit<ChangeEvent, 'generation'>, edit?: () => void): void;
-  /** How many `api/cells` requests were answered. */
-  cellsRequests(): number;
+  /** Ends every open event stream (the page's EventSource reconnects by itself). */
+  dropStreams(): void;
   close(): Promise<void>;
 }
 
 export async function startFixtureServer(m: FixtureModel): Promise<FixtureServer> {
   let version = 1;
   let generation = 1;
-  let cellsRequests = 0;
   const streams = new Set<ServerResponse>();
   const json = (res: ServerResponse, body: unknown, status = 200) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -156,7 +155,6 @@ export async function startFixtureServer(m: FixtureModel): Promise<FixtureServer
     } else if (route === 'api/layout') {
       json(res, layoutOf(m, version, q));
     } else if (route === 'api/cells') {
-      cellsRequests++;
       if (Number(q.get('version')) !== version) return json(res, { stale: true, version });
       json(res, cellsOf(m, layoutOf(m, version, q), q));
     } else if (route === 'api/explain') {
@@ -192,7 +190,10 @@ export async function startFixtureServer(m: FixtureModel): Promise<FixtureServer
       const data = JSON.stringify({ generation: ++generation, ...ev });
       for (const s of streams) s.write(`event: change\ndata: ${data}\n\n`);
     },
-    cellsRequests: () => cellsRequests,
+    dropStreams() {
+      for (const s of streams) s.destroy();
+      streams.clear();
+    },
     async close() {
       for (const s of streams) s.destroy();
       server.closeAllConnections();
