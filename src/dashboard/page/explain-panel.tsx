@@ -54,7 +54,11 @@ function Decision(props: { readonly title: string; readonly d: TrafficDecision }
 /** The decision in `json` when it has the shape `explain -o json` prints; null otherwise. */
 function decisionOf(json: unknown): TopologyDecision | null {
   const d = json as Partial<TopologyDecision> | null;
-  return d && typeof d === 'object' && d.internal && Array.isArray(d.internal.verdicts)
+  return d &&
+    typeof d === 'object' &&
+    d.internal &&
+    Array.isArray(d.internal.verdicts) &&
+    Array.isArray(d.problems)
     ? (d as TopologyDecision)
     : null;
 }
@@ -81,6 +85,15 @@ export function ExplainPanel(props: {
           </p>
           {d && <Decision title="internal traffic" d={d.internal} />}
           {d?.external && <Decision title="external traffic" d={d.external} />}
+          {d && d.problems.length > 0 && (
+            <ul class="problems" aria-label="problems">
+              {d.problems.map((p) => (
+                <li key={p.message}>
+                  {p.reason}: {p.message}
+                </li>
+              ))}
+            </ul>
+          )}
           <pre class="explain-text">{data.text}</pre>
         </>
       )}
