@@ -44,6 +44,22 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard's page runs in a browser (bundled by scripts/build-page.mjs), not in Node.
+    files: ['src/dashboard/page/**/*.{ts,tsx}'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        fetch: 'readonly',
+        EventSource: 'readonly',
+        ResizeObserver: 'readonly',
+        HTMLElement: 'readonly',
+        URLSearchParams: 'readonly',
+        requestAnimationFrame: 'readonly',
+      },
+    },
+  },
+  {
     // src/core is pure: no I/O, no timers, no wall clock, no ambient randomness (docs/architecture.md).
     files: ['src/core/**/*.ts'],
     ignores: ['src/core/**/*.test.ts'],

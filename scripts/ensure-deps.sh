@@ -14,10 +14,11 @@
 #   haproxy                      haproxy               PATH, /usr/sbin/haproxy
 #   conntrack                    conntrack             PATH, /usr/sbin, /sbin (the proxy clears stale UDP flows)
 #   nft                          nftables              $NFT_BIN, PATH, /usr/sbin, /sbin (the nftables proxy mode)
+#   chromium                     chromium              $CHROMIUM_BIN, /usr/bin/chromium (the dashboard's browser tests)
 #
 # PATH often lacks /usr/sbin and /sbin for a non-login shell, so the sbin programs are looked up there too.
 # On success it prints one KEY=VALUE line per program on stdout (ETCD_BIN, ETCDCTL_BIN, SVCPLANE_KUBECTL,
-# SVCPLANE_PYTHON, CHATTR_BIN, IP_BIN, IPTABLES_BIN, HAPROXY_BIN, CONNTRACK_BIN, NFT_BIN), which scripts/test.mjs exports to the
+# SVCPLANE_PYTHON, CHATTR_BIN, IP_BIN, IPTABLES_BIN, HAPROXY_BIN, CONNTRACK_BIN, NFT_BIN, CHROMIUM_BIN), which scripts/test.mjs exports to the
 # suites; iptables-restore and iptables-save are the ones beside $IPTABLES_BIN. On failure it prints one line
 # naming the package(s) on stderr and exits 1: the suites never skip silently.
 # SVCPLANE_DEPS_ONLY=etcd,etcdctl (a comma list of program names) limits the check to those programs.
@@ -76,6 +77,12 @@ find_nft() {
   if [ -n "${NFT_BIN:-}" ] && [ -x "$NFT_BIN" ]; then echo "$NFT_BIN"; return 0; fi
   find_sbin nft
 }
+# Debian's chromium (the browser tests drive it with playwright-core, which downloads no browser of its own).
+find_chromium() {
+  if [ -n "${CHROMIUM_BIN:-}" ] && [ -x "$CHROMIUM_BIN" ]; then echo "$CHROMIUM_BIN"; return 0; fi
+  [ -x /usr/bin/chromium ] && { echo /usr/bin/chromium; return 0; }
+  return 1
+}
 find_haproxy() {
   command -v haproxy 2>/dev/null && return 0
   [ -x /usr/sbin/haproxy ] && { echo /usr/sbin/haproxy; return 0; }
@@ -94,6 +101,7 @@ table=(
   "haproxy|haproxy|find_haproxy|HAPROXY_BIN"
   "conntrack|conntrack|find_conntrack|CONNTRACK_BIN"
   "nft|nftables|find_nft|NFT_BIN"
+  "chromium|chromium|find_chromium|CHROMIUM_BIN"
 )
 wanted() { [ -z "${SVCPLANE_DEPS_ONLY:-}" ] || [[ ",$SVCPLANE_DEPS_ONLY," == *",$1,"* ]]; }
 

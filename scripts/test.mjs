@@ -24,13 +24,16 @@ for (const line of deps.stdout.split('\n')) {
   if (m) process.env[m[1]] = m[2];
 }
 
-// The end-to-end tests run the compiled `svcplane` bin, so compile first (as `npm ci` does).
-const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-  stdio: 'inherit',
-});
-if (build.status !== 0) {
-  console.error('npm test: the build failed');
-  process.exit(1);
+// The end-to-end tests run the compiled `svcplane` bin and load the bundled dashboard page, so build
+// first (as `npm ci` does): tsc, then the page's bundle (scripts/build-page.mjs).
+for (const step of [
+  ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
+  ['scripts/build-page.mjs'],
+]) {
+  if (spawnSync(process.execPath, step, { stdio: 'inherit' }).status !== 0) {
+    console.error(`npm test: the build failed (${step[0]})`);
+    process.exit(1);
+  }
 }
 
 function walk(dir, out) {

@@ -1,6 +1,8 @@
 // ESLint rule `svcplane/layers`: enforces the dependency direction of src/ (docs/architecture.md)
 //   api → core → {storage, runtime} → {apiserver, controllers, nodes, wrapper, proxy} → cli
-// plus demo (`svcplane demo`: network namespaces, the scenario), a feature folder like the others.
+// plus demo (`svcplane demo`: network namespaces, the scenario) and dashboard (`svcplane dashboard`), feature
+// folders like the others. The dashboard's page (src/dashboard/page) runs in a browser: it may import
+// preact, its own files and, type-only, src/core (the contract in core/dashboard/types.ts), nothing else.
 // Each layer may import itself and the layers before it; the feature folders may not import each
 // other; nothing imports cli. It also pins each external I/O dependency to the one file allowed to load it.
 import path from 'node:path';
@@ -51,6 +53,8 @@ function layerOf(absFile, root) {
   return first in LAYERS ? first : undefined;
 }
 
+const PAGE = 'src/dashboard/page/';
+
 const isTestFile = (f) => /\.test\.ts$/.test(f) || f.includes(`${path.sep}testing${path.sep}`);
 
 export const layersRule = {
@@ -62,6 +66,7 @@ export const layersRule = {
       layer: "'{{from}}' may not import '{{to}}' ({{spec}}): allowed layers are {{allowed}}",
       unknown: 'src/{{dir}} is not a known layer; add it to scripts/eslint/layers.js',
       pinned: "'{{mod}}' may only be imported by {{file}}",
+      page: "the page (src/dashboard/page) may import preact, its own files and types from src/core, not '{{spec}}'",
     },
   },
   create(context) {
@@ -69,8 +74,24 @@ export const layersRule = {
     const root = context.cwd;
     const from = layerOf(file, root);
     const relFile = path.relative(root, file).split(path.sep).join('/');
+    const inPage = relFile.startsWith(PAGE) && !isTestFile(file);
+    // The page's bundle holds only preact and the page: src/core contributes types, never code.
+    function checkPage(node, spec) {
+      const typeOnly = node.importKind === 'type' || node.exportKind === 'type';
+      let ok;
+      if (!spec.startsWith('.')) ok = spec === 'preact' || spec.startsWith('preact/');
+      else {
+        const rel = path
+          .relative(root, path.resolve(path.dirname(file), spec))
+          .split(path.sep)
+          .join('/');
+        ok = rel.startsWith(PAGE) || (typeOnly && rel.startsWith('src/core/'));
+      }
+      if (!ok) context.report({ node, messageId: 'page', data: { spec } });
+    }
     function check(node, spec) {
       if (typeof spec !== 'string') return;
+      if (inPage) return checkPage(node, spec);
       if (!spec.startsWith('.')) {
         // A type-only import loads nothing at run time, so it does not count as using the module.
         if (node.importKind === 'type' || node.exportKind === 'type') return;

@@ -3,6 +3,7 @@
 import { RuleTester } from 'eslint';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import tseslint from 'typescript-eslint';
 // @ts-expect-error -- a plain-JS ESLint rule without type declarations
 import { layersRule } from '../../scripts/eslint/layers.js';
 
@@ -77,6 +78,48 @@ tester.run('svcplane/layers', layersRule, {
       filename: at('src/storage/x.ts'),
       code: "import { a } from '../nosuchlayer/x.js';",
       errors: [{ messageId: 'unknown' }],
+    },
+  ],
+});
+
+// The dashboard's page (bundled for a browser): preact, its own files and types from src/core only.
+const tsTester = new RuleTester({ languageOptions: { parser: tseslint.parser } });
+tsTester.run('svcplane/layers (the page)', layersRule, {
+  valid: [
+    { filename: at('src/dashboard/page/x.tsx'), code: "import { render } from 'preact';" },
+    { filename: at('src/dashboard/page/x.tsx'), code: "import { useState } from 'preact/hooks';" },
+    { filename: at('src/dashboard/page/x.tsx'), code: "import { App } from './app.js';" },
+    {
+      filename: at('src/dashboard/page/x.tsx'),
+      code: "import type { Layout } from '../../core/dashboard/types.js';",
+    },
+    { filename: at('src/cli/x.ts'), code: "import { a } from '../dashboard/server.js';" },
+  ],
+  invalid: [
+    {
+      filename: at('src/dashboard/page/x.tsx'),
+      code: "import { decide } from '../../core/topology/decide.js';",
+      errors: [{ messageId: 'page' }],
+    },
+    {
+      filename: at('src/dashboard/page/x.tsx'),
+      code: "import { a } from '../server.js';",
+      errors: [{ messageId: 'page' }],
+    },
+    {
+      filename: at('src/dashboard/page/x.tsx'),
+      code: "import type { Json } from '../../api/json.js';",
+      errors: [{ messageId: 'page' }],
+    },
+    {
+      filename: at('src/dashboard/page/x.tsx'),
+      code: "import { Hono } from 'hono';",
+      errors: [{ messageId: 'page' }],
+    },
+    {
+      filename: at('src/dashboard/x.ts'),
+      code: "import { a } from '../proxy/x.js';",
+      errors: [{ messageId: 'layer' }],
     },
   ],
 });
