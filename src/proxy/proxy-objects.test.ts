@@ -207,6 +207,35 @@ describe('proxyTransforms', () => {
     );
   });
 
+  it('keeps of a Service spec only what is read, and one list for Services with the same ports', () => {
+    const t = proxyTransforms();
+    const svc = (name: string, clusterIP: string, clusterIPs: string[]): KObject =>
+      ({
+        metadata: { name, namespace: 'default' },
+        spec: {
+          type: 'ClusterIP',
+          clusterIP,
+          clusterIPs,
+          ipFamilies: ['IPv4'],
+          ipFamilyPolicy: 'SingleStack',
+          selector: { app: name },
+          ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', appProtocol: 'http' }],
+        },
+        status: { loadBalancer: {} },
+      }) as unknown as KObject;
+    type Kept = { spec: Record<string, unknown>; status?: unknown };
+    const a = t.services(svc('a', '10.96.0.1', ['10.96.0.1'])) as unknown as Kept;
+    const b = t.services(svc('b', '10.96.0.2', ['10.96.0.2', 'fd00::2'])) as unknown as Kept;
+    assert.deepEqual(a.spec, {
+      type: 'ClusterIP',
+      clusterIP: '10.96.0.1',
+      ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+    });
+    assert.deepEqual(b.spec['clusterIPs'], ['10.96.0.2', 'fd00::2'], 'clusterIPs kept when they say more');
+    assert.equal(a.spec['ports'], b.spec['ports'], 'one list of ports for both');
+    assert.equal(a.status, undefined, 'an empty loadBalancer status is not kept');
+  });
+
   it('a slice reads as it was sent: its endpoints as the index packs them, its Service and trigger time', () => {
     const t = proxyTransforms();
     fc.assert(

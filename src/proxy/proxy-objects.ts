@@ -4,7 +4,9 @@
 // proxy reads:
 //   - Services: name, namespace, resourceVersion, the labels that make a Service another proxy's or
 //     headless (core/proxy/state.ts), the annotations the topology rules read (core/topology/rules.ts),
-//     spec without the selector, and status.loadBalancer, in the shape they were sent;
+//     the spec fields those two read (of each port: name, protocol, port, nodePort; clusterIPs only when
+//     it says more than clusterIP) and status.loadBalancer when it has an ingress. Services with the same
+//     ports share one list of them (the informers' objects are never changed);
 //   - EndpointSlices: name, namespace, resourceVersion, deletionTimestamp, the service-name label
 //     (core/topology/slice-service.ts), the last-change-trigger-time annotation (sync.ts), and the
 //     endpoints already packed as the proxy's topology index holds them (core/topology/endpoints.ts:
@@ -20,10 +22,28 @@ import { HEADLESS_LABEL, SERVICE_PROXY_NAME_LABEL } from '../core/proxy/state.js
 import type { TransformFunc } from '../runtime/informer.js';
 
 const SERVICE_LABELS: ReadonlySet<string> = new Set([SERVICE_PROXY_NAME_LABEL, HEADLESS_LABEL]);
+/** The spec fields core/proxy/state.ts and core/topology/rules.ts read, in the order they are kept. */
+const SERVICE_SPEC: readonly string[] = [
+  'type',
+  'clusterIP',
+  'clusterIPs',
+  'externalIPs',
+  'ports',
+  'sessionAffinity',
+  'sessionAffinityConfig',
+  'loadBalancerSourceRanges',
+  'externalTrafficPolicy',
+  'internalTrafficPolicy',
+  'healthCheckNodePort',
+  'topologyKeys',
+  'trafficDistribution',
+];
+/** Of a Service port, what core/proxy/state.ts and core/topology/rules.ts read. */
+const SERVICE_PORT: readonly string[] = ['name', 'protocol', 'port', 'nodePort'];
 const SLICE_LABELS: ReadonlySet<string> = new Set([LABEL_SERVICE_NAME]);
 const SLICE_ANNOTATIONS: ReadonlySet<string> = new Set([LAST_CHANGE_TRIGGER_TIME_ANNOTATION]);
 
-/** Past this many distinct strings the intern table starts over (it only saves memory). */
+/** Past this many distinct strings (or port lists) the intern table starts over (it only saves memory). */
 const INTERN_LIMIT = 50_000;
 
 type Rec = Record<string, unknown>;
@@ -54,6 +74,23 @@ export function proxyTransforms(): ProxyTransforms {
     strings.set(v, v);
     return v;
   };
+  // A Service's ports as kept, one list shared by the Services whose kept ports are the same.
+  const portLists = new Map<string, readonly Rec[]>();
+  const ports = (v: unknown): unknown => {
+    if (!Array.isArray(v)) return v;
+    const kept = v.map((p: unknown) => {
+      if (!isRec(p)) return p;
+      const out: Rec = {};
+      for (const k of SERVICE_PORT) if (p[k] !== undefined) out[k] = p[k];
+      return out;
+    });
+    const id = JSON.stringify(kept);
+    const known = portLists.get(id);
+    if (known !== undefined) return known;
+    if (portLists.size >= INTERN_LIMIT) portLists.clear();
+    portLists.set(id, kept as Rec[]);
+    return kept;
+  };
   const meta = (m: ObjectMeta, labels: ReadonlySet<string>, annotations: ReadonlySet<string>): ObjectMeta => {
     const out: ObjectMeta = {};
     if (m.name !== undefined) out.name = m.name;
@@ -72,11 +109,21 @@ export function proxyTransforms(): ProxyTransforms {
     const out: Rec = {};
     out['metadata'] = meta(o.metadata, SERVICE_LABELS, ENGINE_ANNOTATIONS);
     if (isRec(o.spec)) {
-      const { selector: _selector, ...spec } = o.spec;
+      const spec: Rec = {};
+      for (const k of SERVICE_SPEC) {
+        const v = o.spec[k];
+        if (v === undefined) continue;
+        // clusterIPs that hold just clusterIP say nothing more (state.ts reads clusterIP without them).
+        if (k === 'clusterIPs' && Array.isArray(v) && v.length === 1 && v[0] === o.spec['clusterIP'])
+          continue;
+        spec[k] = k === 'ports' ? ports(v) : v;
+      }
       out['spec'] = spec;
     } else if (o.spec !== undefined) out['spec'] = o.spec;
-    if (isRec(o.status) && o.status['loadBalancer'] !== undefined)
-      out['status'] = { loadBalancer: o.status['loadBalancer'] };
+    const lb = isRec(o.status) ? o.status['loadBalancer'] : undefined;
+    // Its ingress is all the readers take of status (an empty loadBalancer, most Services', reads the same).
+    if (isRec(lb) && lb['ingress'] !== undefined)
+      out['status'] = { loadBalancer: { ingress: lb['ingress'] } };
     return out as unknown as KObject;
   };
 
