@@ -13,7 +13,8 @@
 //     PrepackedSlice, without targetRefs, which that index leaves out): the index keeps the same arrays,
 //     so a slice's endpoints are held once, in about a third of the memory of the objects JSON gave;
 //   - Nodes: name, resourceVersion, labels (the topology rules) and status.addresses (nodeHostIPs).
-// Strings that repeat across objects (namespaces, node names, zones, pools) are kept once.
+// Strings that repeat across objects (namespaces, node names, zones, pools, annotation values) are kept
+// once, and so are lists (ports, endpoint conditions).
 import type { KObject, ObjectMeta } from '../api/object.js';
 import { ENGINE_ANNOTATIONS } from '../core/topology/rules.js';
 import { PACKED_ENDPOINTS, packSlice, type PrepackedSlice } from '../core/topology/endpoints.js';
@@ -50,11 +51,19 @@ type Rec = Record<string, unknown>;
 
 const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The entries of `m` whose key is in `keep`; undefined when none (or `m` is not a map). */
-function only(m: unknown, keep: ReadonlySet<string>): Record<string, string> | undefined {
+/** The entries of `m` whose key is in `keep` (string values through `value`); undefined when none (or `m` is not a map). */
+function only(
+  m: unknown,
+  keep: ReadonlySet<string>,
+  value: (v: string) => string = (v) => v,
+): Record<string, string> | undefined {
   if (!isRec(m)) return undefined;
   let out: Record<string, string> | undefined;
-  for (const k of keep) if (Object.hasOwn(m, k)) (out ??= {})[k] = m[k] as string;
+  for (const k of keep) {
+    if (!Object.hasOwn(m, k)) continue;
+    const v = m[k];
+    (out ??= {})[k] = typeof v === 'string' ? value(v) : (v as string);
+  }
   return out;
 }
 
@@ -74,22 +83,27 @@ export function proxyTransforms(): ProxyTransforms {
     strings.set(v, v);
     return v;
   };
-  // A Service's ports as kept, one list shared by the Services whose kept ports are the same.
-  const portLists = new Map<string, readonly Rec[]>();
+  // Lists that repeat across objects (a Service's ports as kept, a slice's endpoint conditions) are kept
+  // once: the informers' objects are never changed.
+  const lists = new Map<string, readonly unknown[]>();
+  const shared = <T>(l: readonly T[]): readonly T[] => {
+    const id = JSON.stringify(l);
+    const known = lists.get(id);
+    if (known !== undefined) return known as readonly T[];
+    if (lists.size >= INTERN_LIMIT) lists.clear();
+    lists.set(id, l);
+    return l;
+  };
   const ports = (v: unknown): unknown => {
     if (!Array.isArray(v)) return v;
-    const kept = v.map((p: unknown) => {
-      if (!isRec(p)) return p;
-      const out: Rec = {};
-      for (const k of SERVICE_PORT) if (p[k] !== undefined) out[k] = p[k];
-      return out;
-    });
-    const id = JSON.stringify(kept);
-    const known = portLists.get(id);
-    if (known !== undefined) return known;
-    if (portLists.size >= INTERN_LIMIT) portLists.clear();
-    portLists.set(id, kept as Rec[]);
-    return kept;
+    return shared(
+      v.map((p: unknown) => {
+        if (!isRec(p)) return p;
+        const out: Rec = {};
+        for (const k of SERVICE_PORT) if (p[k] !== undefined) out[k] = p[k];
+        return out;
+      }),
+    );
   };
   const meta = (m: ObjectMeta, labels: ReadonlySet<string>, annotations: ReadonlySet<string>): ObjectMeta => {
     const out: ObjectMeta = {};
@@ -99,7 +113,8 @@ export function proxyTransforms(): ProxyTransforms {
     if (m.deletionTimestamp !== undefined) out.deletionTimestamp = m.deletionTimestamp;
     const l = only(m.labels, labels);
     if (l !== undefined) out.labels = l;
-    const a = only(m.annotations, annotations);
+    // Their values (trigger times, topology modes) repeat across objects too.
+    const a = only(m.annotations, annotations, intern);
     if (a !== undefined) out.annotations = a;
     return out;
   };
@@ -128,9 +143,11 @@ export function proxyTransforms(): ProxyTransforms {
   };
 
   const slices: TransformFunc = (obj) => {
+    const packed = packSlice(obj, { intern, targetRefs: false });
     const out: KObject & PrepackedSlice = {
       metadata: meta(obj.metadata, SLICE_LABELS, SLICE_ANNOTATIONS),
-      [PACKED_ENDPOINTS]: packSlice(obj, { intern, targetRefs: false }),
+      // Most slices' endpoints are all ready: one list of their conditions for all slices of a length.
+      [PACKED_ENDPOINTS]: { ...packed, conditions: shared(packed.conditions) },
     };
     return out;
   };
