@@ -44,14 +44,17 @@ const SERVICE_PORT: readonly string[] = ['name', 'protocol', 'port', 'nodePort']
 const SLICE_LABELS: ReadonlySet<string> = new Set([LABEL_SERVICE_NAME]);
 const SLICE_ANNOTATIONS: ReadonlySet<string> = new Set([LAST_CHANGE_TRIGGER_TIME_ANNOTATION]);
 
-/** Past this many distinct strings (or port lists) the intern table starts over (it only saves memory). */
+/** Past this many distinct strings (or lists) an intern table starts over (it only saves memory). */
 const INTERN_LIMIT = 50_000;
 
 type Rec = Record<string, unknown>;
 
 const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The entries of `m` whose key is in `keep` (string values through `value`); undefined when none (or `m` is not a map). */
+/**
+ * The entries of `m` whose key is in `keep` (string values through `value`); undefined when none (or `m`
+ * is not a map).
+ */
 function only(
   m: unknown,
   keep: ReadonlySet<string>,
