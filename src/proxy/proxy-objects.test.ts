@@ -10,7 +10,7 @@ import type { KObject } from '../api/object.js';
 import { LAST_CHANGE_TRIGGER_TIME_ANNOTATION } from '../core/endpointslices/types.js';
 import { service, topoEp, view } from '../core/proxy/testing/builders.js';
 import { HEADLESS_LABEL, SERVICE_PROXY_NAME_LABEL, servicePortStates } from '../core/proxy/state.js';
-import { packedSliceOf, packSlice } from '../core/topology/endpoints.js';
+import { packedSliceOf, packSlice, unpackSlice } from '../core/topology/endpoints.js';
 import { topologyService } from '../core/topology/rules.js';
 import { sliceService } from '../core/topology/slice-service.js';
 import {
@@ -204,6 +204,57 @@ describe('proxyTransforms', () => {
         assert.equal(kept.metadata.resourceVersion, svc.metadata.resourceVersion);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('keeps of a Service spec only what is read, and one list for Services with the same ports', () => {
+    const t = proxyTransforms();
+    const svc = (name: string, clusterIP: string, clusterIPs: string[]): KObject =>
+      ({
+        metadata: { name, namespace: 'default' },
+        spec: {
+          type: 'ClusterIP',
+          clusterIP,
+          clusterIPs,
+          ipFamilies: ['IPv4'],
+          ipFamilyPolicy: 'SingleStack',
+          selector: { app: name },
+          ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', appProtocol: 'http' }],
+        },
+        status: { loadBalancer: {} },
+      }) as unknown as KObject;
+    type Kept = { spec: Record<string, unknown>; status?: unknown };
+    const a = t.services(svc('a', '10.96.0.1', ['10.96.0.1'])) as unknown as Kept;
+    const b = t.services(svc('b', '10.96.0.2', ['10.96.0.2', 'fd00::2'])) as unknown as Kept;
+    assert.deepEqual(a.spec, {
+      type: 'ClusterIP',
+      clusterIP: '10.96.0.1',
+      ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+    });
+    assert.deepEqual(b.spec['clusterIPs'], ['10.96.0.2', 'fd00::2'], 'clusterIPs kept when they say more');
+    assert.equal(a.spec['ports'], b.spec['ports'], 'one list of ports for both');
+    assert.equal(a.status, undefined, 'an empty loadBalancer status is not kept');
+  });
+
+  it('keeps one list of endpoint conditions for the slices that have the same', () => {
+    const t = proxyTransforms();
+    const packed = (name: string, ...ready: boolean[]) =>
+      packedSliceOf(
+        t.slices(
+          slice(
+            name,
+            ready.map((r, i) => sliceEndpoint(`10.0.${name.length}.${i + 1}`, { ready: r })),
+          ) as unknown as KObject,
+        ),
+      );
+    const a = packed('a', true, true);
+    const b = packed('bb', true, true);
+    const c = packed('ccc', true, false);
+    assert.equal(a.conditions, b.conditions);
+    assert.notEqual(a.conditions, c.conditions);
+    assert.deepEqual(
+      unpackSlice(c).endpoints.map((e) => e.ready),
+      [true, false],
     );
   });
 

@@ -38,6 +38,12 @@ export const ENGINE_ANNOTATIONS: ReadonlySet<string> = new Set([
 /** OpenYurt values meaning "the same node pool" (note: kubernetes.io/zone, not topology.kubernetes.io/zone). */
 export const OPENYURT_POOL_VALUES: readonly string[] = ['openyurt.io/nodepool', 'kubernetes.io/zone'];
 
+// What most Services carry: an index holds these for every one, shared rather than one each.
+const NO_ANNOTATIONS: Labels = Object.freeze({});
+const NO_KEYS: readonly string[] = Object.freeze([]);
+const orNone = (m: Labels): Labels => (Object.keys(m).length === 0 ? NO_ANNOTATIONS : m);
+const orEmpty = (l: readonly string[]): readonly string[] => (l.length === 0 ? NO_KEYS : l);
+
 /** Reads the fields the engine needs from a Service as JSON; fields of the wrong type read as absent. */
 export function topologyService(svc: {
   metadata?: unknown;
@@ -54,10 +60,12 @@ export function topologyService(svc: {
     name: optStr(meta['name']) ?? '',
     // Only the annotations the engine reads: an index holds this for every Service, and others (kubectl's
     // last-applied configuration) can be kilobytes each.
-    annotations: Object.fromEntries(
-      Object.entries(stringMap(meta['annotations'])).filter(([k]) => ENGINE_ANNOTATIONS.has(k)),
+    annotations: orNone(
+      Object.fromEntries(
+        Object.entries(stringMap(meta['annotations'])).filter(([k]) => ENGINE_ANNOTATIONS.has(k)),
+      ),
     ),
-    topologyKeys: list(spec['topologyKeys']).filter((k): k is string => typeof k === 'string'),
+    topologyKeys: orEmpty(list(spec['topologyKeys']).filter((k): k is string => typeof k === 'string')),
     internalTrafficPolicy: optStr(spec['internalTrafficPolicy']),
     externalTrafficPolicy: optStr(spec['externalTrafficPolicy']),
     trafficDistribution: optStr(spec['trafficDistribution']),
@@ -206,17 +214,28 @@ export interface ChosenRules {
   readonly problems: readonly TopologyProblem[];
 }
 
+// The rules every Service without an edge rule shares (most do): a topology index holds one per view.
+const NO_RULE: Rule = Object.freeze({ kind: 'none', source: 'none', keys: Object.freeze([]) });
+const HINTS_RULE: Rule = Object.freeze({ kind: 'hints', source: 'endpoint hints', keys: Object.freeze([]) });
+const INTERNAL_LOCAL: Rule = Object.freeze({
+  kind: 'local',
+  source: 'spec.internalTrafficPolicy',
+  keys: Object.freeze(['Local']),
+});
+const EXTERNAL_LOCAL: Rule = Object.freeze({
+  kind: 'local',
+  source: 'spec.externalTrafficPolicy',
+  keys: Object.freeze(['Local']),
+});
+
 const describe = (r: Rule): string => (r.kind === 'local' ? `${r.source}=Local` : r.source);
 
 /** Applies the precedence; `hinted` says whether the Service's ready endpoints carry hints. Pure. */
 export function chooseRules(svc: TopologyService, rules: ServiceRules, hinted = false): ChosenRules {
   const problems = [...rules.problems];
   const edge = [rules.ordered, rules.superedge, rules.openyurt].filter((r): r is Rule => r !== undefined);
-  const hints: Rule | undefined =
-    rules.hintsRequested !== undefined || hinted
-      ? { kind: 'hints', source: 'endpoint hints', keys: [] }
-      : undefined;
-  const base: Rule = edge[0] ?? hints ?? { kind: 'none', source: 'none', keys: [] };
+  const hints: Rule | undefined = rules.hintsRequested !== undefined || hinted ? HINTS_RULE : undefined;
+  const base: Rule = edge[0] ?? hints ?? NO_RULE;
 
   const losers = [
     ...edge.slice(1).map(describe),
@@ -228,13 +247,11 @@ export function chooseRules(svc: TopologyService, rules: ServiceRules, hinted = 
       message: `${describe(base)} decides which endpoints each node uses; ${losers.join(', ')} ${losers.length === 1 ? 'is' : 'are'} ignored`,
     });
 
-  const internal: Rule = rules.internalLocal
-    ? { kind: 'local', source: 'spec.internalTrafficPolicy', keys: ['Local'] }
-    : base;
+  const internal: Rule = rules.internalLocal ? INTERNAL_LOCAL : base;
   const external: Rule | undefined = !svc.externallyAccessible
     ? undefined
     : rules.externalLocal
-      ? { kind: 'local', source: 'spec.externalTrafficPolicy', keys: ['Local'] }
+      ? EXTERNAL_LOCAL
       : base;
 
   if (base.kind !== 'none' && base.kind !== 'hints' && internal.kind === 'local') {

@@ -75,15 +75,21 @@ export type ViewSource =
 const endpointsFrom = (src: ViewSource): readonly TopologyEndpoint[] =>
   'list' in src ? src.list : mergeSliceEndpoints(src.packed.map(unpackSlice));
 
-/** The positions of `kept` in `all` (kept is a subset of all, normally in all's order). */
-function positions(all: readonly TopologyEndpoint[], kept: readonly TopologyEndpoint[]): number[] {
+/** Kept positions: every endpoint, in order (the common case, held without an array), or these. */
+type Positions = 'all' | readonly number[];
+
+/**
+ * The positions of `kept` in `all` (kept is a subset of all, normally in all's order); 'all' when it is
+ * all of them in all's order.
+ */
+function positions(all: readonly TopologyEndpoint[], kept: readonly TopologyEndpoint[]): Positions {
   const out: number[] = [];
   for (let i = 0, j = 0; i < all.length && j < kept.length; i++)
     if (all[i] === kept[j]) {
       out.push(i);
       j++;
     }
-  if (out.length === kept.length) return out;
+  if (out.length === kept.length) return out.length === all.length ? 'all' : out;
   const at = new Map(all.map((e, i) => [e, i] as const));
   return kept.map((e) => {
     const i = at.get(e);
@@ -92,19 +98,23 @@ function positions(all: readonly TopologyEndpoint[], kept: readonly TopologyEndp
   });
 }
 
-const sameNumbers = (a: readonly number[], b: readonly number[]): boolean =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
+const samePositions = (a: Positions, b: Positions): boolean =>
+  a === b || (a !== 'all' && b !== 'all' && a.length === b.length && a.every((x, i) => x === b[i]));
+
+const pick = (all: readonly TopologyEndpoint[], at: Positions): readonly TopologyEndpoint[] =>
+  at === 'all' ? all.slice() : at.map((i) => all[i]!);
 
 /**
- * A view as the index holds it: which of the Service's endpoints are kept (their positions) and where the
+ * A view as the index holds it: which of the Service's endpoints are kept (their positions; no array when it keeps them all, as most
+ * views do) and where the
  * endpoints come from (the packed slices of the time, which are never changed, or the Endpoints' list).
  * The endpoints are unpacked when read. Held as objects, the kept endpoints of every view cost about 300
  * bytes each: 11 MiB of the wrapper's heap for 100,000 endpoints. Readers read a view's endpoints once
  * per use (served.ts keeps the ids it derives per view).
  */
 export class KeptView implements TopologyView {
-  private readonly at: readonly number[];
-  private readonly atExternal: readonly number[] | undefined;
+  private readonly at: Positions;
+  private readonly atExternal: Positions | undefined;
 
   constructor(
     readonly key: string,
@@ -119,18 +129,16 @@ export class KeptView implements TopologyView {
   ) {
     this.at = positions(all, internal);
     const ext = external === undefined ? undefined : positions(all, external);
-    this.atExternal = ext !== undefined && sameNumbers(ext, this.at) ? this.at : ext;
+    this.atExternal = ext !== undefined && samePositions(ext, this.at) ? this.at : ext;
   }
 
   get internal(): readonly TopologyEndpoint[] {
-    const all = endpointsFrom(this.source);
-    return this.at.map((i) => all[i]!);
+    return pick(endpointsFrom(this.source), this.at);
   }
 
   get external(): readonly TopologyEndpoint[] | undefined {
     if (this.atExternal === undefined) return undefined;
-    const all = endpointsFrom(this.source);
-    return this.atExternal.map((i) => all[i]!);
+    return pick(endpointsFrom(this.source), this.atExternal);
   }
 
   toJSON(): object {
