@@ -22,13 +22,16 @@ export interface SvcplaneRuntime {
   readonly why: string;
 }
 
+/** The dashboard's page: bundled by esbuild into dist/dashboard/page/, not compiled file by file. */
+const PAGE_SRC = path.join(ROOT, 'src/dashboard/page');
+
 /** The first source file (non-test) whose compiled dist/ file is missing or older, if any. */
 function staleDist(): string | undefined {
   const walk = (dir: string): string | undefined => {
     for (const name of readdirSync(dir)) {
       const p = path.join(dir, name);
       if (statSync(p).isDirectory()) {
-        if (name === 'testing') continue;
+        if (name === 'testing' || p === PAGE_SRC) continue;
         const s = walk(p);
         if (s !== undefined) return s;
       } else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts')) {

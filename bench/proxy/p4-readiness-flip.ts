@@ -209,8 +209,9 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
     const programmedS = (performance.now() - tProxy) / 1000;
     ctx.log(
       `P4: proxy in sync ${proxyInSyncS.toFixed(1)} s after its spawn; first full sync ` +
-        `${((firstFull?.ms ?? NaN) / 1000).toFixed(2)} s (${firstFull?.servicePorts} service ports, ` +
-        `${firstFull?.rules} rules); ${syncsBeforeFlips} syncs before the flips`,
+        `${((firstFull?.ms ?? NaN) / 1000).toFixed(2)} s (${firstFull?.servicePorts} service ports` +
+        // Only the iptables mode's sync line counts rules; nftables writes map elements and chains.
+        `${firstFull?.rules === undefined ? '' : `, ${firstFull.rules} rules`}); ${syncsBeforeFlips} syncs before the flips`,
     );
 
     // ---- flips
