@@ -58,10 +58,15 @@ export function App() {
     [lines, layout, scroll],
   );
 
+  // The layout and scroll position the last cells request was for: a new layout loads its cells itself,
+  // so the scroll effect below must not ask for the same viewport again.
+  const asked = useRef<{ layout: Layout | null; scroll: typeof scroll }>({ layout: null, scroll });
+
   const loadCells = useCallback(async (l: Layout): Promise<void> => {
     const s = now.current.scroll;
     const f = filtersOf.current.get(l);
     if (s.width === 0 || !f) return; // the matrix is not measured yet: its first measure asks again
+    asked.current = { layout: l, scroll: s };
     const vp = viewportOf(linesOf(l), l.columns.length, s);
     if (vp.rows === undefined || vp.cols[1] < vp.cols[0]) {
       setGeneration((g) => g + 1);
@@ -131,6 +136,7 @@ export function App() {
   const measured = useRef(false);
   useEffect(() => {
     if (!layout || scroll.width === 0) return undefined;
+    if (asked.current.layout === layout && asked.current.scroll === scroll) return undefined;
     if (!measured.current) {
       measured.current = true;
       void loadCells(layout);
