@@ -221,7 +221,7 @@ describe('svcplane dashboard in chromium against svcplane up, simulated nodes an
     );
     dashboard = started.proc;
     dashboardUrl = started.match[1]!;
-    browser = await openBrowser({ width: 1400, height: 900 });
+    browser = await openBrowser({ width: 1400, height: 620 });
   });
   after(async () => {
     await browser?.close();

@@ -43,7 +43,14 @@ export interface BrowserSession {
 
 const CLOSE_TIMEOUT_MS = 15_000;
 
-export async function openBrowser(viewport = { width: 1280, height: 800 }): Promise<BrowserSession> {
+/**
+ * A fresh headless chromium. `ignoreHTTPSErrors` accepts a server certificate the system does not trust
+ * (`svcplane up`'s own CA), for pages loaded straight from the API server.
+ */
+export async function openBrowser(
+  viewport = { width: 1280, height: 800 },
+  opts: { readonly ignoreHTTPSErrors?: boolean } = {},
+): Promise<BrowserSession> {
   const executablePath = chromiumPath();
   const profile = await mkdtemp(path.join(tmpdir(), 'svcplane-chromium-'));
   let context: BrowserContext;
@@ -53,6 +60,7 @@ export async function openBrowser(viewport = { width: 1280, height: 800 }): Prom
       args: CHROMIUM_ARGS,
       headless: true,
       viewport,
+      ignoreHTTPSErrors: opts.ignoreHTTPSErrors ?? false,
     });
   } catch (err) {
     await rm(profile, { recursive: true, force: true });
