@@ -34,7 +34,7 @@ export interface DashboardFeedOptions {
   readonly edgeHealth?: string | undefined;
   /** How often edge-health is polled (default 5 s). */
   readonly healthIntervalMs?: number;
-  /** How long changes are gathered before one event goes out (default 100 ms). */
+  /** The shortest time between two events (default 100 ms). */
   readonly batchMs?: number;
 }
 
@@ -43,6 +43,8 @@ export class DashboardFeed {
   private readonly informers: Informer[] = [];
   private readonly subscribers = new Set<(e: ChangeEvent) => void>();
   private timer: NodeJS.Timeout | undefined;
+  /** When the last event went out (performance.now()). */
+  private lastSent = -Infinity;
   private poller: HealthPoller | undefined;
   private stopped = false;
 
@@ -96,14 +98,21 @@ export class DashboardFeed {
     return () => this.subscribers.delete(fn);
   }
 
+  /**
+   * Sends what changed at most every batchMs, leading edge first: a change after a quiet spell goes out on
+   * the next turn of the event loop (with whatever else that turn delivered), and changes that follow
+   * within batchMs of it wait for the rest of the window and go out together.
+   */
   private changed(): void {
     if (this.timer !== undefined || this.stopped) return;
+    const wait = Math.max(0, this.lastSent + (this.o.batchMs ?? 100) - performance.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       const e = this.world.drain();
       if (e === undefined) return;
+      this.lastSent = performance.now();
       for (const fn of this.subscribers) fn(e);
-    }, this.o.batchMs ?? 100);
+    }, wait);
   }
 
   async stop(): Promise<void> {
