@@ -28,7 +28,7 @@ Flags:
                             no authentication of its own, so bind it elsewhere than loopback knowingly
   --edge-health URL         show node health from edge-health's /localinfo, and drop endpoints on nodes it
                             reports not Normal, as \`svcplane explain --edge-health\` does
-${kubeconfigFlagsHelp(24)}
+${kubeconfigFlagsHelp(26)}
 `;
 
 const FLAGS = {

@@ -98,7 +98,7 @@ export function hostPort(flag: string, raw: string): { host: string; port: numbe
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
   const port = m === null ? NaN : Number(m[3]);
   if (m === null || !(port >= 0 && port <= 65535))
-    throw new UsageError(`--${flag}: ${JSON.stringify(raw)} is not HOST:PORT (e.g. 127.0.0.1:51006)`);
+    throw new UsageError(`--${flag}: ${JSON.stringify(raw)} is not HOST:PORT (e.g. 127.0.0.1:8080)`);
   return { host: m[1] ?? m[2]!, port };
 }
 
