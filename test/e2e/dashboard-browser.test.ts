@@ -33,8 +33,13 @@ const NODE_GROUPS = [
 ] as const;
 const NODES = ['u1-0', 'u1-1', 'u2-0'];
 
+interface Traffic {
+  rule: { kind: string };
+  verdicts: { kept: boolean; endpoint: { ready: boolean; serving: boolean; terminating: boolean } }[];
+}
 interface Explained {
-  internal: { rule: { kind: string }; verdicts: { kept: boolean }[] };
+  internal: Traffic;
+  external?: Traffic;
 }
 
 interface Run {
@@ -101,12 +106,18 @@ const service = (name: string, spec: Record<string, unknown>): unknown => ({
   spec: { selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }], ...spec },
 });
 
-/** The state a cell must show for an explanation: the contract of core/dashboard/types.ts's CellState. */
+/**
+ * The state a cell must show for an explanation (core/dashboard/types.ts's CellState): with nothing kept,
+ * dropped where the node proxy drops (a Local policy, and a usable endpoint elsewhere), else refused.
+ */
 function expectedCell(d: Explained): { kept: number; total: number; state: string } {
   const total = d.internal.verdicts.length;
   const kept = d.internal.verdicts.filter((v) => v.kept).length;
-  const state =
-    kept > 0 ? (kept === total ? 'all' : 'some') : d.internal.rule.kind === 'local' ? 'dropped' : 'refused';
+  const local = d.internal.rule.kind === 'local' || d.external?.rule.kind === 'local';
+  const usable = d.internal.verdicts.some(
+    (v) => v.endpoint.ready || (v.endpoint.serving && v.endpoint.terminating),
+  );
+  const state = kept > 0 ? (kept === total ? 'all' : 'some') : local && usable ? 'dropped' : 'refused';
   return { kept, total, state };
 }
 

@@ -4,17 +4,30 @@
 // endpoints from decide(), so a column over 1,000 nodes needs only as many decide() calls as it has
 // distinct signatures (the property test in world.test.ts holds this against decide() itself).
 import { HOSTNAME_LABEL, OPENYURT_NODEPOOL_LABEL, ZONE_LABEL } from '../topology/rules.js';
-import type { Labels, Rule, TrafficDecision } from '../topology/types.js';
+import { usableAnywhere } from '../topology/view.js';
+import type { Labels, NodeHealth, Rule, TopologyDecision } from '../topology/types.js';
 import type { Cell } from './types.js';
 
-/** The cell for a decision: all, some, or none, and for none whether connections are refused or dropped. */
-export function cellOf(t: TrafficDecision): Cell {
+/**
+ * The cell for a node's decision: how many of the Service's endpoints its internal traffic may use, and
+ * when none, what the node proxy does with a connection to the cluster IP, as kube-proxy decides it
+ * (hasEndpoints, then hasInternalEndpoints; this project's proxy in core/proxy/iptables-service.ts
+ * writeDispatch): `dropped` when the Service still has a usable endpoint for it, `refused` (REJECT) when
+ * it has none. "Usable" is over all the Service's endpoints under a Local traffic policy (internal or
+ * external), and over what the node's internal or external traffic keeps otherwise. The proxy decides per
+ * Service port; a cell, per Service.
+ */
+export function cellOf(d: TopologyDecision, health: NodeHealth = () => undefined): Cell {
+  const t = d.internal;
   let kept = 0;
   for (const v of t.verdicts) if (v.kept) kept++;
   const total = t.verdicts.length;
-  const state =
-    kept > 0 && kept === total ? 'all' : kept > 0 ? 'some' : t.rule.kind === 'local' ? 'dropped' : 'refused';
-  return { kept, total, state };
+  if (kept > 0) return { kept, total, state: kept === total ? 'all' : 'some' };
+  const policy = t.rule.kind === 'local' || d.external?.rule.kind === 'local';
+  const usable = policy
+    ? t.verdicts.some((v) => usableAnywhere(v.endpoint, health))
+    : (d.external?.verdicts.some((v) => v.kept && usableAnywhere(v.endpoint, health)) ?? false);
+  return { kept, total, state: usable ? 'dropped' : 'refused' };
 }
 
 /** What of a Service's endpoints a signature reads: the nodes they name, and the nodes their hints name. */

@@ -64,8 +64,10 @@ export interface Layout {
  * How a node's internal traffic to a Service fares:
  * - `all`: every endpoint of the Service is usable from the node;
  * - `some`: some are;
- * - `refused`: none is, and connections are refused (REJECT): no endpoint, no key matched, strict rules;
- * - `dropped`: none is, and packets are dropped: a Local traffic policy with no endpoint on the node.
+ * - `refused`: none is, and the node proxy rejects the connection: the Service has no usable endpoint
+ *   (none ready, all on unhealthy nodes), or its topology rule kept none for this node;
+ * - `dropped`: none is, and the node proxy drops the packets: a Local traffic policy (internal or external)
+ *   with usable endpoints on other nodes only (kube-proxy's "has no local endpoints").
  */
 export type CellState = 'all' | 'some' | 'refused' | 'dropped';
 

@@ -184,10 +184,11 @@ describe('DashboardWorld: cells', () => {
     const w = seed();
     const a = fresh(w);
     const grid = a.cells.map((row) => row.map((c) => `${c.kept}/${c.total} ${c.state}`));
+    // other/local has no endpoint at all: refused (REJECT), not dropped, Local policy or not.
     assert.deepEqual(grid, [
-      ['1/1 all', '1/2 some', '0/0 dropped'],
-      ['1/1 all', '1/2 some', '0/0 dropped'],
-      ['0/1 refused', '1/2 some', '0/0 dropped'],
+      ['1/1 all', '1/2 some', '0/0 refused'],
+      ['1/1 all', '1/2 some', '0/0 refused'],
+      ['0/1 refused', '1/2 some', '0/0 refused'],
     ]);
     assert.deepEqual(a.groups, [
       {
@@ -195,7 +196,7 @@ describe('DashboardWorld: cells', () => {
         summary: [
           { all: 2, some: 0, refused: 0, dropped: 0 },
           { all: 0, some: 2, refused: 0, dropped: 0 },
-          { all: 0, some: 0, refused: 0, dropped: 2 },
+          { all: 0, some: 0, refused: 2, dropped: 0 },
         ],
       },
       {
@@ -203,10 +204,66 @@ describe('DashboardWorld: cells', () => {
         summary: [
           { all: 0, some: 0, refused: 1, dropped: 0 },
           { all: 0, some: 1, refused: 0, dropped: 0 },
-          { all: 0, some: 0, refused: 0, dropped: 1 },
+          { all: 0, some: 0, refused: 1, dropped: 0 },
         ],
       },
     ]);
+  });
+
+  it('none is dropped only where the proxy drops: a usable endpoint elsewhere under a Local policy, or kept for external traffic', () => {
+    // As kube-proxy's hasEndpoints / hasInternalEndpoints: REJECT when nothing is usable, DROP otherwise.
+    const table: {
+      name: string;
+      svc: SvcOptions & { name: string };
+      eps: [string, EpOptions][];
+      want: string;
+    }[] = [
+      {
+        name: 'Local, no endpoint',
+        svc: { name: 'l0', internalTrafficPolicy: 'Local' },
+        eps: [],
+        want: 'refused',
+      },
+      {
+        name: 'Local, a ready endpoint on another node',
+        svc: { name: 'l1', internalTrafficPolicy: 'Local' },
+        eps: [['10.0.5.1', { node: 'edge-1' }]],
+        want: 'dropped',
+      },
+      {
+        name: 'Local, only a not-ready endpoint on another node',
+        svc: { name: 'l2', internalTrafficPolicy: 'Local' },
+        eps: [['10.0.5.2', { node: 'edge-1', ready: false }]],
+        want: 'refused',
+      },
+      {
+        name: 'an ordered key matching nothing, external traffic Local with an endpoint elsewhere',
+        svc: { name: 'x1', type: 'NodePort', topologyKeys: [ZONE], externalTrafficPolicy: 'Local' },
+        eps: [['10.0.5.3', { node: 'edge-1' }]],
+        want: 'dropped',
+      },
+      {
+        name: 'an ordered key matching nothing, external traffic under the same rule',
+        svc: { name: 'x2', type: 'NodePort', topologyKeys: [ZONE] },
+        eps: [['10.0.5.4', { node: 'edge-1' }]],
+        want: 'refused',
+      },
+    ];
+    const w = new DashboardWorld();
+    w.apply('node', 'upsert', nodeObj('edge-1', { [ZONE]: 'z1' }));
+    w.apply('node', 'upsert', nodeObj('edge-9', { [ZONE]: 'z9' }));
+    for (const c of table) {
+      w.apply('service', 'upsert', svcObj(c.svc));
+      if (c.eps.length > 0) w.apply('slice', 'upsert', sliceObj(`${c.svc.name}-a`, c.svc.name, c.eps));
+    }
+    const l = w.layout({ group: '' });
+    const a = fresh(w, { group: '' });
+    const row = l.rows.findIndex((r) => r.node === 'edge-9');
+    for (const c of table) {
+      const col = l.columns.findIndex((x) => x.name === c.svc.name);
+      assert.equal(a.cells[row]![col]!.state, c.want, c.name);
+      assert.equal(w.explain('edge-9', `default/${c.svc.name}`)!.cell.state, c.want, c.name);
+    }
   });
 
   it('answers a range, clipped to the layout, with the summaries of the groups it touches', () => {
@@ -248,7 +305,7 @@ describe('DashboardWorld: cells', () => {
     const a = fresh(w);
     assert.deepEqual(
       a.cells[2]!.map((c) => c.state),
-      ['all', 'some', 'dropped'],
+      ['all', 'some', 'refused'],
     );
     assert.deepEqual(w.drain()?.nodes, ['edge-3']);
   });
@@ -348,7 +405,7 @@ const NODES = ['n1', 'n2', 'n3', 'n4', 'n5'];
 const KEYS = ['unit', ZONE, HOSTNAME_LABEL, NODEPOOL];
 const VALUES = ['a', 'b', 'n1'];
 const labelsArb = fc.dictionary(fc.constantFrom(...KEYS), fc.constantFrom(...VALUES), { maxKeys: 4 });
-const svcArb: fc.Arbitrary<SvcOptions> = fc.oneof(
+const ruleArb: fc.Arbitrary<SvcOptions> = fc.oneof(
   fc.constant({}),
   fc
     .tuple(fc.shuffledSubarray(KEYS), fc.boolean())
@@ -358,6 +415,12 @@ const svcArb: fc.Arbitrary<SvcOptions> = fc.oneof(
   fc.constant({ internalTrafficPolicy: 'Local' }),
   fc.constant({ trafficDistribution: 'PreferClose' }),
 );
+// Externally accessible or not: a cell with no endpoint reads the external decision (cell.ts).
+const svcArb: fc.Arbitrary<SvcOptions> = fc
+  .tuple(ruleArb, fc.constantFrom(undefined, 'Cluster', 'Local'))
+  .map(([o, ext]): SvcOptions =>
+    ext === undefined ? o : { ...o, type: 'NodePort', externalTrafficPolicy: ext },
+  );
 const epArb = fc.record(
   {
     node: fc.constantFrom(...NODES, 'ghost'),
@@ -406,13 +469,15 @@ describe('DashboardWorld: property', () => {
             l.columns.forEach((col, ci) => {
               const s = svcs[Number(col.name.slice(1))]!;
               const h = c.health;
+              const health = (n: string): boolean | undefined => h?.[n];
               const want = cellOf(
                 decide({
                   ...s,
                   nodeLabels: (n) => labels.get(n),
                   node: row.node,
-                  ...(h === undefined ? {} : { health: (n: string) => h[n] }),
-                }).internal,
+                  ...(h === undefined ? {} : { health }),
+                }),
+                health,
               );
               assert.deepEqual(a.cells[r]![ci], want, `${row.node} × ${col.key}`);
             }),

@@ -323,9 +323,10 @@ export class DashboardWorld {
 
   private nodeLabels = (n: string): Labels | undefined => this.nodes.get(n)?.labels;
 
+  private healthOf = (n: string): boolean | undefined => this.health?.get(n);
+
   private healthFn() {
-    const h = this.health;
-    return h === undefined ? {} : { health: (n: string) => h.get(n) };
+    return this.health === undefined ? {} : { health: this.healthOf };
   }
 
   /** Drops an entry's cells and summaries once a node's labels or the health changed. */
@@ -345,6 +346,9 @@ export class DashboardWorld {
   private cellFor(e: Entry, node: string): { readonly cell: Cell; readonly kept: readonly number[] } {
     this.fresh(e);
     const d = this.derived(e);
+    // The internal rule's signature decides the cell: with no endpoint kept, a cell is dropped or refused
+    // by what the whole Service has under a Local policy (either side), and refused otherwise, since
+    // without a Local policy both sides follow the same rule (cell.ts, rules.ts chooseRules).
     const sig = clientSignature(d.rule, node, this.nodeLabels(node), d.nodes);
     let hit = e.memo.get(sig);
     if (hit === undefined) {
@@ -359,7 +363,7 @@ export class DashboardWorld {
       decision.internal.verdicts.forEach((v, i) => {
         if (v.kept) kept.push(i);
       });
-      hit = { cell: cellOf(decision.internal), kept };
+      hit = { cell: cellOf(decision, this.healthOf), kept };
       e.memo.set(sig, hit);
     }
     return hit;
@@ -455,7 +459,7 @@ export class DashboardWorld {
       ...(this.health === undefined ? {} : { health: this.health }),
       nodes: this.nodes.size,
     });
-    return { json: report.json, text: report.text, cell: cellOf(decision.internal) };
+    return { json: report.json, text: report.text, cell: cellOf(decision, this.healthOf) };
   }
 
   /** The Service view: its endpoints by unit and node, and the flows between units; undefined when unknown. */
