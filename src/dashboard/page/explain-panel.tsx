@@ -72,7 +72,8 @@ export function ExplainPanel(props: {
   const { node, service } = props;
   const fetched = useFetch<ExplainAnswer>(
     (s) => fetchExplain(node, service, s),
-    [node, service, props.refresh],
+    [node, service],
+    props.refresh,
   );
   const { data } = fetched;
   const d = data && decisionOf(data.json);

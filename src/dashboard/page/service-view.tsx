@@ -49,7 +49,8 @@ export function ServiceView(props: {
   const { service, group } = props;
   const fetched = useFetch<ServiceAnswer>(
     (s) => fetchService(service, group, s),
-    [service, group, props.refresh],
+    [service, group],
+    props.refresh,
   );
   const { data } = fetched;
   const starved = new Set(data?.flows.filter((f) => f.none > 0).map((f) => f.from));
@@ -71,8 +72,8 @@ export function ServiceView(props: {
                   <div key={n.node} class="node-box" data-node={n.node}>
                     <span class="node-name">{n.node}</span>
                     <ul>
-                      {n.endpoints.map((e) => (
-                        <Endpoint key={e.address} e={e} />
+                      {n.endpoints.map((e, i) => (
+                        <Endpoint key={`${i}/${e.address}`} e={e} />
                       ))}
                     </ul>
                   </div>
@@ -83,8 +84,8 @@ export function ServiceView(props: {
               <section class="unit unplaced" data-unit="">
                 <h4>on no known node</h4>
                 <ul>
-                  {data.unplaced.map((e) => (
-                    <Endpoint key={e.address} e={e} />
+                  {data.unplaced.map((e, i) => (
+                    <Endpoint key={`${i}/${e.address}`} e={e} />
                   ))}
                 </ul>
               </section>
