@@ -21,6 +21,19 @@ export function int64(v: string): bigint | undefined {
   return n >= INT64_MIN && n <= INT64_MAX ? n : undefined;
 }
 
+/**
+ * A label's value, or undefined when the object does not carry the key. Labels are parsed JSON, so a key
+ * such as `constructor` or `__proto__` would otherwise read what every object inherits; label values are
+ * always strings, so anything else is no value.
+ */
+export function labelValue(
+  labels: Readonly<Record<string, string>> | undefined,
+  key: string,
+): string | undefined {
+  const v: unknown = labels?.[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
 /** Whether one requirement holds for `labels`; an operator it does not know never holds. */
 export function matchesRequirement(r: MatchRequirement, labels: Readonly<Record<string, string>>): boolean {
   const has = Object.prototype.hasOwnProperty.call(labels, r.key);

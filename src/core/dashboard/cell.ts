@@ -4,6 +4,7 @@
 // endpoints from decide(), so a column over 1,000 nodes needs only as many decide() calls as it has
 // distinct signatures (the property test in world.test.ts holds this against decide() itself).
 import { HOSTNAME_LABEL, OPENYURT_NODEPOOL_LABEL, ZONE_LABEL } from '../topology/rules.js';
+import { labelValue } from '../../api/label-match.js';
 import { usableAnywhere } from '../topology/view.js';
 import type { Labels, NodeHealth, Rule, TopologyDecision } from '../topology/types.js';
 import type { Cell } from './types.js';
@@ -53,9 +54,12 @@ export function clientSignature(
   const own = (names: ReadonlySet<string>) => (names.has(node) ? `n:${node}` : 'n');
   switch (rule.kind) {
     case 'ordered-keys':
-      return JSON.stringify([Object.keys(client).length > 0, ...rule.keys.map((k) => client[k] ?? null)]);
+      return JSON.stringify([
+        Object.keys(client).length > 0,
+        ...rule.keys.map((k) => labelValue(client, k) ?? null),
+      ]);
     case 'superedge':
-      return JSON.stringify(rule.keys.map((k) => client[k] ?? null));
+      return JSON.stringify(rule.keys.map((k) => labelValue(client, k) ?? null));
     case 'openyurt': {
       const pool = client[OPENYURT_NODEPOOL_LABEL];
       return rule.keys[0] === HOSTNAME_LABEL || pool === undefined ? own(eps.hosts) : `p:${pool}`;

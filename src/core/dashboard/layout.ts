@@ -1,6 +1,7 @@
 // The matrix's rows and columns for one (group key, namespace, name) query: nodes sorted by their group
 // value (nodes without one last) then by name, so each group is one run of rows; Services sorted by
 // namespace then name, after the namespace and name filter. Pure.
+import { labelValue } from '../../api/label-match.js';
 import { compareBytes } from '../endpoints/read.js';
 import { ZONE_LABEL } from '../topology/rules.js';
 import type { Labels } from '../topology/types.js';
@@ -48,7 +49,7 @@ export const healthOf = (health: ReadonlyMap<string, boolean> | undefined, node:
 
 /** A node's value for a group key ('' is no grouping). */
 export const groupValue = (labels: Labels | undefined, key: string): string | null =>
-  key === '' ? null : (labels?.[key] ?? null);
+  key === '' ? null : (labelValue(labels, key) ?? null);
 
 /** Group values in row order: by value, the nodes without one last. */
 export const compareGroups = (a: string | null, b: string | null): number =>

@@ -378,6 +378,26 @@ describe('SuperEdge topologyKeys: application-grid-wrapper hasIntersectionLabel'
     assert.deepEqual(r.problems, []);
   });
 
+  it('a key named like an inherited property (constructor, __proto__, toString) is a label like any other', () => {
+    // No node carries these labels: the client has none of the keys, whatever every object inherits.
+    for (const key of ['constructor', '__proto__', 'toString']) {
+      const sup = run({
+        service: svc({ superedge: [key] }),
+        endpoints: edgeEps(...ALL_EDGE),
+        nodes: EDGE_NODES,
+        node: 'e1',
+      });
+      assert.deepEqual(sup.internal, [], key);
+      const ord = run({
+        service: svc({ topologyKeys: [key] }),
+        endpoints: edgeEps(...ALL_EDGE),
+        nodes: EDGE_NODES,
+        node: 'e1',
+      });
+      assert.deepEqual(ord.internal, [], key);
+    }
+  });
+
   it('several keys are OR-ed: any key with the same value on both nodes', () => {
     const r = run({
       service: svc({ superedge: [SITE, Z] }),

@@ -12,6 +12,7 @@
 // or a node missing from the cache), it is what the endpoint says of itself: its v1beta1 `topology` map,
 // `zone` as topology.kubernetes.io/zone, and `nodeName` as kubernetes.io/hostname. An endpoint with no
 // value for a key never matches that key.
+import { labelValue } from '../../api/label-match.js';
 import { categorizeEndpoints } from './categorize.js';
 import { HOSTNAME_LABEL, OPENYURT_NODEPOOL_LABEL, ZONE_LABEL, chooseRules, serviceRules } from './rules.js';
 import type {
@@ -42,9 +43,9 @@ export interface DecideInput {
 export function endpointLabel(ep: TopologyEndpoint, key: string, nodeLabels: NodeLabels): string | undefined {
   if (ep.nodeName !== undefined) {
     const labels = nodeLabels(ep.nodeName);
-    if (labels !== undefined) return labels[key];
+    if (labels !== undefined) return labelValue(labels, key);
   }
-  const own = ep.deprecatedTopology?.[key];
+  const own = labelValue(ep.deprecatedTopology, key);
   if (own !== undefined) return own;
   if (key === ZONE_LABEL) return ep.zone;
   if (key === HOSTNAME_LABEL) return ep.nodeName;
@@ -133,14 +134,15 @@ type KeyedFilter = (
 const superedge: KeyedFilter = (pool, eps, keys, client, nodeLabels) => {
   // behaves like SuperEdge's filterConcernedAddresses/hasIntersectionLabel: a key counts when both nodes
   // have it with the same value (OR over the keys); a client node that is not known keeps nothing.
-  const clientKeys = client === undefined ? [] : keys.filter((k) => client[k] !== undefined);
+  const clientKeys = client === undefined ? [] : keys.filter((k) => labelValue(client, k) !== undefined);
   return strict(pool, eps, (ep) => {
     if (client === undefined) return { ok: false, reason: 'client-unknown' };
     if (clientKeys.length === 0) return { ok: false, reason: 'client-no-label', detail: keys.join(', ') };
     const seen: string[] = [];
     for (const k of clientKeys) {
       const v = endpointLabel(ep, k, nodeLabels);
-      if (v !== undefined && v === client[k]) return { ok: true, reason: 'unit-match', detail: `${k}=${v}` };
+      if (v !== undefined && v === labelValue(client, k))
+        return { ok: true, reason: 'unit-match', detail: `${k}=${v}` };
       if (v !== undefined) seen.push(`${k}=${v}`);
     }
     return seen.length > 0
@@ -202,7 +204,7 @@ function walkKeys(
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     if (key === '*') return { index: i, key, matches: candidates };
-    const v = client[key];
+    const v = labelValue(client, key);
     if (v === undefined) continue;
     const matches = candidates.filter((e) => endpointLabel(e, key, nodeLabels) === v);
     if (matches.length > 0) return { index: i, key, value: v, matches };
@@ -254,7 +256,7 @@ const orderedKeys: KeyedFilter = (pool, eps, keys, client, nodeLabels) => {
       continue;
     }
     if (won === undefined) {
-      const clientHasAny = !noLabels && keys.some((k) => k !== '*' && client[k] !== undefined);
+      const clientHasAny = !noLabels && keys.some((k) => k !== '*' && labelValue(client, k) !== undefined);
       verdicts.set(
         ep.id,
         clientHasAny || keys.includes('*')
@@ -281,7 +283,9 @@ const orderedKeys: KeyedFilter = (pool, eps, keys, client, nodeLabels) => {
     const later = keys
       .slice(won.index + 1)
       .find(
-        (k) => k === '*' || (client?.[k] !== undefined && endpointLabel(ep, k, nodeLabels) === client[k]),
+        (k) =>
+          k === '*' ||
+          (labelValue(client, k) !== undefined && endpointLabel(ep, k, nodeLabels) === labelValue(client, k)),
       );
     if (later !== undefined) {
       verdicts.set(ep.id, {

@@ -1,6 +1,7 @@
 // What `svcplane explain` prints: the rule that decided, the key that matched, every endpoint kept or
 // dropped and why, and one sentence answering "why does this node get these endpoints (or none)?", the
 // question SuperEdge and OpenYurt users keep asking ("the annotation doesn't work"). Pure text.
+import { labelValue } from '../../api/label-match.js';
 import { HOSTNAME_LABEL, OPENYURT_NODEPOOL_LABEL } from './rules.js';
 import type { Labels, Reason, Rule, TopologyDecision, TrafficDecision, Verdict } from './types.js';
 
@@ -105,7 +106,7 @@ export function summary(t: TrafficDecision, node: string, nodeLabels: Labels | u
   if (t.rule.kind === 'local') return 'nothing: no ready endpoint runs on this node (traffic is dropped)';
   if (reasons.has('no-topology') && !reasons.has('other-unit'))
     return "nothing: the endpoints' nodes are unknown or lack the key (pods without a node, or nodes without the label)";
-  const value = keys.map((k) => `${k}=${nodeLabels?.[k] ?? '(none)'}`).join(', ');
+  const value = keys.map((k) => `${k}=${labelValue(nodeLabels, k) ?? '(none)'}`).join(', ');
   return `nothing: no ready endpoint runs in this node's unit (${value}); the rule is strict, so there is no fallback`;
 }
 
@@ -150,7 +151,7 @@ export function renderExplanation(d: TopologyDecision, ctx: ExplainContext): str
   const labels =
     ctx.nodeLabels === undefined
       ? 'not a known Node'
-      : [...keys].map((k) => `${k}=${ctx.nodeLabels![k] ?? '(none)'}`).join(', ') || 'known';
+      : [...keys].map((k) => `${k}=${labelValue(ctx.nodeLabels, k) ?? '(none)'}`).join(', ') || 'known';
   lines.push(`Service ${d.service.namespace}/${d.service.name}, seen from node ${d.node} (${labels})`);
   const section = (title: string, t: TrafficDecision) => {
     lines.push(

@@ -11,6 +11,7 @@
 // SuperEdge's wrapper instead rebuilds every object on every node event (resync() in its storage cache).
 // Each call returns the keys of the Services whose view changed, exactly: a consumer emits MODIFIED for
 // those and for nothing else.
+import { labelValue } from '../../api/label-match.js';
 import { decide, keptEndpoints } from './decide.js';
 import { hash53 } from '../hash.js';
 import {
@@ -177,8 +178,8 @@ export class TopologyIndex {
         if (!changed.has(k)) continue;
         // Only equality with this node's value matters to every rule; a change between two values that
         // both differ from it (or when this node lacks the key) leaves the view as it was.
-        const cv = client?.[k];
-        if (cv !== undefined && (old![k] === cv) !== (labels![k] === cv)) {
+        const cv = labelValue(client, k);
+        if (cv !== undefined && (labelValue(old, k) === cv) !== (labelValue(labels, k) === cv)) {
           affected.push(s);
           break;
         }
