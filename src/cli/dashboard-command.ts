@@ -1,6 +1,7 @@
 // `svcplane dashboard`: the topology dashboard on its own HTTP server, reading any cluster (svcplane or
 // not) through a kubeconfig: list and watch only. I/O and flags only; the routes are in dashboard/, the
 // decisions in core/topology.
+import type { Server } from 'node:http';
 import { isIP } from 'node:net';
 import { Client } from '../runtime/client.js';
 import { jsonLogger } from '../runtime/logger.js';
@@ -26,6 +27,11 @@ Examples:
 Flags:
   --bind-address HOST:PORT  where to serve (default 127.0.0.1:9090; port 0 picks a free one); the page has
                             no authentication of its own, so bind it elsewhere than loopback knowingly
+  --accept-hosts REGEX,...  the hosts a request may name (its Host header without the port, an IPv6
+                            address in brackets), comma-separated regular expressions, as \`kubectl proxy
+                            --accept-hosts\`: any other gets 403 Forbidden, against DNS rebinding (default
+                            ^localhost$,^127\\.0\\.0\\.1$,^\\[::1\\]$); the --bind-address host is always
+                            accepted
   --edge-health URL         show node health from edge-health's /localinfo, and drop endpoints on nodes it
                             reports not Normal, as \`svcplane explain --edge-health\` does
 ${kubeconfigFlagsHelp(26)}
@@ -34,9 +40,33 @@ ${kubeconfigFlagsHelp(26)}
 const FLAGS = {
   ...KUBECONFIG_FLAGS,
   'bind-address': { type: 'string' },
+  'accept-hosts': { type: 'string' },
   'edge-health': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** `kubectl proxy`'s default for --accept-hosts. */
+const DEFAULT_ACCEPT_HOSTS = String.raw`^localhost$,^127\.0\.0\.1$,^\[::1\]$`;
+
+/**
+ * The hosts `svcplane dashboard` answers: --accept-hosts' regular expressions (comma-separated, each
+ * matched against the Host header without its port), or kubectl proxy's default, and the bind address's
+ * host always.
+ */
+export function acceptHosts(flag: string | undefined, bindHost: string): RegExp[] {
+  const hosts = (flag ?? DEFAULT_ACCEPT_HOSTS).split(',').map((src) => {
+    try {
+      return new RegExp(src);
+    } catch (err) {
+      throw new UsageError(`--accept-hosts: ${JSON.stringify(src)} is not a regular expression`, {
+        cause: err,
+      });
+    }
+  });
+  // As a browser names it: an IPv6 address in brackets, in its shortest form.
+  const bound = new URL(`http://${bindHost.includes(':') ? `[${bindHost}]` : bindHost}/`).hostname;
+  return [...hosts, new RegExp(`^${bound.replace(/[.[\]]/g, '\\$&')}$`)];
+}
 
 export async function dashboardCommand(args: string[], out: (s: string) => void): Promise<number> {
   const flags = commandFlags(args, FLAGS, DASHBOARD_HELP, out);
@@ -46,24 +76,32 @@ export async function dashboardCommand(args: string[], out: (s: string) => void)
   const at = hostPort('bind-address', (values['bind-address'] as string | undefined) ?? '127.0.0.1:9090');
   if (isIP(at.host) === 0)
     throw new UsageError(`--bind-address: ${JSON.stringify(at.host)} is not an IP address`);
+  const hosts = acceptHosts(values['accept-hosts'] as string | undefined, at.host);
   const edgeHealth = edgeHealthFlag(values['edge-health']);
   const transport = transportFromFlags(values, (message, cause) => new UsageError(message, { cause }));
   const log = jsonLogger(undefined, 'dashboard');
-  const dashboard = createDashboard({ client: new Client(transport), log, base: '', edgeHealth });
+  const dashboard = createDashboard({
+    client: new Client(transport),
+    log,
+    base: '',
+    edgeHealth,
+    acceptHosts: hosts,
+  });
   const stop = signalled(log);
+  let server: Server | undefined;
   try {
     const started = await Promise.race([dashboard.start().then(() => true), stop.then(() => false)]);
     if (!started) return 0;
-    const { server, url } = await listenDashboard(dashboard.listener, at.host, at.port);
-    out(`svcplane: dashboard at ${url}`);
+    const listening = await listenDashboard(dashboard.listener, at.host, at.port);
+    server = listening.server;
+    out(`svcplane: dashboard at ${listening.url}`);
     await stop;
     server.close();
-    // Ends the event streams, so the server's last connections close.
-    await dashboard.stop();
-    server.closeAllConnections();
     return 0;
   } finally {
+    // Ends the event streams, so the server's last connections close.
     await dashboard.stop();
+    server?.closeAllConnections();
     transport.close();
   }
 }

@@ -1,7 +1,10 @@
 // The dashboard's HTTP routes (core/dashboard/types.ts documents each answer), on Hono, under a mount
 // point: `/` for `svcplane dashboard`, `/dashboard` for `svcplane up`. The page's files are served from
 // its bundle (dist/dashboard/page/, built by `npm run build`). Bad input is answered with a Kubernetes
-// Status (400 BadRequest, 404 NotFound), as the API server answers it.
+// Status (400 BadRequest, 404 NotFound), as the API server answers it. Every answer says
+// `X-Content-Type-Options: nosniff`. With `acceptHosts` (svcplane dashboard's own server, which has no
+// authentication), a request whose Host is not accepted gets 403 Forbidden, against DNS rebinding, as
+// `kubectl proxy --accept-hosts` does.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
@@ -24,7 +27,15 @@ export interface DashboardAppOptions {
   readonly closed: Promise<void>;
   /** Between keepalive comments on an event stream (default 15 s). */
   readonly keepaliveMs?: number;
+  /**
+   * The hosts a request may name (its Host header without the port, an IPv6 address in brackets); any
+   * host when unset (svcplane up's mount, behind the API server's authentication).
+   */
+  readonly acceptHosts?: readonly RegExp[];
 }
+
+/** The most rows, columns, and cells one `api/cells` request may ask for (before clipping to the layout). */
+const CELLS_LIMITS = { rows: 1_000, cols: 1_000, cells: 250_000 } as const;
 
 const CONTENT_TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
@@ -57,6 +68,37 @@ function required(c: Context, name: string): string {
   return v;
 }
 
+/** The host a Host header names, without its port (an IPv6 address in brackets); undefined if malformed. */
+function hostOf(header: string | undefined): string | undefined {
+  if (header === undefined || header === '') return undefined;
+  try {
+    return new URL(`http://${header}/`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+function forbiddenHost(host: string | undefined): StatusError {
+  return new StatusError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `forbidden: the host ${JSON.stringify(host ?? '')} is not accepted (see --accept-hosts)`,
+    reason: 'Forbidden',
+    code: 403,
+  });
+}
+
+/** One event for several: every node and Service they name, and the latest generation. */
+function mergeChanges(a: ChangeEvent, b: ChangeEvent): ChangeEvent {
+  return {
+    generation: Math.max(a.generation, b.generation),
+    nodes: [...new Set([...a.nodes, ...b.nodes])],
+    services: [...new Set([...a.services, ...b.services])],
+  };
+}
+
 const layoutQuery = (c: Context): LayoutQuery => ({
   group: c.req.query('group'),
   namespace: c.req.query('namespace'),
@@ -66,6 +108,23 @@ const layoutQuery = (c: Context): LayoutQuery => ({
 export function dashboardApp(o: DashboardAppOptions): Hono {
   const app = new Hono();
   const b = o.base;
+  // One reaction to `closed` for every event stream: each stream registers its ender while it is open.
+  const enders = new Set<() => void>();
+  let closed = false;
+  void o.closed.then(() => {
+    closed = true;
+    for (const end of enders) end();
+  });
+
+  app.use('*', async (c, next) => {
+    c.header('X-Content-Type-Options', 'nosniff');
+    if (o.acceptHosts !== undefined) {
+      const host = hostOf(c.req.header('host'));
+      if (host === undefined || !o.acceptHosts.some((re) => re.test(host)))
+        return status(c, forbiddenHost(host ?? c.req.header('host')));
+    }
+    await next();
+  });
 
   const file = async (c: Context, name: string) => {
     try {
@@ -103,6 +162,13 @@ export function dashboardApp(o: DashboardAppOptions): Hono {
       );
     const rows = range('rows', c.req.query('rows'));
     const cols = range('cols', c.req.query('cols'));
+    const nRows = rows[1] - rows[0] + 1;
+    const nCols = cols[1] - cols[0] + 1;
+    if (nRows > CELLS_LIMITS.rows || nCols > CELLS_LIMITS.cols || nRows * nCols > CELLS_LIMITS.cells)
+      throw statusErrors.badRequest(
+        `rows ${rows[0]}-${rows[1]} × cols ${cols[0]}-${cols[1]}: at most ${CELLS_LIMITS.rows} rows, ` +
+          `${CELLS_LIMITS.cols} columns and ${CELLS_LIMITS.cells} cells per request`,
+      );
     return c.json(o.world.cells(layoutQuery(c), Number(raw), rows, cols));
   });
 
@@ -126,29 +192,42 @@ export function dashboardApp(o: DashboardAppOptions): Hono {
     // Not buffered by a proxy in between (nginx honours this header), and not cached.
     c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {
-      const queue: ChangeEvent[] = [];
+      // What changed since the last event went out, merged into one: a client that stops reading holds
+      // one pending event (and one pending write), however many changes come meanwhile.
+      let pending: ChangeEvent | undefined;
       let wake: (() => void) | undefined;
       const unsubscribe = o.subscribe((e) => {
-        queue.push(e);
+        pending = pending === undefined ? e : mergeChanges(pending, e);
         wake?.();
       });
-      let open = true;
+      let open = !closed;
       const end = () => {
         open = false;
         wake?.();
       };
       stream.onAbort(end);
-      void o.closed.then(end);
+      enders.add(end);
+      let writing = 0;
+      const write = async (w: () => Promise<unknown>) => {
+        writing++;
+        try {
+          await w();
+        } finally {
+          writing--;
+        }
+      };
       const keepalive = setInterval(() => {
-        void stream.write(': keepalive\n\n');
+        // A client that does not read: no second write behind the one it has not taken.
+        if (writing === 0) void write(() => stream.write(': keepalive\n\n'));
       }, o.keepaliveMs ?? 15_000);
       try {
         // A first comment sends the headers at once, so the page knows the stream is open.
-        await stream.write(': connected\n\n');
+        await write(() => stream.write(': connected\n\n'));
         while (open) {
-          const e = queue.shift();
+          const e = pending;
           if (e !== undefined) {
-            await stream.writeSSE({ event: 'change', data: JSON.stringify(e) });
+            pending = undefined;
+            await write(() => stream.writeSSE({ event: 'change', data: JSON.stringify(e) }));
             continue;
           }
           await new Promise<void>((resolve) => (wake = resolve));
@@ -156,6 +235,7 @@ export function dashboardApp(o: DashboardAppOptions): Hono {
         }
       } finally {
         clearInterval(keepalive);
+        enders.delete(end);
         unsubscribe();
       }
     });

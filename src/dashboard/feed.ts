@@ -8,7 +8,7 @@ import { DashboardWorld, type WorldKind } from '../core/dashboard/world.js';
 import type { ChangeEvent } from '../core/dashboard/types.js';
 import type { Client } from '../runtime/client.js';
 import { HealthPoller } from '../runtime/health-poller.js';
-import { Informer, type TransformFunc } from '../runtime/informer.js';
+import { controllerTransform, Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/logger.js';
 
 const RESOURCES: readonly [WorldKind, ResourceInfo, boolean][] = [
@@ -19,13 +19,6 @@ const RESOURCES: readonly [WorldKind, ResourceInfo, boolean][] = [
   ['servicegrid', mustFindResource('superedge.io', 'servicegrids'), false],
   ['deploymentgrid', mustFindResource('superedge.io', 'deploymentgrids'), false],
 ];
-
-/** managedFields are a large share of an object written by server-side apply, and nothing here reads them. */
-const withoutManagedFields: TransformFunc = (o) => {
-  if (o.metadata.managedFields === undefined) return o;
-  const { managedFields: _managedFields, ...metadata } = o.metadata;
-  return { ...o, metadata };
-};
 
 export interface DashboardFeedOptions {
   readonly client: Client;
@@ -59,7 +52,8 @@ export class DashboardFeed {
     RESOURCES.forEach(([kind, resource], i) => {
       if (!served[i]) return;
       const inf = new Informer(this.o.client, resource, {
-        transform: withoutManagedFields,
+        // Without managedFields: a large share of an object written by server-side apply, read by nothing here.
+        transform: controllerTransform(resource),
         reflector: {
           onError: (err) =>
             this.o.log.warn('dashboard watch failed', { resource: resource.resource, error: String(err) }),
@@ -85,6 +79,11 @@ export class DashboardFeed {
           if (this.world.setHealth(verdicts)) this.changed();
         },
         log: this.o.log,
+        // A viewer: it drops nothing from any Service, it shows the decisions the verdicts make.
+        wording: {
+          unhealthy: 'node reported unhealthy: the dashboard shows the decisions without its endpoints',
+          back: 'node no longer reported unhealthy: the dashboard shows its endpoints again',
+        },
       });
       this.poller.start();
     }

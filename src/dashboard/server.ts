@@ -19,6 +19,12 @@ export interface DashboardOptions {
   readonly base: string;
   readonly edgeHealth?: string | undefined;
   readonly pageDir?: string;
+  /**
+   * The hosts a request may name (Host without the port): 403 Forbidden for any other. Set for
+   * `svcplane dashboard`'s own server (no authentication of its own: against DNS rebinding); unset for
+   * `svcplane up`'s mount, behind the API server's authentication.
+   */
+  readonly acceptHosts?: readonly RegExp[];
 }
 
 export interface Dashboard {
@@ -26,7 +32,7 @@ export interface Dashboard {
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   /** Starts the watches; resolves once each has listed. */
   start(): Promise<void>;
-  /** Ends every event stream and stops the watches. */
+  /** Ends every event stream and stops the watches; once, however often it is called. */
   stop(): Promise<void>;
 }
 
@@ -41,14 +47,16 @@ export function createDashboard(o: DashboardOptions): Dashboard {
     pageDir: o.pageDir ?? DEFAULT_PAGE_DIR,
     log: o.log,
     closed,
+    ...(o.acceptHosts === undefined ? {} : { acceptHosts: o.acceptHosts }),
   });
+  let stopping: Promise<void> | undefined;
   const listen = getRequestListener(app.fetch);
   return {
     listener: (req, res) => void listen(req, res),
     start: () => feed.start(),
-    stop: async () => {
+    stop: () => {
       close();
-      await feed.stop();
+      return (stopping ??= feed.stop());
     },
   };
 }

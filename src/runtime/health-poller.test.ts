@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { HealthPoller } from './health-poller.js';
+import { HealthPoller, type HealthPollerOptions } from './health-poller.js';
 
 describe('HealthPoller', () => {
   let server: Server;
@@ -28,7 +28,7 @@ describe('HealthPoller', () => {
   });
 
   // A generous timeout by default: a loaded machine must not turn a prompt loopback answer into a failure.
-  function poller(intervalMs = 1_000, timeoutMs = 2_000) {
+  function poller(intervalMs = 1_000, timeoutMs = 2_000, wording?: HealthPollerOptions['wording']) {
     const applied: [string, boolean | undefined][] = [];
     const lines: string[] = [];
     let failed = 0;
@@ -39,9 +39,20 @@ describe('HealthPoller', () => {
       apply: (node, healthy) => applied.push([node, healthy]),
       onFailure: () => failed++,
       log: { info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`) },
+      ...(wording === undefined ? {} : { wording }),
     });
     return { p, applied, lines, failed: () => failed };
   }
+
+  it("logs a caller's own wording for a node reported unhealthy and back", async () => {
+    const { p, lines } = poller(1_000, 2_000, { unhealthy: 'shown unhealthy', back: 'shown healthy' });
+    answer = { status: 200, body: JSON.stringify({ a: { Normal: false } }) };
+    await p.tick();
+    answer = { status: 200, body: JSON.stringify({ a: { Normal: true } }) };
+    await p.tick();
+    p.stop();
+    assert.deepEqual(lines, ['warn shown unhealthy', 'info shown healthy']);
+  });
 
   it('passes on only the verdicts that change, and logs each', async () => {
     const { p, applied, lines } = poller();

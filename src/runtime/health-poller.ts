@@ -25,7 +25,17 @@ export interface HealthPollerOptions {
   /** Each poll that got no usable answer (for a counter). */
   readonly onFailure?: () => void;
   readonly fetch?: typeof fetch;
+  /**
+   * The log lines for a node reported unhealthy and for one no longer reported so; by default they say
+   * what a data path does (its endpoints are left out of every Service, then back).
+   */
+  readonly wording?: { readonly unhealthy: string; readonly back: string };
 }
+
+const DATA_PATH_WORDING = {
+  unhealthy: 'node reported unhealthy: its endpoints are left out of every Service',
+  back: 'node no longer reported unhealthy: its endpoints are back',
+} as const;
 
 export class HealthPoller {
   private verdicts = new Map<string, boolean>();
@@ -114,12 +124,11 @@ export class HealthPoller {
   }
 
   private replace(next: Map<string, boolean>): void {
+    const wording = this.o.wording ?? DATA_PATH_WORDING;
     for (const [node, healthy] of healthChanges(this.verdicts, next)) {
       const was = this.verdicts.get(node);
-      if (healthy === false)
-        this.o.log.warn('node reported unhealthy: its endpoints are left out of every Service', { node });
-      else if (was === false)
-        this.o.log.info('node no longer reported unhealthy: its endpoints are back', { node });
+      if (healthy === false) this.o.log.warn(wording.unhealthy, { node });
+      else if (was === false) this.o.log.info(wording.back, { node });
       this.o.apply(node, healthy);
     }
     this.verdicts = next;
