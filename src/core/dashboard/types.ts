@@ -92,6 +92,7 @@ export interface GroupSummary {
  * each group overlapping rows A..B, every node of that group (not only the visible ones).
  * When V is no longer the layout's version the answer is `{ stale: true, version }`, and the page reloads
  * the layout.
+ * A range of more than 1,000 rows, 1,000 columns or 250,000 cells is refused (400 BadRequest).
  */
 export type CellsAnswer =
   | {
