@@ -22,3 +22,12 @@ export const isJsonObject = (v: unknown): v is JsonObject => isPlainObject(v);
 
 /** v when it is an object, else a new empty one: for reading optional nested fields. */
 export const recordOf = (v: unknown): Record<string, unknown> => (isPlainObject(v) ? v : {});
+
+/** Whether two string maps (labels, annotations) hold the same keys with the same values. */
+export function sameStringMap(
+  a: Readonly<Record<string, string>>,
+  b: Readonly<Record<string, string>>,
+): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && b[k] === a[k]);
+}

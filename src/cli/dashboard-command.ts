@@ -6,9 +6,8 @@ import { isIP } from 'node:net';
 import { Client } from '../runtime/client.js';
 import { jsonLogger } from '../runtime/logger.js';
 import { createDashboard, listenDashboard } from '../dashboard/server.js';
-import { edgeHealthFlag } from './explain-command.js';
 import { transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
-import { UsageError, commandFlags, hostPort, noExtraArgs } from './flags.js';
+import { UsageError, commandFlags, edgeHealthFlag, hostPort, noExtraArgs } from './flags.js';
 import { signalled } from './signals.js';
 
 export const DASHBOARD_HELP = `Usage: svcplane dashboard [flags]

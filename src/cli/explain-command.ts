@@ -5,7 +5,6 @@ import { mustFindResource } from '../api/resources.js';
 import type { KObject } from '../api/object.js';
 import { LABEL_SERVICE_NAME } from '../core/endpointslices/types.js';
 import { decide } from '../core/topology/decide.js';
-import { parseAutonomyFlag } from '../core/topology/health-report.js';
 import { readLocalInfo } from '../runtime/health-poller.js';
 import { endpointsFromEndpoints, endpointsFromSlices } from '../core/topology/endpoints.js';
 import { explainReport, type EndpointsRead } from '../core/topology/explain-report.js';
@@ -13,7 +12,7 @@ import { topologyService } from '../core/topology/rules.js';
 import type { Labels } from '../core/topology/types.js';
 import { Client, isApiError, type ListOptions } from '../runtime/client.js';
 import { firstLine, transportFromFlags, KUBECONFIG_FLAGS, kubeconfigFlagsHelp } from './kubeconfig-flags.js';
-import { UsageError, oneOf, commandFlags, noExtraArgs } from './flags.js';
+import { UsageError, edgeHealthFlag, oneOf, commandFlags, noExtraArgs } from './flags.js';
 
 const SERVICES = mustFindResource('', 'services');
 const ENDPOINTS = mustFindResource('', 'endpoints');
@@ -81,17 +80,6 @@ async function listAll(
     cont = page.metadata?.continue || undefined;
   } while (cont !== undefined);
   return items;
-}
-
-/** `--edge-health URL` (explain's and the dashboard's): an http or https URL, or undefined when not given. */
-export function edgeHealthFlag(raw: string | boolean | undefined): string | undefined {
-  if (typeof raw !== 'string') return undefined;
-  try {
-    parseAutonomyFlag(`address=${raw}`);
-  } catch {
-    throw new UsageError(`--edge-health: ${JSON.stringify(raw)} is not an http or https URL`);
-  }
-  return raw;
 }
 
 export async function explainCommand(args: string[], out: (s: string) => void): Promise<number> {

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { errText } from '../api/err-text.js';
+import { parseAutonomyFlag } from '../core/topology/health-report.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -114,4 +115,15 @@ export function readFlagFile(flag: string, path: string): string {
       `--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     );
   }
+}
+
+/** `--edge-health URL` (explain's and the dashboard's): an http or https URL, or undefined when not given. */
+export function edgeHealthFlag(raw: string | boolean | undefined): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    parseAutonomyFlag(`address=${raw}`);
+  } catch {
+    throw new UsageError(`--edge-health: ${JSON.stringify(raw)} is not an http or https URL`);
+  }
+  return raw;
 }

@@ -7,8 +7,10 @@
 // the Service, its endpoints, a node's labels or the health change; a group's summary for a column is kept
 // alongside. A viewport then costs a few decide() calls per column, not one per node. Pure: no clock, no
 // I/O; the caller feeds it objects and drains what changed.
+import { sameStringMap } from '../../api/json.js';
+import { isNodeReady } from '../nodes/node-object.js';
 import type { KObject } from '../../api/object.js';
-import { compareBytes, list, rec } from '../endpoints/read.js';
+import { compareBytes } from '../endpoints/read.js';
 import { LABEL_SERVICE_NAME } from '../endpointslices/types.js';
 import { GRID_SELECTOR_LABEL, controllerOf, gridKeyOf, type Grid } from '../grids/objects.js';
 import { SERVICE_GRID_KIND } from '../grids/service-grid.js';
@@ -69,11 +71,6 @@ export type Range = readonly [number, number];
 
 const nsName = (o: KObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 
-const isReady = (node: KObject): boolean =>
-  list(rec((node as { status?: unknown }).status)['conditions']).some(
-    (c) => rec(c)['type'] === 'Ready' && rec(c)['status'] === 'True',
-  );
-
 /** The ServiceGrid that owns a Service: its controller reference, else SuperEdge's grid-selector label. */
 function gridOf(svc: KObject): string | undefined {
   const ref = controllerOf(svc.metadata);
@@ -81,11 +78,6 @@ function gridOf(svc: KObject): string | undefined {
     return ref.name;
   return svc.metadata.labels?.[GRID_SELECTOR_LABEL];
 }
-
-const sameLabels = (a: Labels, b: Labels): boolean => {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
-};
 
 const endpointView = (e: TopologyEndpoint): ServiceEndpoint => ({
   address: e.addresses[0] ?? '',
@@ -174,12 +166,13 @@ export class DashboardWorld {
       if (before === undefined) return false;
       this.nodes.delete(name);
     } else {
-      const n = { labels: { ...(obj.metadata.labels ?? {}) }, ready: isReady(obj) };
-      if (before !== undefined && before.ready === n.ready && sameLabels(before.labels, n.labels))
+      const n = { labels: { ...(obj.metadata.labels ?? {}) }, ready: isNodeReady(obj) };
+      if (before !== undefined && before.ready === n.ready && sameStringMap(before.labels, n.labels))
         return false;
       this.nodes.set(name, n);
       // readiness alone changes no decision
-      if (before !== undefined && sameLabels(before.labels, n.labels)) return this.changed([name], [], false);
+      if (before !== undefined && sameStringMap(before.labels, n.labels))
+        return this.changed([name], [], false);
     }
     return this.changed([name], [], true);
   }

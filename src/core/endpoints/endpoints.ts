@@ -19,7 +19,7 @@
 //     is rewritten every time; we compare with the truncated ones and check the annotation is `truncated`;
 //   - upstream strips the headless label from the current labels only, so a Service that itself carries
 //     that label never compares equal; we strip it from both sides.
-import { isPlainObject } from '../../api/json.js';
+import { isPlainObject, sameStringMap } from '../../api/json.js';
 import {
   endpointPortFromServicePort,
   findPort,
@@ -131,11 +131,6 @@ export function desiredSubsets(service: Service, pods: readonly Pod[]): Endpoint
     }
   }
   return repackSubsets(subsets);
-}
-
-function sameStringMap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && b[k] === a[k]);
 }
 
 /** syncService steps 2-10: skip, leave unchanged, or the object to create or update. */

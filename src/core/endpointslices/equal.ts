@@ -1,5 +1,6 @@
 // Semantic equality of two EndpointSlices, over what this controller owns: the comparison that keeps a
 // planned update that would change nothing from being written.
+import { sameStringMap } from '../../api/json.js';
 import { compareBytes, list, rec, str, stringMap } from '../endpoints/read.js';
 import { readEndpoint } from './endpoint.js';
 import { portIdentity } from './ports.js';
@@ -47,11 +48,6 @@ const sortedIdentities = (v: unknown, identity: (x: unknown) => string): string[
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);
-
-function sameStringMap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && b[k] === a[k]);
-}
 
 /**
  * Whether two slices are the same as far as this controller is concerned:

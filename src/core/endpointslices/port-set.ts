@@ -2,6 +2,7 @@
 // labels and owner a slice carries, and how the endpoints still desired are kept in place, fill the
 // slices being updated, then one untouched slice that can take them all, then new slices. The rules and
 // the ordering are described at the top of reconcile.ts.
+import { sameStringMap } from '../../api/json.js';
 import type { KObject } from '../../api/object.js';
 import { isDNS1123Subdomain } from '../../api/validation/names.js';
 import { isServiceIPSet } from '../endpoints/pod-address.js';
@@ -46,11 +47,6 @@ function withoutReserved(labels: Readonly<Record<string, string>>): Record<strin
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(labels)) if (!RESERVED_LABELS.has(k)) out[k] = v;
   return out;
-}
-
-function sameStringMap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && b[k] === a[k]);
 }
 
 export const sliceName = (slice: KObject): string => str(rec(slice.metadata)['name']);

@@ -8,7 +8,8 @@
 // Where upstream iterates a Go map (and so picks at random), this module picks deterministically: the zone
 // with the most surplus / deficit is the first in zone-name order among equals, and an endpoint given away
 // goes to the first receiving zone in zone-name order.
-import { compareBytes, list, rec, str, stringMap } from '../endpoints/read.js';
+import { isNodeReady } from '../nodes/node-object.js';
+import { compareBytes, rec, str, stringMap } from '../endpoints/read.js';
 import { isEndpointReady } from './endpoint.js';
 import { parseMilliValue } from './quantity.js';
 import { copySlice, removeHintsFromSlices, type SliceInfo } from './slice-info.js';
@@ -39,11 +40,6 @@ export const formatWithAddressType = (message: string, addressType: string): str
 
 /** Zone → share of the total allocatable CPU (the shares sum to 1). */
 export type ZoneRatios = Readonly<Record<string, number>>;
-
-const isNodeReady = (node: Node): boolean => {
-  const ready = list(rec(node.status)['conditions']).find((c) => rec(c)['type'] === 'Ready');
-  return ready !== undefined && rec(ready)['status'] === 'True';
-};
 
 /**
  * Each zone's share of the allocatable CPU of the nodes that count (SetNodes). Nodes with a control-plane

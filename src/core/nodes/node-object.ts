@@ -206,6 +206,10 @@ export interface Liveness {
   readonly why: string;
 }
 
+/** Whether a Node's Ready condition is True (the nodes that count for topology hints, the dashboard's rows). */
+export const isNodeReady = (node: unknown): boolean =>
+  recs(rec(rec(node)['status'])['conditions']).some((c) => c['type'] === 'Ready' && c['status'] === 'True');
+
 /**
  * Whether some kubelet is running the node now: its Ready condition is True and its Lease was renewed
  * within leaseDurationSeconds. A node without a Lease counts as live while its Ready heartbeat is
