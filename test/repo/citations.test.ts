@@ -48,6 +48,7 @@ const allowed: readonly string[] = [
   'see [docs/design/grids.md](docs/design/grids.md)',
   "import { withZeroValues } from '../../api/schema/zero-values.js';",
   "const fill = '#333'; color: {H}000;",
+  'border: 2px solid {H}7a0010; outline: 3px solid {H}2f5bd3;',
   'issueServingCert(ca, { commonName: "x" })',
   'svcplane issues no service-account tokens',
   'a shared informer factory; shared/ memory',

@@ -11,7 +11,8 @@
 //     cited by its tracker, `owner/repo#N` or `repo#N` (kubernetes/kubernetes#101350, openyurt#2809,
 //     fabric8io/kubernetes-client#734): those pass;
 //   - bare-number: a `#` and a number that name no tracker. PKCS#8 passes (a word before the `#`), and
-//     so does a colour in a string or after a colon ('#333', `color: #000`);
+//     so does a colour in a string or after a colon ('#333', `color: #000`), or one whose digits run on
+//     into hex letters (`solid #7a0010`);
 //   - section: a section sign that follows no document name. Standards and KEPs are cited with theirs
 //     (RFC 5280's section 4.2.1.3, KEP-3866's Design section); a bare one points into notes the reader
 //     does not have.
@@ -48,7 +49,7 @@ const RULES: ReadonlyArray<readonly [Citation['rule'], RegExp]> = [
   ],
   ['design-notes', new RegExp(String.raw`\b` + 'DES' + 'IGN' + String.raw`\b`, 'g')],
   ['issue-number', new RegExp(String.raw`\b` + 'iss' + String.raw`ues?[\s:]*#?\d+`, 'gi')],
-  ['bare-number', new RegExp(String.raw`(?<![\w./'"\x60-])(?<!:\s*)#\d+`, 'g')],
+  ['bare-number', new RegExp(String.raw`(?<![\w./'"\x60-])(?<!:\s*)#\d+(?![\da-fA-F])`, 'g')],
   ['section', /(?<!\b(?:RFC|KEP-)\s?\d+,?\s?)\u00a7/g],
 ];
 
