@@ -17,7 +17,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Page } from 'playwright-core';
 import { openBrowser, type BrowserSession } from '../../test/e2e/testing/browser.js';
-import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from '../lib/cluster.js';
+import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, upArgs, type Proc } from '../lib/cluster.js';
 import { ensureDep } from '../lib/deps.js';
 import { agentFor, connFromKubeconfig, request, type Conn } from '../lib/http.js';
 import { nodeName, preloadCluster, type ClusterShape } from '../lib/preload.js';
@@ -162,23 +162,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     up = await startSvcplane(
       'up',
       runtime,
-      [
-        'up',
-        '--data-dir',
-        upDir,
-        '--bind-address',
-        '127.0.0.1',
-        '--secure-port',
-        '0',
-        '--service-cluster-ip-range',
-        shape.serviceCidr,
-        '--node-monitor-period',
-        '1h',
-        '--node-monitor-grace-period',
-        '1h',
-        '--node-startup-grace-period',
-        '1h',
-      ],
+      upArgs(upDir, shape.serviceCidr),
       /ready at (https:\/\/\S+); kubeconfig: (\S+)/,
       { timeoutMs: 600_000 },
     );

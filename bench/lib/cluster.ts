@@ -69,6 +69,33 @@ export function svcplaneRuntime(): SvcplaneRuntime {
     : { ...tsx, why: `dist/ is older than ${stale} (npm run build to measure the compiled code)` };
 }
 
+/**
+ * `svcplane up`'s flags for a cluster preloaded into its store, whose nodes have no kubelet: the node
+ * lifecycle controller waits an hour before it marks them NotReady and evicts their pods.
+ */
+export const NO_KUBELET_FLAGS: readonly string[] = [
+  '--node-monitor-period',
+  '1h',
+  '--node-monitor-grace-period',
+  '1h',
+  '--node-startup-grace-period',
+  '1h',
+];
+
+/** `svcplane up` on loopback, a free port, the given data directory and Service range, no kubelets. */
+export const upArgs = (dataDir: string, serviceCidr: string): string[] => [
+  'up',
+  '--data-dir',
+  dataDir,
+  '--bind-address',
+  '127.0.0.1',
+  '--secure-port',
+  '0',
+  '--service-cluster-ip-range',
+  serviceCidr,
+  ...NO_KUBELET_FLAGS,
+];
+
 // ------------------------------------------------------------------------------------ child processes
 
 const children = new Set<ChildProcess>();

@@ -9,7 +9,7 @@ import { sepChain } from '../../src/core/proxy/chain-names.js';
 import { parseSaveChains } from '../../src/core/proxy/iptables.js';
 import { iptablesRunner } from '../../src/proxy/iptables-runner.js';
 import { prng } from '../../src/storage/testing/helpers.js';
-import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from '../lib/cluster.js';
+import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, upArgs, type Proc } from '../lib/cluster.js';
 import { ensureDep } from '../lib/deps.js';
 import { connFromKubeconfig } from '../lib/http.js';
 import { createNetns, type BenchNetns } from '../lib/netns.js';
@@ -113,23 +113,7 @@ export async function runP4(ctx: BenchContext, z: Sizes) {
     up = await startSvcplane(
       'up',
       runtime,
-      [
-        'up',
-        '--data-dir',
-        upDir,
-        '--bind-address',
-        '127.0.0.1',
-        '--secure-port',
-        '0',
-        '--service-cluster-ip-range',
-        shape.serviceCidr,
-        '--node-monitor-period',
-        '1h',
-        '--node-monitor-grace-period',
-        '1h',
-        '--node-startup-grace-period',
-        '1h',
-      ],
+      upArgs(upDir, shape.serviceCidr),
       /ready at (https:\/\/\S+); kubeconfig: (\S+)/,
       { netns, timeoutMs: 600_000 },
     );

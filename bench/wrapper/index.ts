@@ -8,7 +8,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { scratchDir, startSvcplane, stopChild, svcplaneRuntime, type Proc } from '../lib/cluster.js';
+import {
+  NO_KUBELET_FLAGS,
+  scratchDir,
+  startSvcplane,
+  stopChild,
+  svcplaneRuntime,
+  type Proc,
+} from '../lib/cluster.js';
 import { MemoryCgroup, parseMemoryQuantity, type CgroupCharge } from '../lib/cgroup.js';
 import { agentFor, connFromKubeconfig, request } from '../lib/http.js';
 import { GC_HOOK } from '../lib/gc-hook.js';
@@ -70,14 +77,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   const charges: Record<string, CgroupCharge | undefined> = {};
   const upDir = path.join(root, 'up');
   mkdirSync(upDir, { recursive: true });
-  const server = await startServer(upDir, [
-    '--node-monitor-period',
-    '1h',
-    '--node-monitor-grace-period',
-    '1h',
-    '--node-startup-grace-period',
-    '1h',
-  ]);
+  const server = await startServer(upDir, NO_KUBELET_FLAGS);
   const up = server.conn;
   const upAgent = agentFor(up, z.concurrency);
   try {

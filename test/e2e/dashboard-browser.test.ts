@@ -6,7 +6,7 @@
 // click opens the explain panel; up's /dashboard/ answers the API server's 401 without credentials and
 // serves the page, live, through `kubectl proxy`. A screenshot of the matrix is saved as an artifact.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { openBrowser, saveScreenshot, type BrowserSession } from './testing/brow
 import { KUBECTL, kubectlFor, type Kubectl } from './testing/kubectl.js';
 import { startNodeProcess, type NodeProcess } from './testing/node-process.js';
 import { call, startUp, type TestServer } from './testing/server.js';
+import { runSvcplane, type Run } from './testing/svcplane-run.js';
 import { until } from './testing/until.js';
 
 const BIN = path.resolve('bin/svcplane.js');
@@ -42,25 +43,7 @@ interface Explained {
   external?: Traffic;
 }
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function svcplane(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env['PATH'] ?? '', HOME: work }, timeout: 30_000 },
-      (err, stdout, stderr) => {
-        if (err !== null && typeof err.code !== 'number') reject(err);
-        else resolve({ code: err === null ? 0 : (err.code as number), stdout, stderr });
-      },
-    );
-  });
-}
+const svcplane = (args: readonly string[]): Promise<Run> => runSvcplane(args, work);
 
 /** A long-running child, handed back once a line of its stdout matches `ready` (with that match). */
 async function startChild(

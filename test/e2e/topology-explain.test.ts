@@ -5,7 +5,7 @@
 // (`topologyKeys` annotation on <sg>-svc; a node without the unit label, then labelled; a node with pods
 // moved to another unit), the text rendering, and bad input (usage errors, a missing Service or Node).
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +14,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { kubectlFor, type Kubectl } from './testing/kubectl.js';
 import { startUp, type TestServer } from './testing/server.js';
+import { runSvcplane, type Run } from './testing/svcplane-run.js';
 import { until } from './testing/until.js';
 
 const BIN = new URL('../../bin/svcplane.js', import.meta.url).pathname;
@@ -53,26 +54,7 @@ interface Explained {
   nodeLabels: Record<string, string> | null;
   source: string;
 }
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `svcplane ARGS` with a HOME of its own and no KUBECONFIG; resolves to its exit code and output. */
-function svcplane(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env['PATH'] ?? '', HOME: work }, timeout: 30_000 },
-      (err, stdout, stderr) => {
-        if (err !== null && typeof err.code !== 'number') reject(err);
-        else resolve({ code: err === null ? 0 : (err.code as number), stdout, stderr });
-      },
-    );
-  });
-}
+const svcplane = (args: readonly string[]): Promise<Run> => runSvcplane(args, work);
 
 /** Starts one `svcplane node` process and hands it back once it printed its running line. */
 async function startNodes(
