@@ -147,6 +147,17 @@ describe('DashboardWorld: the layout', () => {
     );
   });
 
+  it('keeps the layouts of the last 8 queries, not one per filter ever typed', () => {
+    const w = seed();
+    const first = w.layout({ name: 'a' });
+    assert.equal(w.layout({ name: 'a' }), first);
+    for (let i = 0; i < 8; i++) w.layout({ name: `x${i}` });
+    assert.notEqual(w.layout({ name: 'a' }), first, 'evicted after 8 newer queries');
+    const again = w.layout({ name: 'a' });
+    for (let i = 0; i < 7; i++) w.layout({ name: `y${i}` });
+    assert.equal(w.layout({ name: 'a' }), again, 'kept while among the last 8');
+  });
+
   it('keeps its version across a heartbeat and changes it on a relabel', () => {
     const w = seed();
     w.drain();

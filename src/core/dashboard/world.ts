@@ -66,6 +66,9 @@ interface Entry {
   epoch: number;
 }
 
+/** How many layouts (one per group, namespace and name filter) are kept, least recently used first out. */
+const LAYOUT_CACHE = 8;
+
 /** An inclusive index range. */
 export type Range = readonly [number, number];
 
@@ -382,7 +385,11 @@ export class DashboardWorld {
   layout(q: LayoutQuery): Layout {
     const id = JSON.stringify([q.group ?? null, q.namespace ?? '', q.name ?? '']);
     let l = this.layouts.get(id);
-    if (l === undefined) {
+    if (l !== undefined) {
+      // Most recently used last: the Map's order is the eviction order.
+      this.layouts.delete(id);
+      this.layouts.set(id, l);
+    } else {
       l = computeLayout(
         {
           version: this.layoutVersion,
@@ -394,6 +401,8 @@ export class DashboardWorld {
         q,
       );
       this.layouts.set(id, l);
+      // A layout of 10,000 columns is about 1.5 MB: keep the few queries in use, not every filter typed.
+      if (this.layouts.size > LAYOUT_CACHE) this.layouts.delete(this.layouts.keys().next().value!);
     }
     return l;
   }
