@@ -21,14 +21,8 @@ import { ruleText } from '../topology/explain.js';
 import { HOSTNAME_LABEL, chooseRules, serviceRules, topologyService } from '../topology/rules.js';
 import type { Labels, Rule, TopologyEndpoint, TopologyService } from '../topology/types.js';
 import { cellOf, clientSignature, type EndpointNodes } from './cell.js';
-import {
-  compareGroups,
-  computeLayout,
-  groupKeyOf,
-  groupValue,
-  type LayoutNode,
-  type LayoutQuery,
-} from './layout.js';
+import { serviceView } from './service-view.js';
+import { computeLayout, groupKeyOf, groupValue, type LayoutNode, type LayoutQuery } from './layout.js';
 import type {
   Cell,
   CellsAnswer,
@@ -38,7 +32,6 @@ import type {
   Layout,
   LayoutColumn,
   ServiceAnswer,
-  ServiceEndpoint,
 } from './types.js';
 
 /** The kinds of object the world is fed. */
@@ -81,14 +74,6 @@ function gridOf(svc: KObject): string | undefined {
     return ref.name;
   return svc.metadata.labels?.[GRID_SELECTOR_LABEL];
 }
-
-const endpointView = (e: TopologyEndpoint): ServiceEndpoint => ({
-  address: e.addresses[0] ?? '',
-  pod: e.targetRef?.kind === 'Pod' ? (e.targetRef.name ?? null) : null,
-  ready: e.ready,
-  serving: e.serving,
-  terminating: e.terminating,
-});
 
 export class DashboardWorld {
   /** Grows with every change that was delivered. */
@@ -470,58 +455,16 @@ export class DashboardWorld {
     if (e?.svc === undefined) return undefined;
     const d = this.derived(e);
     const groupKey = groupKeyOf({ group }, { nodes: this.nodes, gridKeys: this.gridKeys() });
-    const unitOf = (node: string) => groupValue(this.nodes.get(node)?.labels, groupKey);
-    const units = new Map<string | null, Map<string, ServiceEndpoint[]>>();
-    const unplaced: ServiceEndpoint[] = [];
-    const epUnit: (string | null | undefined)[] = [];
-    for (const ep of d.endpoints) {
-      if (ep.nodeName === undefined || !this.nodes.has(ep.nodeName)) {
-        unplaced.push(endpointView(ep));
-        epUnit.push(undefined);
-        continue;
-      }
-      const u = unitOf(ep.nodeName);
-      epUnit.push(u);
-      let byNode = units.get(u);
-      if (byNode === undefined) units.set(u, (byNode = new Map()));
-      let eps = byNode.get(ep.nodeName);
-      if (eps === undefined) byNode.set(ep.nodeName, (eps = []));
-      eps.push(endpointView(ep));
-    }
-    const flows = new Map<string | null, { nodes: number; none: number; to: Map<string | null, number> }>();
-    for (const node of this.nodes.keys()) {
-      const from = unitOf(node);
-      let f = flows.get(from);
-      if (f === undefined) flows.set(from, (f = { nodes: 0, none: 0, to: new Map() }));
-      f.nodes++;
-      const { kept } = this.cellFor(e, node);
-      if (kept.length === 0) f.none++;
-      const reached = new Set<string | null>();
-      for (const i of kept) {
-        const u = epUnit[i];
-        if (u !== undefined) reached.add(u);
-      }
-      for (const u of reached) f.to.set(u, (f.to.get(u) ?? 0) + 1);
-    }
-    const byGroup = <T>(m: Map<string | null, T>) => [...m].sort(([a], [b]) => compareGroups(a, b));
-    return {
+    return serviceView({
       key,
       rule: ruleText(d.rule),
       groupKey,
-      units: byGroup(units).map(([value, byNode]) => ({
-        value,
-        nodes: [...byNode]
-          .sort(([a], [b]) => compareBytes(a, b))
-          .map(([node, endpoints]) => ({ node, endpoints })),
-      })),
-      unplaced,
-      flows: byGroup(flows).map(([from, f]) => ({
-        from,
-        nodes: f.nodes,
-        none: f.none,
-        to: byGroup(f.to).map(([value, nodes]) => ({ value, nodes })),
-      })),
-    };
+      endpoints: d.endpoints,
+      nodes: this.nodes.keys(),
+      unitOf: (node) =>
+        this.nodes.has(node) ? groupValue(this.nodes.get(node)?.labels, groupKey) : undefined,
+      keptOf: (node) => this.cellFor(e, node).kept,
+    });
   }
 
   /** Whether a node is known (for the server's 404). */
