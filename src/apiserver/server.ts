@@ -16,6 +16,7 @@ import type { Store } from '../storage/store.js';
 import type { AuthenticationRequest, AuthenticationResult } from './auth/authenticator.js';
 import { cachedObjectLookup } from './auth/cached-lookup.js';
 import type { ObjectLookup, ServiceAccountTokens } from './auth/service-account-tokens.js';
+import type { TokenReviewResult } from './auth/token-review.js';
 import { createHandler } from './http/handler.js';
 import type { HandlerDeps, ReadyCheck } from './http/types.js';
 import { WatchRegistry } from './http/watch.js';
@@ -63,6 +64,15 @@ export interface ApiServerOptions
   ) => AuthenticationResult | Promise<AuthenticationResult>;
   /** ServiceAccount tokens: the TokenRequest subresource and the issuer's discovery documents. */
   readonly serviceAccountTokens?: ServiceAccountTokens;
+  /**
+   * Answers TokenReviews with the bearer-token part of `authenticate` (auth/token-review.ts); `objects`
+   * as there. Without it a TokenReview is answered as it came.
+   */
+  readonly reviewToken?: (
+    token: string,
+    audiences: readonly string[],
+    objects: ObjectLookup,
+  ) => Promise<TokenReviewResult>;
   /** ClusterIP and NodePort ranges; the repair loops; the kubernetes Service. */
   readonly allocation: AllocationConfig & {
     /** --repair-interval (default 3 minutes). */
@@ -227,6 +237,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       );
     },
     ...(opts.serviceAccountTokens === undefined ? {} : { serviceAccountTokens: opts.serviceAccountTokens }),
+    ...(opts.reviewToken === undefined
+      ? {}
+      : { reviewToken: (token: string, auds: readonly string[]) => opts.reviewToken!(token, auds, objects) }),
     authorize: authz.authorize,
     ...(authz.rulesFor === undefined ? {} : { rulesFor: authz.rulesFor }),
     forbiddenMessage: authz.forbiddenMessage,

@@ -11,6 +11,7 @@ import { AUTHORIZATION_MODES, type ServerAuthorization } from '../apiserver/auth
 import type { WatchCache } from '../apiserver/watch-cache/watch-cache.js';
 import { generateCA, issueServingCert } from '../apiserver/auth/pki.js';
 import type { TokenTable } from '../apiserver/auth/token-file.js';
+import { reviewToken } from '../apiserver/auth/token-review.js';
 import { jsonLogger, type Logger } from '../runtime/logger.js';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../apiserver/server.js';
 import { makeDirs } from '../storage/make-dirs.js';
@@ -269,6 +270,12 @@ export async function runServer(opts: {
       authenticate(req, {
         tokens: opts.tokens,
         serviceAccounts: sa === undefined ? undefined : (token) => sa.authenticate(token, objects),
+      }),
+    reviewToken: (token, audiences, objects) =>
+      reviewToken(token, audiences, {
+        tokens: opts.tokens,
+        serviceAccounts: sa === undefined ? undefined : (t, auds) => sa.review(t, objects, auds),
+        apiAudiences: sa?.config.audiences ?? [],
       }),
     ...(sa === undefined ? {} : { serviceAccountTokens: sa }),
     authorization: opts.authorization,

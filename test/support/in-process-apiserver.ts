@@ -39,7 +39,13 @@ export interface InProcessApiServerOptions {
   /** Authentication and authorization of its own instead of the one token and allow-all. */
   readonly auth?: Pick<
     ApiServerOptions,
-    'authenticate' | 'authorize' | 'forbiddenMessage' | 'rulesFor' | 'authorization' | 'serviceAccountTokens'
+    | 'authenticate'
+    | 'authorize'
+    | 'forbiddenMessage'
+    | 'rulesFor'
+    | 'authorization'
+    | 'serviceAccountTokens'
+    | 'reviewToken'
   >;
 }
 

@@ -113,18 +113,28 @@ export class ServiceAccountTokens {
    * JWT, or of another issuer, are not looked at further.
    */
   async authenticate(token: string, lookup: ObjectLookup): Promise<UserInfo | undefined> {
+    const r = await this.review(token, lookup, this.config.audiences);
+    return r !== undefined && 'user' in r ? r.user : undefined;
+  }
+
+  /**
+   * A token checked for one of `audiences` (a TokenReview's spec.audiences, else --api-audiences): the
+   * user and the audiences it is valid for among them; `error` when it is one of ours but invalid (as
+   * upstream's JWT authenticator reports it); undefined when it is no token of ours at all.
+   */
+  async review(
+    token: string,
+    lookup: ObjectLookup,
+    audiences: readonly string[],
+  ): Promise<{ user: UserInfo; audiences: string[] } | { error: string } | undefined> {
     const peeked = peekClaims(token);
     const iss = peeked === undefined ? undefined : issuerOf(peeked);
     if (iss === undefined || !this.config.issuers.includes(iss)) return undefined;
     const claims = await verifyJwt(token, this.config.verifyKeys);
     if (claims === undefined) return undefined;
     const nowSeconds = this.nowMs() / 1000;
-    const checked = checkClaims(claims, {
-      issuers: this.config.issuers,
-      audiences: this.config.audiences,
-      nowSeconds,
-    });
-    if (!checked.ok) return undefined;
+    const checked = checkClaims(claims, { issuers: this.config.issuers, audiences, nowSeconds });
+    if (!checked.ok) return { error: checked.reason };
     const { namespace, serviceAccount, bound } = checked.subject;
     const exists = async (resource: LookupResource, ns: string, ref: NamedUid): Promise<boolean> =>
       live(await lookup(resource, ns, ref.name, false), ref.uid, nowSeconds) ||
@@ -134,11 +144,16 @@ export class ServiceAccountTokens {
       const ns = bound.kind === 'Node' ? '' : namespace;
       if (!(await exists(BOUND_RESOURCE[bound.kind], ns, bound.ref))) return undefined;
     }
+    const aud = claims['aud'];
+    const tokenAud: unknown[] = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud : [];
     return {
-      name: serviceAccountUsername(namespace, serviceAccount.name),
-      uid: serviceAccount.uid,
-      groups: serviceAccountGroups(namespace),
-      extra: serviceAccountExtra(claims['jti'], bound),
+      user: {
+        name: serviceAccountUsername(namespace, serviceAccount.name),
+        uid: serviceAccount.uid,
+        groups: serviceAccountGroups(namespace),
+        extra: serviceAccountExtra(claims['jti'], bound),
+      },
+      audiences: audiences.filter((a) => tokenAud.includes(a)),
     };
   }
 

@@ -172,7 +172,7 @@ async function handle(
           ? statusErrors.methodNotSupported(review, info.verb)
           : notFoundPath();
       }
-      await serveReview(review, req, res, who, deps.authorize, deps.rulesFor);
+      await serveReview(review, req, res, who, deps.authorize, deps.rulesFor, deps.reviewToken);
       return;
     }
     if (isLegacyBindings(info)) {

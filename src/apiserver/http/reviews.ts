@@ -5,12 +5,15 @@
 // 201 Created, as kube-apiserver gives it. Every authenticated user may ask them, as kube-apiserver's
 // default system:basic-user ClusterRole allows, whatever else the authorization policy says; the access
 // review is then answered by that policy for the asking (or impersonated) user. SubjectAccessReview
-// asks the same of another identity (the one its spec names), and is authorized like any create.
+// asks the same of another identity (the one its spec names), and is authorized like any create; so is
+// authentication.k8s.io/v1 TokenReview (would this bearer token authenticate here, and as whom?), which
+// webhook token authenticators such as a kubelet's ask (kube's system:auth-delegator grants both).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalid, required, type FieldError } from '../../api/field-errors.js';
 import { recordOf as rec } from '../../api/json.js';
 import { statusErrors } from '../../api/status.js';
 import type { RuleResolver } from '../auth/rules.js';
+import type { TokenReviewer, TokenReviewResult } from '../auth/token-review.js';
 import { decodeWriteBody, readBody } from './body.js';
 import { writeJson } from './respond.js';
 import type { ResourceRequestInfo } from './request-info.js';
@@ -62,12 +65,23 @@ export const SUBJECT_ACCESS_REVIEWS: ReviewResource = {
   verbs: ['create'],
 };
 
+/** Would this bearer token authenticate, and as whom? The asker needs `create tokenreviews`. */
+export const TOKEN_REVIEWS: ReviewResource = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  resource: 'tokenreviews',
+  singular: 'tokenreview',
+  kind: 'TokenReview',
+  verbs: ['create'],
+};
+
 /** The review resources, for discovery (cluster-scoped, create only). */
 export const REVIEW_RESOURCES: readonly ReviewResource[] = [
   SELF_SUBJECT_ACCESS_REVIEWS,
   SELF_SUBJECT_RULES_REVIEWS,
   SUBJECT_ACCESS_REVIEWS,
   SELF_SUBJECT_REVIEWS,
+  TOKEN_REVIEWS,
 ];
 
 /** The review resource a request is for (any verb), or undefined. */
@@ -91,6 +105,7 @@ export const isReviewCreate = (info: ResourceRequestInfo): boolean =>
 export const isSelfReview = (info: ResourceRequestInfo): boolean =>
   reviewOf(info) !== undefined &&
   reviewOf(info) !== SUBJECT_ACCESS_REVIEWS &&
+  reviewOf(info) !== TOKEN_REVIEWS &&
   info.verb === 'create' &&
   info.namespace === '' &&
   info.name === '' &&
@@ -149,7 +164,10 @@ export function accessReviewAttributes(
   return { attrs: nonResourceAttributes(user, str(n['verb']), str(n['path'])) };
 }
 
-/** POST of a review: decoded (JSON, YAML or protobuf), answered with its status, 201 Created. */
+/**
+ * POST of a review: decoded (JSON, YAML or protobuf), answered with its status, 201 Created. Without
+ * `reviewToken` a TokenReview is answered as it came (upstream, without a token authenticator).
+ */
 export async function serveReview(
   review: ReviewResource,
   req: IncomingMessage,
@@ -157,6 +175,7 @@ export async function serveReview(
   user: Identity,
   authorize: (attrs: AuthorizationAttributes) => boolean,
   rulesFor?: RuleResolver,
+  reviewToken?: TokenReviewer,
 ): Promise<void> {
   const gvk = { group: review.group, version: review.version, kind: review.kind };
   const apiVersion = `${review.group}/${review.version}`;
@@ -174,14 +193,18 @@ export async function serveReview(
     metadata: { creationTimestamp: null },
   };
   if (review === SELF_SUBJECT_REVIEWS) {
-    answer['status'] = {
-      userInfo: {
-        username: user.name,
-        ...(user.uid === '' ? {} : { uid: user.uid }),
-        groups: [...user.groups],
-        ...(user.extra === undefined || Object.keys(user.extra).length === 0 ? {} : { extra: user.extra }),
-      },
-    };
+    answer['status'] = { userInfo: userInfoOf(user) };
+  } else if (review === TOKEN_REVIEWS) {
+    const spec = rec(body['spec']);
+    const token = str(spec['token']);
+    // Checked before anything else, as upstream's REST.Create does: a 400, not a 422.
+    if (token === '') throw statusErrors.badRequest('token is required for TokenReview in authentication');
+    const audiences = Array.isArray(spec['audiences'])
+      ? spec['audiences'].filter((a): a is string => typeof a === 'string')
+      : [];
+    answer['spec'] = { token, ...(audiences.length > 0 ? { audiences } : {}) };
+    answer['status'] =
+      reviewToken === undefined ? {} : tokenReviewStatus(await reviewToken(token, audiences));
   } else if (review === SELF_SUBJECT_RULES_REVIEWS) {
     const namespace = str(rec(body['spec'])['namespace']);
     if (namespace === '')
@@ -204,6 +227,29 @@ export async function serveReview(
     answer['status'] = { allowed: authorize(asked.attrs) };
   }
   writeJson(res, 201, answer);
+}
+
+/** authentication/v1 UserInfo as served: uid and extra only when set (omitempty). */
+function userInfoOf(user: Identity): Rec {
+  return {
+    username: user.name,
+    ...(user.uid === '' ? {} : { uid: user.uid }),
+    groups: [...user.groups],
+    ...(user.extra === undefined || Object.keys(user.extra).length === 0 ? {} : { extra: user.extra }),
+  };
+}
+
+/**
+ * TokenReviewStatus as upstream serializes it: `authenticated`, `audiences` and `error` are omitted when
+ * false or empty; `user` is always there (an empty object when the token authenticates no one).
+ */
+function tokenReviewStatus(r: TokenReviewResult): Rec {
+  return {
+    ...(r.user === undefined ? {} : { authenticated: true }),
+    user: r.user === undefined ? {} : userInfoOf(r.user),
+    ...(r.user === undefined || r.audiences.length === 0 ? {} : { audiences: [...r.audiences] }),
+    ...(r.error === undefined || r.error === '' ? {} : { error: r.error }),
+  };
 }
 
 /**

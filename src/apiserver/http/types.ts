@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../../api/resources.js';
 import type { RuleResolver } from '../auth/rules.js';
 import type { ServiceAccountTokens } from '../auth/service-account-tokens.js';
+import type { TokenReviewer } from '../auth/token-review.js';
 import type { RequestAttributes, UserInfo } from '../auth/types.js';
 import { StatusError, statusErrors } from '../../api/status.js';
 import type { Logger } from '../../runtime/logger.js';
@@ -54,6 +55,8 @@ export interface HandlerDeps {
   readonly authorize: (attrs: AuthorizationAttributes) => boolean;
   /** ServiceAccount tokens: serviceaccounts/NAME/token and the issuer discovery documents (absent: 404). */
   readonly serviceAccountTokens?: ServiceAccountTokens;
+  /** Answers TokenReviews (auth/token-review.ts); without it a TokenReview is answered as it came. */
+  readonly reviewToken?: TokenReviewer;
   /** What a user may do in a namespace (SelfSubjectRulesReview); without it the answer is incomplete. */
   readonly rulesFor?: RuleResolver;
   readonly forbiddenMessage: (attrs: AuthorizationAttributes) => string;

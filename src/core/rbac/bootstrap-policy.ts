@@ -329,6 +329,14 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly BootstrapClusterRole[] = [
     ],
   },
   { name: 'system:public-info-viewer', rules: [urls(['get'], PUBLIC_INFO)] },
+  // Bound to no one: for delegated authentication and authorization (a kubelet's webhook, an extension server).
+  {
+    name: 'system:auth-delegator',
+    rules: [
+      rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+      rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
+    ],
+  },
   {
     name: 'system:service-account-issuer-discovery',
     rules: [
