@@ -18,6 +18,7 @@ import {
   selfSubjectReview,
   selfSubjectRulesReview,
   tokenRequest,
+  tokenReview,
 } from './tables/reviews.js';
 import { WIRE_LEN, WireReader } from './wire.js';
 
@@ -49,6 +50,7 @@ const TABLES: ReadonlyMap<string, MessageType> = new Map([
   ['rbac.authorization.k8s.io/v1/RoleBinding', roleBinding],
   ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', clusterRoleBinding],
   ['authentication.k8s.io/v1/TokenRequest', tokenRequest],
+  ['authentication.k8s.io/v1/TokenReview', tokenReview],
   ['/v1/ServiceAccount', serviceAccount],
   ['certificates.k8s.io/v1/CertificateSigningRequest', certificateSigningRequest],
 ]);

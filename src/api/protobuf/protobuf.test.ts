@@ -877,4 +877,23 @@ describe('the review kinds, as gogo-protobuf lays out what kubectl auth sends', 
       },
     );
   });
+
+  it('TokenReview: a token and the audiences it is asked for', () => {
+    const body = envelope(
+      'authentication.k8s.io/v1',
+      'TokenReview',
+      enc()
+        .message(1, objectMeta(''))
+        .message(2, enc().string(1, 'abc.def').string(2, 'vault').string(2, 'api')),
+    );
+    assert.deepEqual(
+      decodeProtobufObject(body, { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenReview' }),
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        metadata: {},
+        spec: { token: 'abc.def', audiences: ['vault', 'api'] },
+      },
+    );
+  });
 });

@@ -1,5 +1,6 @@
 // k8s.io/api/authorization/v1 SelfSubjectAccessReview and k8s.io/api/authentication/v1 SelfSubjectReview
-// (field numbers from their generated.proto): what `kubectl auth can-i` and `kubectl auth whoami` post.
+// (field numbers from their generated.proto): what `kubectl auth can-i` and `kubectl auth whoami` post;
+// authentication/v1 TokenReview, what a webhook token authenticator built on client-go may post.
 import { message } from '../decode.js';
 import { labelSelectorRequirement, objectMeta } from './meta.js';
 
@@ -68,6 +69,27 @@ const userInfo = message(`${AUTHN}.UserInfo`, {
 export const selfSubjectReview = message(`${AUTHN}.SelfSubjectReview`, {
   1: ['metadata', objectMeta],
   2: ['status', message(`${AUTHN}.SelfSubjectReviewStatus`, { 1: ['userInfo', userInfo] })],
+});
+
+/** authentication/v1 TokenReview: a bearer token to check, for some audiences (a status is never read). */
+export const tokenReview = message(`${AUTHN}.TokenReview`, {
+  1: ['metadata', objectMeta],
+  2: [
+    'spec',
+    message(`${AUTHN}.TokenReviewSpec`, {
+      1: ['token', 'string'],
+      2: ['audiences', 'string', 'repeated'],
+    }),
+  ],
+  3: [
+    'status',
+    message(`${AUTHN}.TokenReviewStatus`, {
+      1: ['authenticated', 'bool'],
+      2: ['user', userInfo],
+      4: ['audiences', 'string', 'repeated'],
+      3: ['error', 'string'],
+    }),
+  ],
 });
 
 const resourceRule = message(`${AUTHZ}.ResourceRule`, {
