@@ -5,12 +5,12 @@
 // one is 401.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { kubectlFor } from './testing/kubectl.js';
+import { kubeletGet } from './testing/kubelet-api.js';
 import { startNodeProcess, type NodeProcess } from './testing/node-process.js';
 import { startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
@@ -32,35 +32,14 @@ const killed = (proc: ChildProcess): Promise<void> =>
   });
 
 /** GET /pods of the node's kubelet API with a bearer token: the status and the body's kind or message. */
-function kubeletPods(token: string): Promise<{ status: number; body: { kind?: string; message?: string } }> {
-  const ca = readFileSync(path.join(ROOT, 'edge-tok', 'pki', 'kubelet-ca.crt'), 'utf8');
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: NODE_IP,
-        port: KUBELET_PORT,
-        path: '/pods',
-        ca,
-        headers: { Authorization: `Bearer ${token}` },
-        agent: false,
-        timeout: 5000,
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: JSON.parse(body) as { kind?: string; message?: string },
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
+const kubeletPods = (token: string) =>
+  kubeletGet<{ kind?: string; message?: string }>({
+    host: NODE_IP,
+    port: KUBELET_PORT,
+    caFile: path.join(ROOT, 'edge-tok', 'pki', 'kubelet-ca.crt'),
+    path: '/pods',
+    token,
   });
-}
 
 describe('a bearer token at the kubelet API of svcplane node against up', () => {
   let srv: TestServer | undefined;

@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { issueClientCert } from '../../src/apiserver/auth/pki.js';
 import { kubectlFor } from './testing/kubectl.js';
+import { kubeletGet } from './testing/kubelet-api.js';
 import { startUp, type TestServer } from './testing/server.js';
 import { until } from './testing/until.js';
 import { httpGet } from './testing/http-get.js';
@@ -66,30 +66,18 @@ interface PodList {
 }
 
 /** GET /pods of the node's kubelet API with a client certificate signed by the cluster CA. */
-function kubeletPods(cert: { certPem: string; keyPem: string }): Promise<{ status: number; list: PodList }> {
-  const ca = readFileSync(path.join(ROOT, 'edge-off', 'pki', 'kubelet-ca.crt'), 'utf8');
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: NODE_IP,
-        port: KUBELET_PORT,
-        path: '/pods',
-        ca,
-        cert: cert.certPem,
-        key: cert.keyPem,
-        agent: false,
-        timeout: 5000,
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, list: JSON.parse(body) as PodList }));
-      },
-    );
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
+async function kubeletPods(cert: {
+  certPem: string;
+  keyPem: string;
+}): Promise<{ status: number; list: PodList }> {
+  const r = await kubeletGet<PodList>({
+    host: NODE_IP,
+    port: KUBELET_PORT,
+    caFile: path.join(ROOT, 'edge-off', 'pki', 'kubelet-ca.crt'),
+    path: '/pods',
+    cert,
   });
+  return { status: r.status, list: r.body };
 }
 
 describe('svcplane node without an API server', () => {

@@ -2,7 +2,6 @@
 // ServiceAccount tokens for the server's audiences or the ones a review names, tokens of no one, the 400s
 // of upstream's tokenreview REST, and who may ask (create tokenreviews: system:auth-delegator).
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { mustFindResource } from '../../api/resources.js';
 import { BOOTSTRAP_CLUSTER_ROLES } from '../../core/rbac/bootstrap-policy.js';
@@ -12,7 +11,7 @@ import {
   type InProcessApiServer,
 } from '../../../test/support/in-process-apiserver.js';
 import { authenticate } from './authenticator.js';
-import { parseSigningKey } from './service-account-keys.js';
+import { generateServiceAccountKey, parseSigningKey } from './service-account-keys.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
 import { formatTokenFileRecord, parseTokenFile } from './token-file.js';
 import { reviewToken } from './token-review.js';
@@ -30,11 +29,7 @@ interface Reply {
 
 describe('TokenReview', () => {
   let api: InProcessApiServer;
-  const key = parseSigningKey(
-    generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
-      .privateKey.export({ type: 'sec1', format: 'pem' })
-      .toString(),
-  );
+  const key = parseSigningKey(generateServiceAccountKey());
   const sa = new ServiceAccountTokens({
     issuers: [ISS],
     audiences: [ISS, 'api'],
